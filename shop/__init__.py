@@ -1,0 +1,125 @@
+"""shop: the back-end HTTP API of an online shop."""
+
+import logging
+from pathlib import Path
+
+from flask import Flask, send_from_directory
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema.sql"
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """Build the application: settings, database, extensions, blueprints, hooks and CLI.
+
+    ``config`` overrides the settings read from the environment (tests pass their own).
+    """
+    from shop import admin, cli, db
+    from shop import config as settings
+    from shop.api import register_blueprints
+    from shop.api.common import Api
+    from shop.auth import context
+    from shop.auth.decorators import run_route_guard
+    from shop.extensions import limiter
+
+    app = Flask(__name__, static_folder=None)
+    app.config.update(settings.from_environment())
+    app.config.update(config or {})
+    derived = dict(
+        # flask-limiter: memory storage for one process, Redis for several (README).
+        RATELIMIT_STORAGE_URI=app.config["REDIS_URL"] or "memory://",
+        RATELIMIT_HEADERS_ENABLED=False,
+        # flask-smorest / OpenAPI.
+        API_TITLE="shop",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/swagger",
+        OPENAPI_SWAGGER_UI_URL="/swagger-ui-assets/",
+        API_SPEC_OPTIONS={
+            "info": {
+                "description": (
+                    "The back-end API of an online shop. Humans sign in at `/auth/login` and"
+                    " carry a session cookie; machines send `Authorization: Bearer eck_...`"
+                    ' with a scoped API key. Every error is `{"message": "..."}`.'
+                )
+            },
+            "components": {
+                "securitySchemes": {
+                    "adminSession": {
+                        "type": "apiKey",
+                        "in": "cookie",
+                        "name": "shop_admin_session",
+                    },
+                    "customerSession": {
+                        "type": "apiKey",
+                        "in": "cookie",
+                        "name": "shop_customer_session",
+                    },
+                    "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "eck_..."},
+                }
+            },
+        },
+    )
+    for key, value in derived.items():
+        app.config.setdefault(key, value)
+    _configure_logging(app)
+
+    if app.config["TRUSTED_PROXIES"]:
+        n = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
+
+    database = db.Database(app.config["DATABASE_URL"])
+    app.extensions["shop.db"] = database
+    limiter.init_app(app)
+
+    api = Api(app)
+    register_blueprints(api)
+    app.register_blueprint(admin.bp)
+    api.serve_error_pages(admin.bp.url_prefix, admin.routing_error_page)
+
+    import swagger_ui_bundle
+
+    @app.get("/swagger-ui-assets/<path:filename>", endpoint="swagger_ui_assets")
+    def swagger_ui_assets(filename):
+        """Swagger UI's files, served locally: no CDN needed."""
+        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename, max_age=86400)
+
+    if app.config["SQL_COUNT_HEADERS"]:
+        app.before_request(context.start_sql_count)
+        app.after_request(context.sql_count_headers)
+    app.before_request(context.load_caller)
+    app.before_request(run_route_guard)
+    app.after_request(context.finish_response)
+
+    cli.register(app)
+
+    if app.config.get("INIT_DB", True):
+        with app.app_context():
+            init_db()
+    return app
+
+
+def init_db(force: bool = False) -> None:
+    """Apply ``schema.sql`` (idempotent; when it has changed, or always with ``force``), seed
+    the built-in roles and recount list totals."""
+    from shop import db, totals
+    from shop.api.roles import seed_builtin_roles
+
+    database = db.get_db()
+    database.apply_schema(SCHEMA_PATH.read_text(), force=force)
+    with database.transaction():
+        database.lock("seed")
+        seed_builtin_roles()
+        totals.recount()
+
+
+def _configure_logging(app: Flask) -> None:
+    level = getattr(logging, app.config["LOG_LEVEL"], logging.INFO)
+    logger = logging.getLogger("shop")
+    logger.setLevel(level)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)

@@ -1,0 +1,386 @@
+"""The admin console under ``/admin``: sign-in, API keys and one's own sessions, as HTML.
+
+It applies the JSON API's rules through the same functions (``shop/api/api_keys.py``,
+``shop/api/auth.py``, ``shop/auth``), so a page can never allow what the API refuses. Only a
+signed-in administrator gets past the sign-in page: a customer cookie or an API key never
+reaches the console. Every POST carries a CSRF token derived from the session cookie (or,
+before sign-in, from a short-lived sign-in cookie), so nothing extra is stored. Errors are
+pages, never JSON. A new key's secret is in the body of the one response that created it.
+"""
+
+import hashlib
+import hmac
+import re
+import secrets
+from urllib.parse import urlencode
+
+from flask import (
+    Blueprint,
+    current_app,
+    g,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException, NotFound
+
+from shop import audit, db
+from shop.api.api_keys import ApiKeyCreateSchema, issue
+from shop.api.auth import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_in, sign_out
+from shop.auth import api_keys, sessions
+from shop.auth.permissions import ALL_SCOPES
+from shop.clock import now, parse
+from shop.errors import abort, error_response, fold_messages
+from shop.extensions import limiter
+
+bp = Blueprint(
+    "admin",
+    __name__,
+    url_prefix="/admin",
+    template_folder="templates",
+    static_folder="static",
+)
+
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none';"
+        " form-action 'self'"
+    ),
+    "Referrer-Policy": "no-referrer",
+}
+LOGIN_COOKIE = "shop_admin_signin"
+PAGE_SIZE = 25
+_NEXT_RE = re.compile(r"/admin(/[A-Za-z0-9_\-/]*)?")
+_ID_RE = re.compile(r"[0-9a-f]{24}")
+
+
+def _sign(secret: str, label: str) -> str:
+    """An HMAC-SHA256 of ``label`` keyed with a cookie value the browser holds."""
+    return hmac.new(secret.encode(), label.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_token() -> str:
+    """This browser's form token: derived from its session cookie, or its sign-in cookie."""
+    if request.endpoint == "admin.login":
+        return _sign(g.signin_cookie or "", "shop admin sign-in csrf")
+    return _sign(request.cookies.get(sessions.ADMIN.cookie, ""), "shop admin console csrf")
+
+
+@bp.context_processor
+def _template_helpers() -> dict:
+    return {"csrf_token": csrf_token}
+
+
+@bp.before_request
+def gate():
+    """Only administrators past this point; every POST must carry this browser's token."""
+    g.signin_cookie = request.cookies.get(LOGIN_COOKIE)
+    if request.endpoint == "admin.static":
+        return None
+    caller = g.caller
+    if request.endpoint != "admin.login":
+        if caller is None or caller.kind == "customer":
+            target = request.path if _NEXT_RE.fullmatch(request.path) else None
+            query = {"next": target} if target and request.method == "GET" else {}
+            return redirect(url_for("admin.login", **query), 303)
+        if caller.kind != "admin":
+            abort(403, "The admin console is for signed-in administrators, not API keys.")
+    if request.method == "POST":
+        if request.endpoint == "admin.login" and not g.signin_cookie:
+            return _login_page("Your sign-in form had expired: please sign in again.", status=400)
+        sent = request.form.get("csrf_token", "")
+        if not hmac.compare_digest(sent, csrf_token()):
+            abort(403, "This form did not come from this console: reload the page and try again.")
+    return None
+
+
+@bp.after_request
+def security_headers(response):
+    """No caching, no framing, no inline script, on every console response."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    return response
+
+
+@bp.errorhandler(HTTPException)
+def error_page(error):
+    """Every error of the console as a small HTML page, with the API's message and status."""
+    body, status, headers = error_response(error)
+    page = render_template(
+        "admin/error.html", status=status, message=body["message"], csrf_token=csrf_token
+    )
+    return page, status, headers
+
+
+def routing_error_page(error):
+    """A console address that matched no page (404) or not this method (405): the same
+    page and headers, though no route, and so none of this blueprint's hooks, ran."""
+    if isinstance(error, NotFound):
+        error = NotFound("There is no such page in the admin console.")
+    return security_headers(make_response(error_page(error)))
+
+
+@bp.app_template_filter("when")
+def relative_time(stamp: str | None, empty: str = "never") -> str:
+    """``3 hours ago`` or ``in 5 days`` for a stored timestamp."""
+    if not stamp:
+        return empty
+    seconds = int((parse(stamp) - now()).total_seconds())
+    future, seconds = seconds > 0, abs(seconds)
+    if seconds < 60:
+        return "just now" if not future else "in under a minute"
+    units = (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600))
+    for unit, size in (*units, ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            text = f"{count} {unit}{'' if count == 1 else 's'}"
+            return f"in {text}" if future else f"{text} ago"
+    return stamp  # unreachable: seconds >= 60 here
+
+
+@bp.app_template_filter("exact")
+def exact_time(stamp: str | None) -> str:
+    """A stored timestamp to the second, for a tooltip: ``2027-01-31 00:00:00 UTC``."""
+    return parse(stamp).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+
+
+# Sign-in and sign-out ----------------------------------------------------------------------
+
+
+def _next_page() -> str:
+    target = request.values.get("next", "")
+    return target if _NEXT_RE.fullmatch(target) else url_for("admin.home")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.shared_limit(LOGIN_LIMIT, scope=LOGIN_SCOPE, methods=["POST"])
+def login():
+    """The sign-in form; posted, it signs in an administrator (never a customer)."""
+    if request.method == "GET":
+        if g.caller is not None and g.caller.kind == "admin":
+            return redirect(_next_page(), 303)
+        return _login_page()
+    email = request.form.get("email", "")[:320]
+    password = request.form.get("password", "")[:1024]
+    if not email.strip() or not password:
+        return _login_page("Enter your email and your password.", email, 400)
+    if sign_in(email, password, ["admin"]) is None:
+        return _login_page("Invalid email or password.", email, 401)
+    response = redirect(_next_page(), 303)
+    response.delete_cookie(LOGIN_COOKIE, path=url_for("admin.login"))
+    return response
+
+
+def _login_page(error: str | None = None, email: str = "", status: int = 200):
+    if not g.signin_cookie:
+        g.signin_cookie = secrets.token_urlsafe(32)
+        g.new_signin_cookie = True
+    page = render_template(
+        "admin/login.html",
+        error=error,
+        email=email,
+        next=request.values.get("next", ""),
+        customer=g.caller is not None and g.caller.kind == "customer",
+    )
+    response = current_app.make_response((page, status))
+    if g.get("new_signin_cookie"):
+        response.set_cookie(
+            LOGIN_COOKIE,
+            g.signin_cookie,
+            max_age=3600,
+            path=url_for("admin.login"),
+            secure=current_app.config["COOKIE_SECURE"],
+            httponly=True,
+            samesite="Strict",
+        )
+    return response
+
+
+@bp.route("/logout", methods=["POST"])
+def logout():
+    """End this session and go back to the sign-in page."""
+    sign_out(g.caller)
+    return redirect(url_for("admin.login"), 303)
+
+
+@bp.route("/")
+def home():
+    """The keys, or one's sessions for an administrator who may not read keys."""
+    if g.caller.can("api_key.read"):
+        return redirect(url_for("admin.keys"), 303)
+    return redirect(url_for("admin.my_sessions"), 303)
+
+
+# API keys ----------------------------------------------------------------------------------
+
+
+def _require(permission: str) -> None:
+    if not g.caller.can(permission):
+        abort(403, f"Access denied: this needs the permission {permission}.")
+
+
+@bp.route("/api-keys")
+def keys():
+    """The keys this administrator may see, newest first, dormant and expired ones marked."""
+    _require("api_key.read")
+    status = request.args.get("status")
+    if status not in ("active", "expired", "revoked"):
+        status = None
+    page = request.args.get("page", "1")
+    page = int(page) if page.isdigit() and 0 < int(page) < 10**6 else 1
+    result = api_keys.list_page(g.caller, status, page, PAGE_SIZE)
+    days = current_app.config["KEY_DORMANT_DAYS"]
+    moment = now()
+    for key in result["items"]:
+        key["dormant"] = api_keys.is_dormant(key, days, moment)
+    revoked = request.args.get("revoked", "")
+    revoked = api_keys.get(revoked, g.caller) if _ID_RE.fullmatch(revoked) else None
+    pages = max(1, -(-result["total"] // PAGE_SIZE))
+
+    def page_url(number):
+        query = {"status": status, "page": number}
+        return url_for("admin.keys") + "?" + urlencode({k: v for k, v in query.items() if v})
+
+    return render_template(
+        "admin/keys.html",
+        result=result,
+        status=status,
+        pages=pages,
+        page_url=page_url,
+        dormant_days=days,
+        revoked=revoked,
+    )
+
+
+def _scope_groups() -> list[tuple[str, list[str]]]:
+    """The scopes this administrator may grant, grouped by resource, in catalogue order."""
+    grantable = set(api_keys.grantable_scopes(g.caller))
+    groups = {}
+    for scope in ALL_SCOPES:
+        groups.setdefault(scope.split(":", 1)[1], [])
+        if scope in grantable:
+            groups[scope.split(":", 1)[1]].append(scope)
+    return [(resource, scopes) for resource, scopes in groups.items() if scopes]
+
+
+def _form_page(form: dict, error: str | None = None, status: int = 200):
+    """The create form; ``form`` holds what was typed, and the id the key will take."""
+    return (
+        render_template(
+            "admin/new_key.html",
+            groups=_scope_groups(),
+            form=form,
+            error=error,
+            today=now().date().isoformat(),
+            key_sig=_sign(csrf_token(), "new key " + form["key_id"]),
+        ),
+        status,
+    )
+
+
+@bp.route("/api-keys/new")
+def new_key():
+    """The form to create a key: label, grantable scopes, optional expiry date."""
+    _require("api_key.create")
+    return _form_page({"label": "", "scopes": [], "expires_at": "", "key_id": db.new_id()})
+
+
+@bp.route("/api-keys", methods=["POST"])
+def create_key():
+    """Create a key, and answer the only page that will ever show its secret."""
+    _require("api_key.create")
+    form = {
+        "label": request.form.get("label", "")[:200],
+        "scopes": request.form.getlist("scopes")[:50],
+        "expires_at": request.form.get("expires_at", "")[:64],
+        "key_id": request.form.get("key_id", ""),
+    }
+    sig = request.form.get("key_sig", "")
+    if not _ID_RE.fullmatch(form["key_id"]) or not hmac.compare_digest(
+        sig, _sign(csrf_token(), "new key " + form["key_id"])
+    ):
+        abort(400, "This form is incomplete: reload the page and try again.")
+    existing = api_keys.get(form["key_id"])
+    if existing is not None:
+        return render_template("admin/already_created.html", key=existing), 409
+    try:
+        data = ApiKeyCreateSchema().load(
+            {
+                "label": form["label"],
+                "scopes": form["scopes"],
+                "expires_at": form["expires_at"] or None,
+            }
+        )
+        created = issue(data, g.caller, key_id=form["key_id"])
+    except ValidationError as error:
+        return _form_page(form, " ".join(fold_messages(error.messages)), 400)
+    except HTTPException as error:
+        existing = api_keys.get(form["key_id"]) if error.code == 409 else None
+        if existing is not None:
+            return render_template("admin/already_created.html", key=existing), 409
+        body, status, _ = error_response(error)
+        return _form_page(form, body["message"], status)
+    return render_template("admin/created.html", key=created)
+
+
+def _visible_key(key_id: str) -> dict:
+    key = api_keys.get(key_id, g.caller) if _ID_RE.fullmatch(key_id) else None
+    if key is None:
+        abort(404, "API key not found.")
+    return key
+
+
+@bp.route("/api-keys/<key_id>/revoke")
+def revoke_confirm(key_id):
+    """Ask before revoking: the key stops working at once and for good."""
+    _require("api_key.delete")
+    return render_template("admin/revoke.html", key=_visible_key(key_id))
+
+
+@bp.route("/api-keys/<key_id>/revoke", methods=["POST"])
+def revoke_key(key_id):
+    """Revoke a key at once, then back to the list."""
+    _require("api_key.delete")
+    if not _ID_RE.fullmatch(key_id) or not api_keys.revoke(key_id, g.caller):
+        abort(404, "API key not found.")
+    return redirect(url_for("admin.keys", revoked=key_id), 303)
+
+
+# My sessions -------------------------------------------------------------------------------
+
+
+@bp.route("/sessions")
+def my_sessions():
+    """This administrator's live sessions, most recently used first."""
+    rows = sessions.live(sessions.ADMIN, g.caller.id)
+    ended = request.args.get("ended", "")
+    return render_template(
+        "admin/sessions.html",
+        rows=rows,
+        ended=int(ended) if ended.isdigit() else None,
+        ended_one="one" in request.args,
+    )
+
+
+@bp.route("/sessions/<session_id>/end", methods=["POST"])
+def end_one_session(session_id):
+    """Sign out one session (this one too: then back to the sign-in page)."""
+    if not end_session(g.caller, session_id):
+        abort(404, "Session not found.")
+    if session_id == g.caller.session_id:
+        return redirect(url_for("admin.login"), 303)
+    return redirect(url_for("admin.my_sessions", one=1), 303)
+
+
+@bp.route("/sessions/end-others", methods=["POST"])
+def end_other_sessions():
+    """Sign out every session of this administrator but this one."""
+    with db.transaction():
+        ended = sessions.end_all(sessions.ADMIN, g.caller.id, g.caller.session_id)
+        audit.record("session.ended_others", {"ended": ended})
+    return redirect(url_for("admin.my_sessions", ended=ended), 303)

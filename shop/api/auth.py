@@ -1,0 +1,311 @@
+"""Human authentication: sign in, register, sign out, me, password and sessions (spec 4.1, 5.1).
+
+Without ``kind`` sign-in tries an administrator account, then a customer account, checking a
+password hash for each, so the answer takes the same time whether or not the email exists.
+"""
+
+from flask import g
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from shop import audit, db
+from shop.api.common import Blueprint, PageQuerySchema, page_schema
+from shop.auth import sessions
+from shop.auth.decorators import require_auth
+from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
+from shop.clock import now_iso
+from shop.errors import abort
+from shop.extensions import limiter
+
+blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
+
+_FIND = {
+    "admin": "SELECT id, email, name, password_hash, active FROM users WHERE email = :email",
+    "customer": (
+        "SELECT id, email, name, password_hash, active FROM customers"
+        " WHERE email = :email AND erased_at IS NULL"
+    ),
+}
+
+Password = validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
+
+
+class LoginSchema(Schema):
+    email = fields.String(required=True, validate=validate.Length(min=1, max=320))
+    password = fields.String(required=True, validate=validate.Length(min=1, max=MAX_LENGTH))
+    kind = fields.String(validate=validate.OneOf(["admin", "customer"]))
+
+
+class RegisterSchema(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    password = fields.String(required=True, validate=Password)
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+class HumanSchema(Schema):
+    """The signed-in human."""
+
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, metadata={"enum": ["admin", "customer"]})
+    role = fields.String(allow_none=True)
+    permissions = fields.List(fields.String(), required=True)
+
+
+class MeUpdateSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+class PasswordChangeSchema(Schema):
+    current_password = fields.String(required=True, validate=validate.Length(max=MAX_LENGTH))
+    new_password = fields.String(required=True, validate=Password)
+
+
+class SessionSchema(Schema):
+    id = fields.String(required=True)
+    created_at = fields.String(required=True)
+    last_seen_at = fields.String(required=True)
+    expires_at = fields.String(required=True)
+    user_agent = fields.String(required=True)
+    ip = fields.String(allow_none=True)
+    current = fields.Boolean(required=True)
+
+
+def human(kind: str, row: dict, role: str | None = None, permissions=()) -> dict:
+    """What the API says about a signed-in human."""
+    return {
+        "id": row["id"],
+        "email": row["email"],
+        "name": row["name"],
+        "kind": kind,
+        "role": role,
+        "permissions": sorted(permissions),
+    }
+
+
+def _admin_role_and_permissions(user_id: str) -> tuple[str, list[str]]:
+    row = db.one(
+        "SELECT r.name AS role,"
+        " (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp"
+        "   WHERE rp.role_id = u.role_id) AS role_permissions,"
+        " (SELECT string_agg(up.permission, ' ') FROM user_permissions up"
+        "   WHERE up.user_id = u.id) AS extra_permissions"
+        " FROM users u JOIN roles r ON r.id = u.role_id WHERE u.id = :id",
+        {"id": user_id},
+    )
+    perms = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
+    return row["role"], sorted(set(perms))
+
+
+def sign_in(email: str, password: str, kinds) -> tuple[str, dict] | None:
+    """Check credentials and open a session: ``(kind, row)``, or None (audited) when wrong.
+
+    Each kind in ``kinds`` costs a password check, found or not, so timing tells nothing.
+    """
+    email = email.strip().lower()
+    found = None
+    for kind in kinds:
+        row = db.one(_FIND[kind], {"email": email})
+        stored = row["password_hash"] if row else None
+        if check_password(stored, password) and row["active"] and found is None:
+            found = kind, row
+    if found is None:
+        audit.record("login.failed", {"email": email}, actor={"kind": "anonymous", "label": email})
+        return None
+    kind, row = found
+    with db.transaction():
+        sessions.create(sessions.KINDS[kind], row["id"])
+        audit.record(
+            "login.succeeded",
+            {"kind": kind},
+            actor={"kind": kind, "id": row["id"], "label": row["email"]},
+        )
+    return found
+
+
+def sign_out(caller) -> None:
+    """End the caller's session (if any) and clear its cookie in the response."""
+    if caller is not None and caller.session_id:
+        with db.transaction():
+            sessions.end(sessions.KINDS[caller.kind], caller.session_id)
+            audit.record("logout", {"session_id": caller.session_id})
+        g.clear_session_cookies = [sessions.KINDS[caller.kind]]
+    else:
+        g.clear_session_cookies = [sessions.ADMIN, sessions.CUSTOMER]
+
+
+def end_session(caller, session_id: str) -> bool:
+    """End one of the caller's own sessions (signing out if it is the current one)."""
+    kind = sessions.KINDS[caller.kind]
+    with db.transaction():
+        if not sessions.end(kind, session_id, holder_id=caller.id):
+            return False
+        audit.record("session.revoked", {"session_id": session_id})
+    if session_id == caller.session_id:
+        g.clear_session_cookies = [kind]
+    return True
+
+
+# One budget per address for every sign-in form (this API and the admin console).
+LOGIN_LIMIT = "5 per minute"
+LOGIN_SCOPE = "sign-in"
+
+
+@blp.route("/login")
+class Login(MethodView):
+    @limiter.shared_limit(LOGIN_LIMIT, scope=LOGIN_SCOPE)
+    @blp.arguments(LoginSchema)
+    @blp.response(200, HumanSchema)
+    def post(self, data):
+        """Sign in with email and password
+
+        Sets the `shop_admin_session` or `shop_customer_session` cookie (HttpOnly, Secure,
+        SameSite=Strict). Limited to 5 requests a minute per client address.
+        """
+        kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]
+        found = sign_in(data["email"], data["password"], kinds)
+        if found is None:
+            abort(401, "Invalid email or password.")
+        kind, row = found
+        if kind == "admin":
+            return human(kind, row, *_admin_role_and_permissions(row["id"]))
+        return human(kind, row)
+
+
+@blp.route("/register")
+class Register(MethodView):
+    @limiter.limit("3 per minute")
+    @blp.arguments(RegisterSchema)
+    @blp.response(201, HumanSchema)
+    def post(self, data):
+        """Register a customer account
+
+        Signs the new customer in (sets `shop_customer_session`). Limited to 3 requests a
+        minute per client address.
+        """
+        email = data["email"].strip().lower()
+        password_hash = hash_password(data["password"])
+        with db.transaction():
+            if db.value("SELECT 1 FROM customers WHERE email = :email", {"email": email}):
+                abort(409, "A customer with this email already exists.")
+            customer_id = db.new_id()
+            moment = now_iso()
+            db.execute(
+                "INSERT INTO customers (id, email, name, password_hash, active, created_at,"
+                " updated_at) VALUES (:id, :email, :name, :hash, 1, :now, :now)",
+                {
+                    "id": customer_id,
+                    "email": email,
+                    "name": data["name"].strip(),
+                    "hash": password_hash,
+                    "now": moment,
+                },
+            )
+            sessions.create(sessions.CUSTOMER, customer_id)
+            audit.record(
+                "customer.registered",
+                {"customer_id": customer_id},
+                actor={"kind": "customer", "id": customer_id, "label": email},
+            )
+        return human("customer", {"id": customer_id, "email": email, "name": data["name"].strip()})
+
+
+@blp.route("/logout")
+class Logout(MethodView):
+    @blp.response(204)
+    def post(self):
+        """Sign out
+
+        Ends the server-side session and clears the cookie. Answers 204 even when no session
+        was open.
+        """
+        sign_out(g.caller)
+
+
+@blp.route("/me")
+class Me(MethodView):
+    @blp.response(200, HumanSchema)
+    @require_auth("admin", "customer")
+    def get(self):
+        """The signed-in human"""
+        caller = g.caller
+        # The session query already loaded the human: no second statement.
+        row = {"id": caller.id, "email": caller.email, "name": caller.name}
+        return human(caller.kind, row, caller.role, caller.permissions)
+
+    @blp.arguments(MeUpdateSchema)
+    @blp.response(200, HumanSchema)
+    @require_auth("admin", "customer")
+    def patch(self, data):
+        """Change your own name"""
+        caller = g.caller
+        table = "users" if caller.kind == "admin" else "customers"
+        name = data["name"].strip()
+        db.execute(
+            f"UPDATE {table} SET name = :name, updated_at = :now WHERE id = :id",
+            {"name": name, "now": now_iso(), "id": caller.id},
+        )
+        row = {"id": caller.id, "email": caller.email, "name": name}
+        return human(caller.kind, row, caller.role, caller.permissions)
+
+
+@blp.route("/password")
+class PasswordChange(MethodView):
+    @limiter.limit("5 per minute")
+    @blp.arguments(PasswordChangeSchema)
+    @blp.response(204)
+    @require_auth("admin", "customer")
+    def post(self, data):
+        """Change your password
+
+        Ends every other session of yours. Limited to 5 requests a minute per address.
+        """
+        caller = g.caller
+        table = "users" if caller.kind == "admin" else "customers"
+        stored = db.value(f"SELECT password_hash FROM {table} WHERE id = :id", {"id": caller.id})
+        if not check_password(stored, data["current_password"]):
+            abort(400, "current_password: does not match your password.")
+        new_hash = hash_password(data["new_password"])
+        with db.transaction():
+            db.execute(
+                f"UPDATE {table} SET password_hash = :hash, updated_at = :now WHERE id = :id",
+                {"hash": new_hash, "now": now_iso(), "id": caller.id},
+            )
+            ended = sessions.end_all(sessions.KINDS[caller.kind], caller.id, caller.session_id)
+            audit.record("password.changed", {"other_sessions_ended": ended})
+
+
+@blp.route("/sessions")
+class Sessions(MethodView):
+    @blp.arguments(PageQuerySchema, location="query")
+    @blp.response(200, page_schema(SessionSchema))
+    @require_auth("admin", "customer")
+    def get(self, args):
+        """Your live sessions, most recently used first"""
+        caller = g.caller
+        rows = sessions.live(sessions.KINDS[caller.kind], caller.id)
+        start = (args["page"] - 1) * args["page_size"]
+        items = [
+            {**row, "current": row["id"] == caller.session_id}
+            for row in rows[start : start + args["page_size"]]
+        ]
+        return {
+            "items": items,
+            "page": args["page"],
+            "page_size": args["page_size"],
+            "total": len(rows),
+        }
+
+
+@blp.route("/sessions/<session_id>")
+class SessionById(MethodView):
+    @blp.response(204)
+    @require_auth("admin", "customer")
+    def delete(self, session_id):
+        """End one of your sessions
+
+        Ending the current session signs you out.
+        """
+        if not end_session(g.caller, session_id):
+            abort(404, "Session not found.")

@@ -1,0 +1,186 @@
+"""What every resource blueprint shares: the Blueprint and Api classes, the error schema,
+the list envelope and pagination.
+
+Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N}`` with ``page_size``
+at most 100, from one query for the page and one for the total.
+"""
+
+import flask_smorest
+from flask import request
+from flask_smorest.utils import deepupdate
+from marshmallow import Schema, fields, validate
+from webargs import missing
+from webargs.flaskparser import FlaskParser
+from werkzeug.routing import BaseConverter
+
+from shop import db
+from shop.api.dump import compile_dump
+from shop.errors import abort, error_response
+
+MAX_PAGE_SIZE = 100
+MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
+
+
+class Parser(FlaskParser):
+    """Invalid input is a 400, not webargs' 422; a route that takes a body needs one."""
+
+    DEFAULT_VALIDATION_STATUS = 400
+
+    def load_json(self, req, schema):
+        """The JSON body; a missing or non-JSON body is a 400 rather than an empty object."""
+        data = super().load_json(req, schema)
+        if data is missing:
+            abort(400, "Send a JSON object as the body, with Content-Type: application/json.")
+        return data
+
+
+def _public_by_default(doc, doc_info, **_kwargs):
+    """Operations not marked by an auth decorator are public: ``security: []``."""
+    doc.setdefault("security", [])
+    return doc
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint with our parser and public-by-default documentation."""
+
+    ARGUMENTS_PARSER = Parser()
+    PAGINATION_ARGUMENTS_PARSER = Parser()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._prepare_doc_cbks.append(_public_by_default)
+
+    def response(self, status_code, schema=None, **kwargs):
+        """flask-smorest's ``response``, its schema's dump compiled (``shop.api.dump``)."""
+        if schema is not None and not isinstance(schema, str | dict):
+            schema = schema() if isinstance(schema, type) else schema
+            fast = compile_dump(schema)
+            if fast is not None:
+                schema.dump = fast  # the instance flask-smorest keeps; OpenAPI sees the same
+        return super().response(status_code, schema, **kwargs)
+
+    def arguments(self, schema, *args, **kwargs):
+        """flask-smorest's ``arguments``, with a schema class instantiated once, here.
+
+        Given a class, webargs builds a new schema (deep-copying every field) on each request.
+        """
+        if isinstance(schema, type):
+            schema = schema()
+        return super().arguments(schema, *args, **kwargs)
+
+
+class IdConverter(BaseConverter):
+    """``<id:name>``: an identifier made by ``db.new_id`` (24 lowercase hex digits).
+
+    Keeps fixed sub-paths such as ``/api-keys/revoke-leaked`` apart from ``/api-keys/<id>``.
+    """
+
+    regex = "[0-9a-f]{24}"
+
+
+def _id_parameter_schema(_converter) -> dict:
+    return {"type": "string", "pattern": "^[0-9a-f]{24}$"}
+
+
+class ErrorSchema(Schema):
+    """Every error body."""
+
+    message = fields.String(required=True)
+
+
+class Api(flask_smorest.Api):
+    """flask-smorest's Api whose errors are all ``{"message"}``."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def init_app(self, app, *args, **kwargs):
+        """Also teach the app and the OpenAPI description the ``id`` path converter."""
+        self._error_pages = {}
+        app.url_map.converters["id"] = IdConverter
+        super().init_app(app, *args, **kwargs)
+        self.register_converter(IdConverter, _id_parameter_schema)
+
+    def serve_error_pages(self, prefix: str, handler) -> None:
+        """Send the errors of requests under ``prefix`` that matched no route (404, 405) to
+        ``handler`` rather than answering JSON: the admin console's pages are HTML."""
+        self._error_pages[prefix] = handler
+
+    def handle_http_exception(self, error):
+        """Every HTTP error, and every unhandled exception as a 500."""
+        if request.url_rule is None:
+            for prefix, handler in self._error_pages.items():
+                if request.path == prefix or request.path.startswith(prefix + "/"):
+                    return handler(error)
+        return error_response(error)
+
+
+class StrictBoolean(fields.Boolean):
+    """A JSON body's boolean: ``true`` or ``false`` only (marshmallow also takes 1 and "yes").
+
+    Query strings keep ``fields.Boolean``, where ``?active=1`` is the norm.
+    """
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+class PageQuerySchema(Schema):
+    """``page`` and ``page_size`` of a list."""
+
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
+    page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+
+
+_page_schemas = {}
+
+
+def page_schema(item_schema: type[Schema]) -> type[Schema]:
+    """The list envelope of ``item_schema`` (one class per item schema, named for OpenAPI)."""
+    name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
+    if name not in _page_schemas:
+        _page_schemas[name] = type(
+            name,
+            (Schema,),
+            {
+                "items": fields.List(fields.Nested(item_schema), required=True),
+                "page": fields.Integer(required=True),
+                "page_size": fields.Integer(required=True),
+                "total": fields.Integer(required=True),
+                "__doc__": f"A page of {item_schema.__name__.removesuffix('Schema')} records.",
+            },
+        )
+    return _page_schemas[name]
+
+
+def paginate(select_sql: str, count_sql: str, params: dict, args: dict, convert=None) -> dict:
+    """Run a page query (``select_sql`` ends with its ORDER BY) and its count query."""
+    page, page_size = args["page"], args["page_size"]
+    rows = db.query(
+        select_sql + " LIMIT :limit OFFSET :offset",
+        {**params, "limit": page_size, "offset": (page - 1) * page_size},
+    )
+    if rows and len(rows) < page_size or not rows and page == 1:
+        total = (page - 1) * page_size + len(rows)  # the last page tells the total itself
+    else:
+        total = db.value(count_sql, params)
+    items = [convert(row) for row in rows] if convert else rows
+    return {"items": items, "page": page, "page_size": page_size, "total": total}
+
+
+# Case-insensitive containment: ``LOWER(column) LIKE :q ESCAPE '\'`` with ``like_pattern``.
+LIKE = "LIKE :q ESCAPE '\\'"
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def add_doc(func, **doc):
+    """Merge OpenAPI operation fields into a view function's documentation."""
+    func._apidoc = dict(getattr(func, "_apidoc", {}))
+    func._apidoc["manual_doc"] = deepupdate(dict(func._apidoc.get("manual_doc", {})), doc)
+    return func

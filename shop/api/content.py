@@ -1,0 +1,348 @@
+"""The content registry (spec 4.6): pages, blocks and banners as JSON, keyed by slug.
+
+An entry's ``checksum`` is the SHA-256 of the canonical JSON of its ``data`` (keys sorted, no
+spaces, UTF-8), so a sync tool can diff against ``GET /content/registry`` without the data.
+``POST /content/sync`` applies a whole folder at once: in one transaction, writing only what
+changed.
+"""
+
+import json
+
+from flask import current_app, g, request
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from werkzeug.routing import BaseConverter
+
+from shop import audit, db
+from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.auth.decorators import require_permission
+from shop.clock import now_iso
+from shop.errors import abort
+
+blp = Blueprint("content", __name__, url_prefix="/content", description="Content registry.")
+
+MAX_DATA_BYTES = 256 * 1024
+MAX_SYNC_ENTRIES = 10_000
+
+_KEY_FORM = validate.Regexp(
+    r"^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$",
+    error="Use 1 to 128 lowercase letters, digits, '-' or '_', starting and ending with a"
+    " letter or digit.",
+)
+Type = validate.Regexp(
+    r"^[a-z][a-z0-9_-]{0,31}$",
+    error="Use 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter.",
+)
+
+
+# Paths of their own under /content, so no entry may take these keys.
+RESERVED_KEYS = frozenset({"registry", "sync"})
+
+
+def _not_reserved(key: str) -> None:
+    if key in RESERVED_KEYS:
+        raise ValidationError(f"{key!r} is reserved; choose another key.")
+
+
+def canonical(data: dict) -> str:
+    """The canonical JSON of ``data``: what is stored and what the checksum covers."""
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+class _Data(fields.Dict):
+    """A JSON object of at most ``MAX_DATA_BYTES`` in canonical form."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        value = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            size = len(canonical(value).encode())
+        except ValueError:
+            raise ValidationError("NaN and Infinity are not JSON numbers.") from None
+        if size > MAX_DATA_BYTES:
+            raise ValidationError(
+                f"Too large: {size} bytes of canonical JSON, the limit is {MAX_DATA_BYTES}."
+            )
+        return value
+
+
+Key = [_KEY_FORM, _not_reserved]
+
+
+class KeyConverter(BaseConverter):
+    """``<content_key:key>``: any path segment but the reserved ones, so that
+    ``/content/sync`` and ``/content/registry`` answer only their own methods."""
+
+    regex = r"(?!(?:registry|sync)$)[^/]+"
+
+
+def key_parameter_schema(_converter) -> dict:
+    """How OpenAPI shows the ``key`` path parameter."""
+    return {"type": "string", "pattern": _KEY_FORM.regex.pattern, "maxLength": 128}
+
+
+blp.record_once(lambda state: state.app.url_map.converters.update(content_key=KeyConverter))
+
+
+class ContentSchema(Schema):
+    key = fields.String(required=True)
+    type = fields.String(required=True)
+    data = fields.Dict(required=True)
+    published = fields.Boolean(required=True)
+    checksum = fields.String(required=True, metadata={"description": "SHA-256 of `data`."})
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class RegistryEntrySchema(Schema):
+    key = fields.String(required=True)
+    type = fields.String(required=True)
+    published = fields.Boolean(required=True)
+    checksum = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class ContentPutSchema(Schema):
+    type = fields.String(required=True, validate=Type, metadata={"example": "page"})
+    data = _Data(required=True, metadata={"description": "A JSON object, at most 256 KiB."})
+    published = StrictBoolean(load_default=False)
+
+
+class SyncEntrySchema(ContentPutSchema):
+    key = fields.String(required=True, validate=Key)
+
+
+class ContentSyncSchema(Schema):
+    entries = fields.List(
+        fields.Nested(SyncEntrySchema),
+        required=True,
+        validate=validate.Length(max=MAX_SYNC_ENTRIES),
+    )
+    prune = StrictBoolean(
+        load_default=False, metadata={"description": "Delete the entries not in `entries`."}
+    )
+    dry_run = StrictBoolean(
+        load_default=False, metadata={"description": "Answer what would change; write nothing."}
+    )
+
+    @validates_schema
+    def _unique_keys(self, data, **_kwargs):
+        seen = set()
+        for n, entry in enumerate(data.get("entries", [])):
+            if entry["key"] in seen:
+                raise ValidationError(
+                    f"entries.{n}.key: {entry['key']!r} appears more than once.", "entries"
+                )
+            seen.add(entry["key"])
+
+
+class SyncKeysSchema(Schema):
+    created = fields.List(fields.String(), required=True)
+    updated = fields.List(fields.String(), required=True)
+    deleted = fields.List(fields.String(), required=True)
+
+
+class SyncResultSchema(Schema):
+    created = fields.Integer(required=True)
+    updated = fields.Integer(required=True)
+    deleted = fields.Integer(required=True)
+    unchanged = fields.Integer(required=True)
+    dry_run = fields.Boolean(required=True)
+    keys = fields.Nested(SyncKeysSchema, required=True, metadata={"description": "Which ones."})
+
+
+class RegistryQuerySchema(PageQuerySchema):
+    page_size = fields.Integer(load_default=100, validate=validate.Range(min=1, max=100))
+    type = fields.String(validate=Type)
+    published = fields.Boolean()
+
+
+def _present(row: dict) -> dict:
+    return {**row, "data": json.loads(row["data"]), "published": bool(row["published"])}
+
+
+def _get(key: str) -> dict | None:
+    return db.one(
+        "SELECT key, type, data, published, checksum, created_at, updated_at"
+        " FROM content_entries WHERE key = :key",
+        {"key": key},
+    )
+
+
+def _row(key: str, entry: dict, moment: str) -> dict:
+    """The parameters of an INSERT or UPDATE of an entry."""
+    text = canonical(entry["data"])
+    return {
+        "key": key,
+        "type": entry["type"],
+        "data": text,
+        "published": entry["published"],
+        "checksum": db.sha256(text),
+        "now": moment,
+    }
+
+
+_INSERT = (
+    "INSERT INTO content_entries (key, type, data, published, checksum, created_at, updated_at)"
+    " VALUES (:key, :type, :data, :published, :checksum, :now, :now)"
+)
+_UPDATE = (
+    "UPDATE content_entries SET type = :type, data = :data, published = :published,"
+    " checksum = :checksum, updated_at = :now WHERE key = :key"
+)
+
+
+def _changed(old: dict, new: dict) -> bool:
+    return (old["checksum"], old["type"], bool(old["published"])) != (
+        new["checksum"],
+        new["type"],
+        bool(new["published"]),
+    )
+
+
+@blp.route("/registry")
+class Registry(MethodView):
+    @blp.arguments(RegistryQuerySchema, location="query")
+    @blp.response(200, page_schema(RegistryEntrySchema))
+    @require_permission("content.read", key_scopes=("read:content", "write:content"))
+    def get(self, args):
+        """The registry: every entry without its data, by key
+
+        Compare `checksum` with your own to find what changed. Pages hold 100 entries
+        unless `page_size` says otherwise.
+        """
+        where, params = [], {}
+        if "type" in args:
+            where.append("type = :type")
+            params["type"] = args["type"]
+        if "published" in args:
+            where.append("published = :published")
+            params["published"] = args["published"]
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        return paginate(
+            "SELECT key, type, published, checksum, updated_at FROM content_entries"
+            + clause
+            + " ORDER BY key",
+            "SELECT COUNT(*) FROM content_entries" + clause,
+            params,
+            args,
+            convert=lambda row: {**row, "published": bool(row["published"])},
+        )
+
+
+@blp.before_request
+def _allow_large_sync():
+    """A sync carries a whole folder: it may exceed the usual body limit (its route only)."""
+    if request.endpoint == "content.Sync":
+        request.max_content_length = current_app.config["CONTENT_SYNC_MAX_BYTES"]
+
+
+@blp.route("/sync")
+class Sync(MethodView):
+    @blp.arguments(ContentSyncSchema)
+    @blp.response(200, SyncResultSchema)
+    @require_permission("content.update", key_scopes=("write:content",))
+    def post(self, data):
+        """Apply a whole set of entries at once
+
+        In one transaction: creates the new keys, updates those whose type, data or
+        `published` changed, and with `prune: true` deletes the keys not given. One invalid
+        entry is a 400 and nothing is written. `dry_run: true` answers the same counts
+        without writing. Creating needs `content.create` and pruning `content.delete` too
+        (a key with `write:content` holds all three).
+        """
+        moment = now_iso()
+        with db.transaction():
+            db.lock("content")
+            existing = {
+                row["key"]: row
+                for row in db.query("SELECT key, type, published, checksum FROM content_entries")
+            }
+            given = {entry["key"]: _row(entry["key"], entry, moment) for entry in data["entries"]}
+            created = [k for k in given if k not in existing]
+            updated = [k for k in given if k in existing and _changed(existing[k], given[k])]
+            deleted = sorted(k for k in existing if k not in given) if data["prune"] else []
+            if created:
+                _require("content.create", "create entries")
+            if deleted:
+                _require("content.delete", "prune entries")
+            if not data["dry_run"]:
+                db.execute_many(_INSERT, [given[k] for k in created])
+                db.execute_many(_UPDATE, [given[k] for k in updated])
+                db.execute_many(
+                    "DELETE FROM content_entries WHERE key = :key", [{"key": k} for k in deleted]
+                )
+                if created or updated or deleted:
+                    audit.record(
+                        "content.synced",
+                        {"created": created, "updated": updated, "deleted": deleted},
+                    )
+        return {
+            "created": len(created),
+            "updated": len(updated),
+            "deleted": len(deleted),
+            "unchanged": len(given) - len(created) - len(updated),
+            "dry_run": data["dry_run"],
+            "keys": {"created": created, "updated": updated, "deleted": deleted},
+        }
+
+
+def _require(permission: str, what: str) -> None:
+    """403 unless the caller also holds ``permission``."""
+    if not g.caller.can(permission):
+        abort(403, f"Access denied: to {what} this needs the permission {permission}.")
+
+
+@blp.route("/<content_key:key>")
+class ContentByKey(MethodView):
+    @blp.response(200, ContentSchema)
+    def get(self, key):
+        """One entry
+
+        Public when published; a draft is a 404 unless you hold `content.read`.
+        """
+        row = _get(key)
+        if row is None or not (row["published"] or (g.caller and g.caller.can("content.read"))):
+            abort(404, "Content entry not found.")
+        return _present(row)
+
+    @blp.arguments(ContentPutSchema)
+    @blp.response(200, ContentSchema)
+    @blp.alt_response(201, schema=ContentSchema, description="Created.", success=True)
+    @require_permission("content.update")
+    def put(self, data, key):
+        """Create or replace an entry
+
+        Answers 201 when the key is new (which also needs `content.create`), 200 otherwise.
+        `published` defaults to false.
+        """
+        try:
+            _KEY_FORM(key)
+        except ValidationError as error:
+            abort(400, f"key: {error.messages[0]}")
+        moment = now_iso()
+        with db.transaction():
+            db.lock("content")
+            existing = db.one(
+                "SELECT type, published, checksum FROM content_entries WHERE key = :key",
+                {"key": key},
+            )
+            row = _row(key, data, moment)
+            if existing is None:
+                _require("content.create", "create entries")
+                db.execute(_INSERT, row)
+                audit.record("content.created", {"key": key, "checksum": row["checksum"]})
+            elif _changed(existing, row):
+                db.execute(_UPDATE, row)
+                audit.record("content.updated", {"key": key, "checksum": row["checksum"]})
+        return _present(_get(key)), 200 if existing else 201
+
+    @blp.response(204)
+    @require_permission("content.delete")
+    def delete(self, key):
+        """Delete an entry"""
+        with db.transaction():
+            if not db.execute("DELETE FROM content_entries WHERE key = :key", {"key": key}):
+                abort(404, "Content entry not found.")
+            audit.record("content.deleted", {"key": key})

@@ -1,0 +1,241 @@
+"""Roles and the permission catalogue (spec 2.4).
+
+Nobody grants or withdraws a permission they do not hold themselves (403). The owner role
+holds every permission and cannot be changed; built-in roles cannot be renamed or deleted
+(409); a role still held by administrators cannot be deleted (409).
+"""
+
+from flask import g
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields, validate
+
+from shop import audit, db
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.auth.decorators import require_auth, require_permission
+from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, BUILTIN_ROLES, OWNER_ROLE, SCOPES
+from shop.clock import now_iso
+from shop.errors import abort
+
+blp = Blueprint("roles", __name__, description="Roles and permissions.")
+
+RoleName = validate.Regexp(
+    r"^[a-z][a-z0-9_-]{0,63}$",
+    error="Use 1 to 64 lowercase letters, digits, '-' or '_', starting with a letter.",
+)
+
+
+def _known_permission(value: str) -> None:
+    if value not in ALL_PERMISSIONS:
+        raise ValidationError(f"Unknown permission {value!r}; see GET /permissions.")
+
+
+Permissions = fields.List(
+    fields.String(validate=_known_permission, metadata={"enum": sorted(ALL_PERMISSIONS)})
+)
+
+
+class RoleSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    builtin = fields.Boolean(required=True)
+    permissions = fields.List(fields.String(), required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class RoleCreateSchema(Schema):
+    name = fields.String(required=True, validate=RoleName)
+    permissions = Permissions
+
+
+class RoleUpdateSchema(Schema):
+    name = fields.String(validate=RoleName)
+    permissions = Permissions
+
+
+class ScopeSchema(Schema):
+    scope = fields.String(required=True)
+    permissions = fields.List(fields.String(), required=True)
+
+
+class CatalogueSchema(Schema):
+    permissions = fields.List(fields.String(), required=True)
+    scopes = fields.List(fields.Nested(ScopeSchema), required=True)
+
+
+def seed_builtin_roles() -> None:
+    """Create the built-in roles, and give them permissions the catalogue gained since.
+
+    Permissions an operator withdrew from a built-in role (other than owner) stay withdrawn
+    only until the catalogue changes; the owner role always holds everything.
+    """
+    moment = now_iso()
+    for name, permissions in BUILTIN_ROLES.items():
+        role_id = db.value("SELECT id FROM roles WHERE name = :name", {"name": name})
+        if role_id is None:
+            role_id = db.new_id()
+            db.execute(
+                "INSERT INTO roles (id, name, builtin, created_at, updated_at)"
+                " VALUES (:id, :name, 1, :now, :now)",
+                {"id": role_id, "name": name, "now": moment},
+            )
+            missing = permissions
+        elif name == OWNER_ROLE:
+            missing = permissions - _permissions_of(role_id)
+        else:
+            continue
+        db.execute_many(
+            "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
+            [{"role_id": role_id, "permission": p} for p in sorted(missing)],
+        )
+
+
+def _permissions_of(role_id: str) -> frozenset[str]:
+    return frozenset(
+        r["permission"]
+        for r in db.query(
+            "SELECT permission FROM role_permissions WHERE role_id = :id", {"id": role_id}
+        )
+    )
+
+
+def role_by_name(name: str) -> dict | None:
+    """A role's row and its permissions, by name."""
+    row = db.one("SELECT * FROM roles WHERE name = :name", {"name": name})
+    if row is not None:
+        row["permissions"] = _permissions_of(row["id"])
+    return row
+
+
+def _present(row: dict) -> dict:
+    return {**row, "builtin": bool(row["builtin"]), "permissions": sorted(row["permissions"])}
+
+
+def _get(role_id: str) -> dict:
+    row = db.one("SELECT * FROM roles WHERE id = :id", {"id": role_id})
+    if row is None:
+        abort(404, "Role not found.")
+    row["permissions"] = _permissions_of(role_id)
+    return row
+
+
+def check_grant(permissions) -> None:
+    """403 unless the caller holds every permission in ``permissions``."""
+    lacking = sorted(set(permissions) - g.caller.permissions)
+    if lacking:
+        abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")
+
+
+def _set_permissions(role_id: str, permissions) -> None:
+    db.execute("DELETE FROM role_permissions WHERE role_id = :id", {"id": role_id})
+    db.execute_many(
+        "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
+        [{"role_id": role_id, "permission": p} for p in sorted(set(permissions))],
+    )
+
+
+@blp.route("/permissions")
+class Catalogue(MethodView):
+    @blp.response(200, CatalogueSchema)
+    @require_auth("admin")
+    def get(self):
+        """The permission catalogue and the API-key scopes"""
+        return {
+            "permissions": sorted(ALL_PERMISSIONS),
+            "scopes": [{"scope": s, "permissions": sorted(SCOPES[s])} for s in ALL_SCOPES],
+        }
+
+
+@blp.route("/roles")
+class Roles(MethodView):
+    @blp.arguments(PageQuerySchema, location="query")
+    @blp.response(200, page_schema(RoleSchema))
+    @require_permission("roles.read")
+    def get(self, args):
+        """List roles, by name"""
+        result = paginate(
+            "SELECT * FROM roles ORDER BY name", "SELECT COUNT(*) FROM roles", {}, args
+        )
+        for row in result["items"]:
+            row["permissions"] = _permissions_of(row["id"])
+        result["items"] = [_present(row) for row in result["items"]]
+        return result
+
+    @blp.arguments(RoleCreateSchema)
+    @blp.response(201, RoleSchema)
+    @require_permission("roles.create")
+    def post(self, data):
+        """Create a role"""
+        permissions = set(data.get("permissions", []))
+        check_grant(permissions)
+        role_id, moment = db.new_id(), now_iso()
+        with db.transaction():
+            if db.value("SELECT 1 FROM roles WHERE name = :name", {"name": data["name"]}):
+                abort(409, f"A role named {data['name']!r} already exists.")
+            db.execute(
+                "INSERT INTO roles (id, name, builtin, created_at, updated_at)"
+                " VALUES (:id, :name, 0, :now, :now)",
+                {"id": role_id, "name": data["name"], "now": moment},
+            )
+            _set_permissions(role_id, permissions)
+            audit.record(
+                "role.created",
+                {"role_id": role_id, "name": data["name"], "permissions": sorted(permissions)},
+            )
+        return _present(_get(role_id))
+
+
+@blp.route("/roles/<role_id>")
+class RoleById(MethodView):
+    @blp.response(200, RoleSchema)
+    @require_permission("roles.read")
+    def get(self, role_id):
+        """One role"""
+        return _present(_get(role_id))
+
+    @blp.arguments(RoleUpdateSchema)
+    @blp.response(200, RoleSchema)
+    @require_permission("roles.update")
+    def put(self, data, role_id):
+        """Rename a role or replace its permissions
+
+        Fields left out stay as they are.
+        """
+        with db.transaction():
+            role = _get(role_id)
+            if role["name"] == OWNER_ROLE:
+                abort(409, "The owner role holds every permission and cannot be changed.")
+            new_name = data.get("name", role["name"])
+            if new_name != role["name"]:
+                if role["builtin"]:
+                    abort(409, f"The built-in role {role['name']!r} cannot be renamed.")
+                if db.value("SELECT 1 FROM roles WHERE name = :name", {"name": new_name}):
+                    abort(409, f"A role named {new_name!r} already exists.")
+            changes = {}
+            if "permissions" in data:
+                new = set(data["permissions"])
+                check_grant(new ^ role["permissions"])
+                _set_permissions(role_id, new)
+                changes["added"] = sorted(new - role["permissions"])
+                changes["removed"] = sorted(role["permissions"] - new)
+            db.execute(
+                "UPDATE roles SET name = :name, updated_at = :now WHERE id = :id",
+                {"name": new_name, "now": now_iso(), "id": role_id},
+            )
+            audit.record("role.updated", {"role_id": role_id, "name": new_name, **changes})
+        return _present(_get(role_id))
+
+    @blp.response(204)
+    @require_permission("roles.delete")
+    def delete(self, role_id):
+        """Delete a role no administrator holds"""
+        with db.transaction():
+            role = _get(role_id)
+            if role["builtin"]:
+                abort(409, f"The built-in role {role['name']!r} cannot be deleted.")
+            check_grant(role["permissions"])
+            holders = db.value("SELECT COUNT(*) FROM users WHERE role_id = :id", {"id": role_id})
+            if holders:
+                abort(409, f"The role {role['name']!r} is held by {holders} administrator(s).")
+            db.execute("DELETE FROM roles WHERE id = :id", {"id": role_id})
+            audit.record("role.deleted", {"role_id": role_id, "name": role["name"]})

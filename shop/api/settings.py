@@ -1,0 +1,86 @@
+"""Site settings (spec 2.5): the shop's name, currency, contact details and order numbering.
+
+``GET /settings/public`` gives anyone the subset a storefront shows; the rest needs
+``settings.read``. ``PATCH`` changes only the keys it is given; unknown keys are a 400.
+"""
+
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from shop import audit, db
+from shop import settings as site
+from shop.api.common import Blueprint
+from shop.auth.decorators import require_permission
+
+blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
+
+
+class SettingsSchema(Schema):
+    shop_name = fields.String(required=True)
+    currency = fields.String(
+        required=True, metadata={"description": "ISO 4217 code; prices are in its minor units."}
+    )
+    contact_email = fields.String(allow_none=True)
+    contact_phone = fields.String(allow_none=True)
+    address = fields.String(allow_none=True)
+    order_number_prefix = fields.String(
+        required=True, metadata={"description": "Put before every new order's number."}
+    )
+
+
+class SettingsUpdateSchema(Schema):
+    shop_name = fields.String(validate=validate.Length(min=1, max=200))
+    currency = fields.String(
+        validate=validate.OneOf(
+            sorted(site.CURRENCIES),
+            error="Use an ISO 4217 code of three capitals, such as EUR or USD.",
+        )
+    )
+    contact_email = fields.Email(allow_none=True, validate=validate.Length(max=320))
+    contact_phone = fields.String(allow_none=True, validate=validate.Length(min=1, max=40))
+    address = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000))
+    order_number_prefix = fields.String(
+        validate=validate.Regexp(
+            r"^[A-Za-z0-9_./-]{0,20}$",
+            error="Use up to 20 letters, digits, '-', '_', '.' or '/'.",
+        )
+    )
+
+
+class PublicSettingsSchema(Schema):
+    shop_name = fields.String(required=True)
+    currency = fields.String(required=True)
+
+
+@blp.route("")
+class Settings(MethodView):
+    @blp.response(200, SettingsSchema)
+    @require_permission("settings.read")
+    def get(self):
+        """Every site setting"""
+        return site.current()
+
+    @blp.arguments(SettingsUpdateSchema)
+    @blp.response(200, SettingsSchema)
+    @require_permission("settings.update")
+    def patch(self, data):
+        """Change site settings
+
+        Only the keys given change; `null` clears an optional one. Changing the currency does
+        not convert prices: `price_cents` are then read in the new currency, and orders
+        already placed keep theirs.
+        """
+        if data:
+            with db.transaction():
+                site.update(data)
+                audit.record("settings.updated", data)
+        return site.current()
+
+
+@blp.route("/public")
+class PublicSettings(MethodView):
+    @blp.response(200, PublicSettingsSchema)
+    def get(self):
+        """The settings a storefront shows"""
+        values = site.current()
+        return {key: values[key] for key in site.PUBLIC}

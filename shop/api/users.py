@@ -1,0 +1,315 @@
+"""Administrators (``users``): each has one role and may hold extra permissions.
+
+Rules beyond the permission on each route:
+- nobody grants a permission they do not hold, by role or by extra permission (403);
+- nobody changes or deletes an administrator who holds a permission they do not (403), so
+  an admin cannot lock out an owner;
+- the last active owner cannot be deleted, demoted or deactivated (409);
+- deactivating, deleting or re-passwording an administrator ends their sessions at once;
+  deleting one also revokes their API keys.
+"""
+
+from flask import g
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from shop import audit, db
+from shop.api.common import (
+    LIKE,
+    Blueprint,
+    PageQuerySchema,
+    StrictBoolean,
+    like_pattern,
+    page_schema,
+    paginate,
+)
+from shop.api.roles import Permissions, check_grant, role_by_name
+from shop.auth import sessions
+from shop.auth.decorators import require_permission
+from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
+from shop.auth.permissions import OWNER_ROLE
+from shop.clock import now_iso
+from shop.errors import abort
+
+blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
+
+_SELECT = """
+    SELECT u.id, u.email, u.name, u.active, u.role_id, u.created_at, u.updated_at,
+           r.name AS role,
+           (SELECT string_agg(up.permission, ' ') FROM user_permissions up
+             WHERE up.user_id = u.id) AS extra_permissions,
+           (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
+             WHERE rp.role_id = u.role_id) AS role_permissions
+    FROM users u JOIN roles r ON r.id = u.role_id"""
+
+
+class UserSchema(Schema):
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(required=True)
+    role = fields.String(required=True)
+    permissions = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "Extra permissions held beyond the role's."},
+    )
+    effective_permissions = fields.List(fields.String(), required=True)
+    active = fields.Boolean(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class UserCreateSchema(Schema):
+    email = fields.Email(required=True, validate=validate.Length(max=320))
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    password = fields.String(
+        required=True, validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
+    )
+    role = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    permissions = Permissions
+    active = StrictBoolean(load_default=True)
+
+
+class UserUpdateSchema(Schema):
+    email = fields.Email(validate=validate.Length(max=320))
+    name = fields.String(validate=validate.Length(min=1, max=200))
+    password = fields.String(validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH))
+    role = fields.String(validate=validate.Length(min=1, max=64))
+    permissions = Permissions
+    active = StrictBoolean()
+
+
+class UserQuerySchema(PageQuerySchema):
+    q = fields.String(
+        validate=validate.Length(max=200),
+        metadata={"description": "Part of the email or name, any case."},
+    )
+    role = fields.String(validate=validate.Length(max=64))
+    active = fields.Boolean()
+
+
+def _present(row: dict) -> dict:
+    extra = set((row["extra_permissions"] or "").split())
+    role_perms = set((row["role_permissions"] or "").split())
+    return {
+        "id": row["id"],
+        "email": row["email"],
+        "name": row["name"],
+        "role": row["role"],
+        "permissions": sorted(extra),
+        "effective_permissions": sorted(extra | role_perms),
+        "active": bool(row["active"]),
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def _get(user_id: str) -> dict:
+    row = db.one(_SELECT + " WHERE u.id = :id", {"id": user_id})
+    if row is None:
+        abort(404, "User not found.")
+    return row
+
+
+def _role(name: str) -> dict:
+    role = role_by_name(name)
+    if role is None:
+        abort(400, f"role: unknown role {name!r}.")
+    return role
+
+
+def _set_extra_permissions(user_id: str, permissions) -> None:
+    db.execute("DELETE FROM user_permissions WHERE user_id = :id", {"id": user_id})
+    db.execute_many(
+        "INSERT INTO user_permissions (user_id, permission) VALUES (:user_id, :permission)",
+        [{"user_id": user_id, "permission": p} for p in sorted(set(permissions))],
+    )
+
+
+def _guard_last_owner(row: dict) -> None:
+    """409 when ``row`` is the last active owner (call before demoting, disabling, deleting)."""
+    if row["role"] != OWNER_ROLE or not row["active"]:
+        return
+    others = db.value(
+        "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id"
+        " WHERE r.name = :owner AND u.active = 1 AND u.id <> :id",
+        {"owner": OWNER_ROLE, "id": row["id"]},
+    )
+    if not others:
+        abort(409, "This is the last active owner: make another owner first.")
+
+
+def _guard_target(row: dict) -> None:
+    """403 when the target holds permissions the caller does not."""
+    if not set(_present(row)["effective_permissions"]) <= g.caller.permissions:
+        abort(403, "Access denied: this administrator holds permissions you do not.")
+
+
+def create_user(
+    email: str, name: str, password: str, role: str, permissions=(), active: bool = True
+) -> dict:
+    """Create an administrator (grant checks are the caller's business); answer the row."""
+    email = email.strip().lower()
+    role_row = _role(role)
+    user_id, moment = db.new_id(), now_iso()
+    password_hash = hash_password(password)
+    with db.transaction():
+        if db.value("SELECT 1 FROM users WHERE email = :email", {"email": email}):
+            abort(409, f"An administrator with the email {email} already exists.")
+        db.execute(
+            "INSERT INTO users (id, email, name, password_hash, role_id, active, created_at,"
+            " updated_at) VALUES (:id, :email, :name, :hash, :role_id, :active, :now, :now)",
+            {
+                "id": user_id,
+                "email": email,
+                "name": name.strip(),
+                "hash": password_hash,
+                "role_id": role_row["id"],
+                "active": active,
+                "now": moment,
+            },
+        )
+        _set_extra_permissions(user_id, permissions)
+        audit.record(
+            "user.created",
+            {"user_id": user_id, "email": email, "role": role, "permissions": sorted(permissions)},
+        )
+    return _get(user_id)
+
+
+@blp.route("")
+class Users(MethodView):
+    @blp.arguments(UserQuerySchema, location="query")
+    @blp.response(200, page_schema(UserSchema))
+    @require_permission("users.read")
+    def get(self, args):
+        """List administrators, by email"""
+        where, params = [], {}
+        if args.get("q"):
+            where.append(f"(LOWER(u.email) {LIKE} OR LOWER(u.name) {LIKE})")
+            params["q"] = like_pattern(args["q"])
+        if args.get("role"):
+            where.append("r.name = :role")
+            params["role"] = args["role"]
+        if "active" in args:
+            where.append("u.active = :active")
+            params["active"] = args["active"]
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        return paginate(
+            _SELECT + clause + " ORDER BY u.email",
+            "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id" + clause,
+            params,
+            args,
+            convert=_present,
+        )
+
+    @blp.arguments(UserCreateSchema)
+    @blp.response(201, UserSchema)
+    @require_permission("users.create")
+    def post(self, data):
+        """Create an administrator"""
+        role = _role(data["role"])
+        check_grant(role["permissions"] | set(data.get("permissions", [])))
+        row = create_user(
+            data["email"],
+            data["name"],
+            data["password"],
+            data["role"],
+            data.get("permissions", []),
+            data["active"],
+        )
+        return _present(row)
+
+
+@blp.route("/<user_id>")
+class UserById(MethodView):
+    @blp.response(200, UserSchema)
+    @require_permission("users.read")
+    def get(self, user_id):
+        """One administrator"""
+        return _present(_get(user_id))
+
+    @blp.arguments(UserUpdateSchema)
+    @blp.response(200, UserSchema)
+    @require_permission("users.update")
+    def patch(self, data, user_id):
+        """Change an administrator
+
+        Fields left out stay as they are. A new password, or `active: false`, ends the
+        administrator's sessions.
+        """
+        new_hash = hash_password(data["password"]) if "password" in data else None
+        with db.transaction():
+            db.lock("users")
+            row = _get(user_id)
+            _guard_target(row)
+            changes = {}
+            if "role" in data and data["role"] != row["role"]:
+                role = _role(data["role"])
+                check_grant(role["permissions"])
+                _guard_last_owner(row)
+                db.execute(
+                    "UPDATE users SET role_id = :role_id WHERE id = :id",
+                    {"role_id": role["id"], "id": user_id},
+                )
+                changes["role"] = data["role"]
+            if "permissions" in data:
+                old = set((row["extra_permissions"] or "").split())
+                new = set(data["permissions"])
+                check_grant(old ^ new)
+                _set_extra_permissions(user_id, new)
+                changes["permissions"] = sorted(new)
+            if "active" in data and bool(data["active"]) != bool(row["active"]):
+                if not data["active"]:
+                    _guard_last_owner(row)
+                changes["active"] = data["active"]
+            if "email" in data:
+                email = data["email"].strip().lower()
+                taken = db.value(
+                    "SELECT 1 FROM users WHERE email = :email AND id <> :id",
+                    {"email": email, "id": user_id},
+                )
+                if taken:
+                    abort(409, f"An administrator with the email {email} already exists.")
+                changes["email"] = email
+            if "name" in data:
+                changes["name"] = data["name"].strip()
+            db.execute(
+                "UPDATE users SET email = :email, name = :name, active = :active,"
+                " password_hash = COALESCE(:hash, password_hash), updated_at = :now"
+                " WHERE id = :id",
+                {
+                    "email": changes.get("email", row["email"]),
+                    "name": changes.get("name", row["name"]),
+                    "active": changes.get("active", bool(row["active"])),
+                    "hash": new_hash,
+                    "now": now_iso(),
+                    "id": user_id,
+                },
+            )
+            if new_hash is not None or changes.get("active") is False:
+                sessions.end_all(sessions.ADMIN, user_id)
+            if new_hash is not None:
+                changes["password_changed"] = True
+            audit.record("user.updated", {"user_id": user_id, **changes})
+        return _present(_get(user_id))
+
+    @blp.response(204)
+    @require_permission("users.delete")
+    def delete(self, user_id):
+        """Delete an administrator
+
+        Their sessions end and their API keys are revoked at once.
+        """
+        with db.transaction():
+            db.lock("users")
+            row = _get(user_id)
+            _guard_target(row)
+            _guard_last_owner(row)
+            db.execute(
+                "UPDATE api_keys SET revoked_at = :now, revoked_by = :by"
+                " WHERE owner_id = :id AND revoked_at IS NULL",
+                {"now": now_iso(), "by": g.caller.id, "id": user_id},
+            )
+            db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
+            audit.record("user.deleted", {"user_id": user_id, "email": row["email"]})

@@ -1,0 +1,84 @@
+"""The request hooks that load the caller into ``g.caller`` and keep session cookies fresh.
+
+A ``Bearer`` Authorization header is an API key and the cookies are then ignored; a bad key
+is a 401 on every route. Otherwise the administrator cookie, then the customer cookie, is
+resolved; a stale cookie leaves the caller anonymous and is cleared in the response.
+"""
+
+from flask import g, request
+
+from shop import db
+from shop.auth import api_keys, sessions
+from shop.errors import abort
+
+# Endpoints that never need to know who is calling.
+_ANONYMOUS_ENDPOINTS = frozenset(
+    {
+        "static",
+        "admin.static",
+        "swagger_ui_assets",
+        "api-docs.openapi_json",
+        "api-docs.openapi_swagger_ui",
+    }
+)
+
+
+def load_caller() -> None:
+    """before_request: resolve the API key or session of the request, if any."""
+    g.caller = None
+    g.auth_problem = None
+    g.stale_cookies = []
+    if request.endpoint in _ANONYMOUS_ENDPOINTS:
+        return
+    header = request.headers.get("Authorization")
+    if header is not None:
+        scheme, _, credentials = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            abort(
+                401,
+                "Unsupported Authorization scheme: send 'Bearer eck_...' with an API key.",
+                {"WWW-Authenticate": 'Bearer realm="shop"'},
+            )
+        g.caller = api_keys.resolve(credentials.strip())
+        return
+    for kind in (sessions.ADMIN, sessions.CUSTOMER):
+        token = request.cookies.get(kind.cookie)
+        if token is None:
+            continue
+        caller = sessions.resolve(kind, token)
+        if caller is not None:
+            g.caller = caller
+            return
+        g.stale_cookies.append(kind)
+
+
+def finish_response(response):
+    """after_request: set or clear session cookies; never let a proxy cache a private answer."""
+    pending = g.get("set_session_cookie")
+    if pending is not None:
+        kind, token = pending
+        sessions.set_cookie(response, kind, token)
+    for kind in g.get("stale_cookies", ()):
+        if pending is None or pending[0] is not kind:
+            sessions.clear_cookie(response, kind)
+    for kind in g.get("clear_session_cookies", ()):
+        sessions.clear_cookie(response, kind)
+    if g.get("caller") is not None or "Set-Cookie" in response.headers:
+        response.headers["Cache-Control"] = "no-store"
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    return response
+
+
+def sql_count_headers(response):
+    """after_request (SHOP_DEBUG_SQL_COUNT=1): statements and writes this request ran."""
+    start = g.get("sql_stats_start")
+    if start is not None:
+        stats = db.get_db().stats()
+        response.headers["X-Shop-SQL-Statements"] = str(stats["statements"] - start["statements"])
+        response.headers["X-Shop-SQL-Writes"] = str(stats["writes"] - start["writes"])
+    return response
+
+
+def start_sql_count() -> None:
+    """before_request (SHOP_DEBUG_SQL_COUNT=1): remember the thread's counters."""
+    g.sql_stats_start = db.get_db().stats()

@@ -1,0 +1,138 @@
+"""Route guards, named by what they require. Routes are public unless decorated.
+
+A guard runs before anything else of the request's view: ``run_route_guard`` (a
+before_request hook) finds it on the view and calls it, so an anonymous or unauthorised
+caller gets 401/403 before the body is parsed or a rate limit is counted, whatever the order
+of the decorators. The wrapper checks again when called, which costs a set lookup.
+
+Each guard also documents itself in OpenAPI: the security schemes, and the permission and
+scope in the operation's description (and in ``x-permission`` / ``x-scopes``).
+"""
+
+import functools
+
+from flask import current_app, g, request
+
+from shop.api.common import add_doc
+from shop.auth.permissions import scopes_for
+from shop.errors import abort
+
+ADMIN_COOKIE = {"adminSession": []}
+CUSTOMER_COOKIE = {"customerSession": []}
+BEARER = {"apiKey": []}
+
+_KIND_WORDS = {
+    "admin": "a signed-in administrator",
+    "customer": "a signed-in customer",
+    "api_key": "an API key",
+}
+
+
+def _guarded(func, check, **doc):
+    """``func`` wrapped to run ``check`` first, found by ``run_route_guard``, documented."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        check()
+        return func(*args, **kwargs)
+
+    wrapper._shop_guard = check
+    return add_doc(wrapper, **doc)
+
+
+def _unauthenticated():
+    abort(401, g.get("auth_problem") or "Authentication required: sign in or send an API key.")
+
+
+def _describe(func, sentence: str) -> str:
+    """The docstring's description (after its summary line) followed by ``sentence``."""
+    lines = (func.__doc__ or "").strip().splitlines()
+    body = "\n".join(line.strip() for line in lines[1:]).strip()
+    return f"{body}\n\n{sentence}".strip()
+
+
+def require_auth(*kinds: str):
+    """Any authenticated caller (401 otherwise); with ``kinds``, only those kinds (403)."""
+    kinds = kinds or ("admin", "customer", "api_key")
+
+    def check():
+        caller = g.get("caller")
+        if caller is None:
+            _unauthenticated()
+        if caller.kind not in kinds:
+            abort(403, f"Access denied: this needs {_either(kinds)}.")
+
+    def decorator(func):
+        security = []
+        if "admin" in kinds:
+            security.append(ADMIN_COOKIE)
+        if "customer" in kinds:
+            security.append(CUSTOMER_COOKIE)
+        if "api_key" in kinds:
+            security.append(BEARER)
+        description = _describe(func, f"Requires {_either(kinds)}.")
+        return _guarded(func, check, security=security, description=description)
+
+    return decorator
+
+
+def require_permission(permission: str, *, key_scopes=None, sessions_only: bool = False):
+    """A caller holding ``permission`` (401 when anonymous, 403 when lacking it).
+
+    API keys hold a permission through their scopes (``key_scopes`` lists other scopes
+    that are accepted instead). ``sessions_only`` refuses API keys with 403.
+    """
+    scopes = () if sessions_only else tuple(key_scopes or scopes_for(permission))
+
+    def check():
+        caller = g.get("caller")
+        if caller is None:
+            _unauthenticated()
+        if caller.kind == "api_key":
+            if not scopes:
+                abort(403, "Access denied: this needs a signed-in administrator, not an API key.")
+            accepted = caller.can(permission) or any(caller.has_scope(s) for s in key_scopes or ())
+            if not accepted:
+                abort(403, f"Access denied: this API key needs the scope {' or '.join(scopes)}.")
+        elif not caller.can(permission):
+            abort(403, f"Access denied: this needs the permission {permission}.")
+
+    def decorator(func):
+        if scopes:
+            sentence = (
+                f"Requires the permission `{permission}`, or an API key with the scope "
+                + " or ".join(f"`{s}`" for s in scopes)
+                + "."
+            )
+            security = [ADMIN_COOKIE, BEARER]
+        else:
+            sentence = (
+                f"Requires the permission `{permission}` in a signed-in administrator's"
+                " session; API keys are refused."
+            )
+            security = [ADMIN_COOKIE]
+        doc = {"security": security, "description": _describe(func, sentence)}
+        doc["x-permission"] = permission
+        doc["x-scopes"] = list(scopes)
+        return _guarded(func, check, **doc)
+
+    return decorator
+
+
+def run_route_guard() -> None:
+    """before_request: run the guard of the view about to handle the request, if any."""
+    view = current_app.view_functions.get(request.endpoint)
+    view_class = getattr(view, "view_class", None)
+    if view_class is not None:
+        method = request.method.lower()
+        view = getattr(view_class, method, None)
+        if view is None and method == "head":
+            view = getattr(view_class, "get", None)
+    guard = getattr(view, "_shop_guard", None)
+    if guard is not None:
+        guard()
+
+
+def _either(kinds) -> str:
+    words = [_KIND_WORDS[k] for k in kinds]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

@@ -1,0 +1,70 @@
+"""The permission catalogue, the built-in roles and the API-key scopes, in one place.
+
+Permissions have the form ``resource.action``. Scopes have the form ``read:<r>`` or
+``write:<r>``; each scope stands for a fixed set of permissions (``SCOPES``). A key's rights
+on a request are the permissions of its scopes intersected with its owner's permissions.
+"""
+
+CATALOGUE = {
+    "products": ("read", "create", "update", "delete"),
+    "categories": ("read", "create", "update", "delete"),
+    "collections": ("read", "create", "update", "delete"),
+    "content": ("read", "create", "update", "delete"),
+    "orders": ("read", "update_status"),
+    "customers": ("read", "update", "delete"),
+    "settings": ("read", "update"),
+    "users": ("read", "create", "update", "delete"),
+    "roles": ("read", "create", "update", "delete"),
+    "api_key": ("create", "read", "delete"),
+    "audit": ("read",),
+}
+
+ALL_PERMISSIONS = frozenset(
+    f"{resource}.{action}" for resource, actions in CATALOGUE.items() for action in actions
+)
+
+
+def _of(*resources: str) -> frozenset[str]:
+    """Every permission of the given resources."""
+    return frozenset(p for p in ALL_PERMISSIONS if p.split(".", 1)[0] in resources)
+
+
+OWNER_ROLE = "owner"
+
+BUILTIN_ROLES = {
+    OWNER_ROLE: ALL_PERMISSIONS,
+    "admin": ALL_PERMISSIONS - _of("users", "roles"),
+    "editor": _of("products", "categories", "collections", "content", "api_key"),
+    "support": _of("orders", "customers") | {"products.read"},
+}
+
+# Scope resource -> (RBAC resource, permissions of read:<r>, permissions of write:<r>).
+# Write is the composite of create, update and delete (spec 2.2); it does not imply read.
+SCOPES = {}
+for _scope_resource, _rbac_resource in (
+    ("product", "products"),
+    ("category", "categories"),
+    ("collection", "collections"),
+    ("content", "content"),
+    ("order", "orders"),
+    ("customer", "customers"),
+    ("setting", "settings"),
+):
+    _perms = _of(_rbac_resource)
+    SCOPES[f"read:{_scope_resource}"] = frozenset(p for p in _perms if p.endswith(".read"))
+    SCOPES[f"write:{_scope_resource}"] = frozenset(p for p in _perms if not p.endswith(".read"))
+
+ALL_SCOPES = tuple(sorted(SCOPES))
+
+
+def scope_permissions(scopes) -> frozenset[str]:
+    """The union of the permissions the given (valid) scopes stand for."""
+    result = frozenset()
+    for scope in scopes:
+        result |= SCOPES.get(scope, frozenset())
+    return result
+
+
+def scopes_for(permission: str) -> tuple[str, ...]:
+    """The scopes that carry a permission (empty for api_key, users, roles and audit)."""
+    return tuple(scope for scope in ALL_SCOPES if permission in SCOPES[scope])

@@ -1,0 +1,193 @@
+"""Server-side sessions of administrators (``user_session``) and customers
+(``customer_session``).
+
+The cookie holds 32 random bytes (base64url); the table holds only their SHA-256. A session
+lives ``SESSION_LIFETIME`` seconds after its last refresh; a request refreshes it (row and
+cookie) at most once per ``SESSION_REFRESH`` seconds, so ordinary reads write nothing.
+Another User-Agent ends the session; another address is audited and the session goes on.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app, g, request
+
+from shop import audit, db
+from shop.auth.caller import Caller
+from shop.clock import iso, now, parse
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Where one kind of human's sessions live."""
+
+    name: str
+    table: str
+    holder: str
+    cookie: str
+
+
+ADMIN = Kind("admin", "user_session", "user_id", "shop_admin_session")
+CUSTOMER = Kind("customer", "customer_session", "customer_id", "shop_customer_session")
+KINDS = {k.name: k for k in (ADMIN, CUSTOMER)}
+
+_RESOLVE = {
+    "admin": """
+        SELECT s.id AS session_id, s.user_agent, s.ip, s.last_seen_at, s.expires_at,
+               u.id, u.email, u.name, u.active, r.name AS role,
+               (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
+                 WHERE rp.role_id = u.role_id) AS role_permissions,
+               (SELECT string_agg(up.permission, ' ') FROM user_permissions up
+                 WHERE up.user_id = u.id) AS extra_permissions
+        FROM user_session s
+        JOIN users u ON u.id = s.user_id
+        JOIN roles r ON r.id = u.role_id
+        WHERE s.token_hash = :token_hash""",
+    "customer": """
+        SELECT s.id AS session_id, s.user_agent, s.ip, s.last_seen_at, s.expires_at,
+               c.id, c.email, c.name, c.active, NULL AS role,
+               NULL AS role_permissions, NULL AS extra_permissions
+        FROM customer_session s
+        JOIN customers c ON c.id = s.customer_id
+        WHERE s.token_hash = :token_hash""",
+}
+
+
+def _user_agent() -> str:
+    return request.headers.get("User-Agent", "")[:512]
+
+
+def create(kind: Kind, holder_id: str) -> str:
+    """Open a session for a human; answer the cookie value (shown to nobody else)."""
+    token = secrets.token_urlsafe(32)
+    moment = now()
+    db.execute(
+        f"INSERT INTO {kind.table} (id, token_hash, {kind.holder}, created_at, last_seen_at,"
+        " expires_at, user_agent, ip)"
+        " VALUES (:id, :token_hash, :holder, :now, :now, :expires, :ua, :ip)",
+        {
+            "id": db.new_id(),
+            "token_hash": db.sha256(token),
+            "holder": holder_id,
+            "now": iso(moment),
+            "expires": iso(moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"])),
+            "ua": _user_agent(),
+            "ip": request.remote_addr,
+        },
+    )
+    g.set_session_cookie = (kind, token)
+    return token
+
+
+def resolve(kind: Kind, token: str) -> Caller | None:
+    """The caller a session cookie stands for, or None (with ``g.auth_problem`` set)."""
+    if not token or len(token) > 100:
+        return None
+    row = db.one(_RESOLVE[kind.name], {"token_hash": db.sha256(token)})
+    if row is None:
+        g.auth_problem = "Your session has ended; sign in again."
+        return None
+    moment = now()
+    if parse(row["expires_at"]) <= moment or not row["active"]:
+        db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
+        g.auth_problem = "Your session has expired; sign in again."
+        return None
+    caller = Caller(
+        kind=kind.name,
+        id=row["id"],
+        email=row["email"],
+        name=row["name"],
+        role=row["role"],
+        permissions=frozenset(
+            f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
+        ),
+        session_id=row["session_id"],
+    )
+    if row["user_agent"] != _user_agent():
+        with db.transaction():
+            db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
+            audit.record(
+                "session.user_agent_mismatch",
+                {"session_id": row["session_id"], "user_agent_at_login": row["user_agent"]},
+                actor=caller.actor,
+            )
+        g.auth_problem = "Your session was ended because the browser changed; sign in again."
+        return None
+    ip_changed = row["ip"] != request.remote_addr
+    refresh_due = moment - parse(row["last_seen_at"]) >= timedelta(
+        seconds=current_app.config["SESSION_REFRESH"]
+    )
+    if ip_changed or refresh_due:
+        with db.transaction():
+            if ip_changed:
+                audit.record(
+                    "session.ip_changed",
+                    {"session_id": row["session_id"], "from": row["ip"], "to": request.remote_addr},
+                    actor=caller.actor,
+                )
+            expires = moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"])
+            db.execute(
+                f"UPDATE {kind.table} SET last_seen_at = :now, expires_at = :expires, ip = :ip"
+                " WHERE id = :id",
+                {
+                    "now": iso(moment),
+                    "expires": iso(expires),
+                    "ip": request.remote_addr,
+                    "id": row["session_id"],
+                },
+            )
+        if refresh_due:
+            g.set_session_cookie = (kind, token)
+    return caller
+
+
+def end(kind: Kind, session_id: str, holder_id: str | None = None) -> int:
+    """End one session (only if it is ``holder_id``'s, when given); answer 0 or 1."""
+    if holder_id is None:
+        return db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": session_id})
+    return db.execute(
+        f"DELETE FROM {kind.table} WHERE id = :id AND {kind.holder} = :holder",
+        {"id": session_id, "holder": holder_id},
+    )
+
+
+def end_all(kind: Kind, holder_id: str, keep_session_id: str | None = None) -> int:
+    """End every session of a human but ``keep_session_id``; answer how many ended."""
+    return db.execute(
+        f"DELETE FROM {kind.table} WHERE {kind.holder} = :holder AND id <> :keep",
+        {"holder": holder_id, "keep": keep_session_id or ""},
+    )
+
+
+def live(kind: Kind, holder_id: str) -> list[dict]:
+    """A human's live sessions, newest first."""
+    return db.query(
+        f"SELECT id, created_at, last_seen_at, expires_at, user_agent, ip FROM {kind.table}"
+        f" WHERE {kind.holder} = :holder AND expires_at > :now ORDER BY last_seen_at DESC",
+        {"holder": holder_id, "now": iso(now())},
+    )
+
+
+def set_cookie(response, kind: Kind, token: str) -> None:
+    """Put a session cookie on a response: HttpOnly, Secure, SameSite=Strict."""
+    response.set_cookie(
+        kind.cookie,
+        token,
+        max_age=current_app.config["SESSION_LIFETIME"],
+        path="/",
+        secure=current_app.config["COOKIE_SECURE"],
+        httponly=True,
+        samesite="Strict",
+    )
+
+
+def clear_cookie(response, kind: Kind) -> None:
+    """Remove a session cookie from the browser."""
+    response.delete_cookie(
+        kind.cookie,
+        path="/",
+        secure=current_app.config["COOKIE_SECURE"],
+        httponly=True,
+        samesite="Strict",
+    )

@@ -1,0 +1,139 @@
+"""flask commands: ``init-db``, ``users create|list``, ``api-keys create|list|revoke``.
+
+Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
+"""
+
+import click
+from flask import Flask
+from flask.cli import AppGroup, with_appcontext
+from werkzeug.exceptions import HTTPException
+
+from shop import db
+
+
+def _fail(message: str):
+    raise click.ClickException(message)
+
+
+@click.command("init-db")
+@with_appcontext
+def init_db_command():
+    """Create the tables (idempotent, even when the schema looks current) and the roles."""
+    from shop import init_db
+
+    init_db(force=True)
+    click.echo("Database ready.")
+
+
+@click.group("users", cls=AppGroup)
+def users_group():
+    """Manage administrators."""
+
+
+@users_group.command("create")
+@click.option("--email", required=True, help="Sign-in email.")
+@click.option("--password", help="At least 8 characters; prompted (hidden) when left out.")
+@click.option("--name", help="Display name (defaults to the part of the email before @).")
+@click.option(
+    "--role",
+    default="owner",
+    show_default=True,
+    help="owner, admin, editor, support or a custom role.",
+)
+def users_create(email, password, name, role):
+    """Create an administrator (bootstraps the first owner)."""
+    from shop.api.users import create_user
+    from shop.auth.passwords import MIN_LENGTH
+
+    if password is None:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if len(password) < MIN_LENGTH:
+        _fail(f"The password must have at least {MIN_LENGTH} characters.")
+    if "@" not in email:
+        _fail(f"{email!r} is not an email address.")
+    try:
+        row = create_user(email, name or email.split("@", 1)[0], password, role)
+    except HTTPException as error:
+        _fail(error.description.removeprefix("role: "))
+    click.echo(f"Created administrator {row['email']} ({row['role']}), id {row['id']}.")
+
+
+@users_group.command("list")
+def users_list():
+    """List administrators."""
+    rows = db.query(
+        "SELECT u.id, u.email, u.name, u.active, r.name AS role FROM users u"
+        " JOIN roles r ON r.id = u.role_id ORDER BY u.email"
+    )
+    for row in rows:
+        state = "active" if row["active"] else "inactive"
+        click.echo(f"{row['id']}  {row['email']}  {row['role']}  {state}  {row['name']}")
+    if not rows:
+        click.echo("No administrators yet: flask --app app users create --email ... --role owner")
+
+
+@click.group("api-keys", cls=AppGroup)
+def api_keys_group():
+    """Manage API keys without an administrator session."""
+
+
+@api_keys_group.command("create")
+@click.option("--name", "label", required=True, help="The key's label, 1 to 100 characters.")
+@click.option(
+    "--scopes", required=True, help='Such as "read:product,write:content" (commas or spaces).'
+)
+@click.option("--expires", help="Optional expiry: an ISO 8601 date or date-time in the future.")
+def api_keys_create(label, scopes, expires):
+    """Create a key and print its secret, once."""
+    from shop.api.api_keys import parse_expiry
+    from shop.auth import api_keys
+
+    label = label.strip()
+    if not 1 <= len(label) <= 100:
+        _fail("--name must have 1 to 100 characters.")
+    try:
+        scope_list = api_keys.parse_scopes(scopes)
+        expires_at = parse_expiry(expires) if expires else None
+    except ValueError as error:
+        _fail(str(error).replace("scopes:", "--scopes:").replace("expires_at:", "--expires:"))
+    record, secret = api_keys.create(label, scope_list, expires_at, owner=None)
+    click.echo(f"Created API key {record['id']} ({label}) with scopes {' '.join(scope_list)}.")
+    click.echo("The secret follows on its own line. It cannot be shown again: store it now.")
+    click.echo(secret)
+
+
+@api_keys_group.command("list")
+def api_keys_list():
+    """List every key (never a secret)."""
+    from shop.auth import api_keys
+
+    page = 1
+    while True:
+        result = api_keys.list_page(None, None, page, 100)
+        for key in result["items"]:
+            owner = key["owner"]["email"] if key["owner"] else "cli"
+            click.echo(
+                f"{key['id']}  {key['status']:<7}  {key['label']}  [{' '.join(key['scopes'])}]"
+                f"  owner={owner}  expires={key['expires_at'] or 'never'}"
+                f"  last_used={key['last_used_at'] or 'never'}"
+            )
+        if page * 100 >= result["total"]:
+            break
+        page += 1
+
+
+@api_keys_group.command("revoke")
+@click.argument("key_id")
+def api_keys_revoke(key_id):
+    """Revoke a key at once."""
+    from shop.auth import api_keys
+
+    if not api_keys.revoke(key_id, None):
+        _fail(f"No API key with id {key_id}.")
+    click.echo(f"Revoked API key {key_id}.")
+
+
+def register(app: Flask) -> None:
+    """Attach the commands to the app."""
+    for command in (init_db_command, users_group, api_keys_group):
+        app.cli.add_command(command)

@@ -1,0 +1,393 @@
+"""The thin data module: plain SQL with ``:name`` placeholders, on SQLite or PostgreSQL.
+
+SQL is written once with ``:name`` placeholders; ``translate`` rewrites it for psycopg.
+Each thread keeps its own connection (gunicorn's gthread workers reuse their threads), so a
+connection is never shared between threads. Outside ``transaction()`` every statement commits
+on its own; inside, all of them commit or roll back together (nested blocks are savepoints).
+
+The verbs: ``query`` (all rows as dicts), ``one`` (first row or None), ``value`` (first column
+of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` counts the
+statements and writes of the current thread, for tests and the benchmark.
+"""
+
+import hashlib
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager, suppress
+from functools import lru_cache
+from pathlib import Path
+
+from flask import current_app
+
+_WRITE_VERBS = ("insert", "update", "delete", "replace", "create", "drop", "alter")
+
+
+@lru_cache(maxsize=1024)
+def translate(sql: str) -> str:
+    """Rewrite ``:name`` placeholders as ``%(name)s`` and escape ``%`` for psycopg.
+
+    Quoted strings, identifiers and ``--`` comments are copied as they are (but for ``%``),
+    and ``::`` casts are left alone.
+    """
+    out = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == "-" and sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = n if end == -1 else end
+            out.append(sql[i:end].replace("%", "%%"))
+            i = end
+        elif ch in "'\"":
+            end = sql.index(ch, i + 1) + 1
+            out.append(sql[i:end].replace("%", "%%"))
+            i = end
+        elif ch == "%":
+            out.append("%%")
+            i += 1
+        elif ch == ":" and i + 1 < n and sql[i + 1] == ":":
+            out.append("::")
+            i += 2
+        elif ch == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_"):
+            match = re.compile(r"[A-Za-z_]\w*").match(sql, i + 1)
+            out.append(f"%({match.group()})s")
+            i = match.end()
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+_STRING_AGG = re.compile(r"\bstring_agg\s*\(", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1024)
+def for_sqlite(sql: str) -> str:
+    """PostgreSQL's ``string_agg(value, separator)`` as SQLite's built-in ``group_concat``.
+
+    Same result (NULLs skipped, NULL when there are none), computed in C: a Python aggregate
+    cost a callback per row on every session and key resolution.
+    """
+    return _STRING_AGG.sub("group_concat(", sql)
+
+
+@lru_cache(maxsize=1024)
+def _is_write(sql: str) -> bool:
+    """Whether a statement changes data (counted apart in ``stats``)."""
+    return sql.lstrip().split(None, 1)[0].lower() in _WRITE_VERBS
+
+
+_last_id = [0, 0]  # the milliseconds and the random part of this process's newest id
+_id_lock = threading.Lock()
+
+
+def new_id() -> str:
+    """An opaque, time-ordered identifier: 12 hex digits of milliseconds, 12 random.
+
+    Monotonic within a process, as ULIDs are: an id made in the same millisecond as the one
+    before (or after the system clock stepped back) counts up from it, so rows ordered by
+    id, such as an order's status history, keep the order they were written in.
+    """
+    moment = time.time_ns() // 1_000_000
+    with _id_lock:
+        last_moment, last_random = _last_id
+        if moment > last_moment:
+            random_part = secrets.randbits(48)
+        elif last_random + 1 < 1 << 48:
+            moment, random_part = last_moment, last_random + 1
+        else:
+            moment, random_part = last_moment + 1, secrets.randbits(48)
+        _last_id[:] = moment, random_part
+    return f"{moment:012x}{random_part:012x}"
+
+
+def sha256(text: str) -> str:
+    """Hex SHA-256 of a secret; the only form in which secrets are stored."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Database:
+    """A database URL and the per-thread connections to it."""
+
+    def __init__(self, url: str):
+        self.url = url
+        if url.startswith(("postgresql://", "postgres://")):
+            self.engine = "postgresql"
+        elif url.startswith("sqlite:///"):
+            self.engine = "sqlite"
+            self.path = url.removeprefix("sqlite:///")
+        else:
+            raise ValueError(
+                "DATABASE_URL must start with sqlite:/// or postgresql:// "
+                f"(got {url.split('://', 1)[0]}://...)"
+            )
+        self._local = threading.local()
+        self._connections = {}  # thread ident -> connection, to close them all
+        self._lock = threading.Lock()
+
+    # -- connections -------------------------------------------------------------------
+
+    def _connect(self):
+        if self.engine == "postgresql":
+            import psycopg
+            from psycopg.rows import dict_row
+
+            return psycopg.connect(self.url, autocommit=True, row_factory=dict_row)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # check_same_thread=False only so close_all() may close it; one thread uses it.
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def connection(self):
+        """This thread's connection, opened (or reopened after a failure) on demand."""
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is None or (self.engine == "postgresql" and conn.closed):
+            conn = self._connect()
+            local.conn, local.depth = conn, 0
+            with self._lock:
+                self._forget_dead_threads()
+                self._connections[threading.get_ident()] = conn
+        return conn
+
+    def _forget_dead_threads(self):
+        """Close the connections of threads that have ended (called under the lock)."""
+        alive = {t.ident for t in threading.enumerate()}
+        for ident in [i for i in self._connections if i not in alive]:
+            with suppress(Exception):  # a dead thread's connection may already be gone
+                self._connections.pop(ident).close()
+
+    def close(self):
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            with self._lock:
+                self._connections.pop(threading.get_ident(), None)
+            conn.close()
+
+    def close_all(self):
+        """Close every connection this object opened (tests, shutdown)."""
+        with self._lock:
+            conns = list(self._connections.values())
+            self._connections.clear()
+        for conn in conns:
+            with suppress(Exception):  # one that is already broken needs no closing
+                conn.close()
+        self._local = threading.local()
+
+    # -- statements --------------------------------------------------------------------
+
+    def _run(self, sql: str, params):
+        conn = self.connection()
+        local = self._local
+        local.statements = getattr(local, "statements", 0) + 1
+        if _is_write(sql):
+            local.writes = getattr(local, "writes", 0) + 1
+        params = _adapt(params)
+        if self.engine == "postgresql":
+            return conn.execute(translate(sql), params)
+        return conn.execute(for_sqlite(sql), params)
+
+    def _dicts(self, cur, rows) -> list[dict]:
+        """Rows as dicts: psycopg's dict_row already made them, SQLite's tuples get names."""
+        if self.engine != "sqlite":
+            return rows
+        names = [column[0] for column in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def query(self, sql: str, params=None) -> list[dict]:
+        """Every row of a statement, as dicts."""
+        cur = self._run(sql, params)
+        try:
+            if not cur.description:
+                return []
+            return self._dicts(cur, cur.fetchall())
+        finally:
+            cur.close()
+
+    def one(self, sql: str, params=None) -> dict | None:
+        """The first row of a statement, or None."""
+        cur = self._run(sql, params)
+        try:
+            row = cur.fetchone() if cur.description else None
+            return None if row is None else self._dicts(cur, [row])[0]
+        finally:
+            cur.close()
+
+    def value(self, sql: str, params=None):
+        """The first column of the first row, or None."""
+        row = self.one(sql, params)
+        return None if row is None else next(iter(row.values()))
+
+    def execute(self, sql: str, params=None) -> int:
+        """Run a statement; answer how many rows it changed."""
+        cur = self._run(sql, params)
+        try:
+            if cur.description:
+                cur.fetchall()  # RETURNING rows must be read before the commit
+            return cur.rowcount
+        finally:
+            cur.close()
+
+    def execute_many(self, sql: str, rows) -> None:
+        """Run one statement for each parameter mapping in ``rows``."""
+        conn = self.connection()
+        rows = [_adapt(r) for r in rows]
+        local = self._local
+        local.statements = getattr(local, "statements", 0) + 1
+        local.writes = getattr(local, "writes", 0) + 1
+        if self.engine == "postgresql":
+            with conn.cursor() as cur:
+                cur.executemany(translate(sql), rows)
+        else:
+            conn.executemany(for_sqlite(sql), rows)
+
+    @contextmanager
+    def transaction(self):
+        """All statements in the block commit together or not at all.
+
+        SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a transaction that
+        reads and then writes never fails half-way on "database is locked".
+        """
+        conn = self.connection()
+        local = self._local
+        depth = local.depth
+        if depth == 0:
+            conn.execute("BEGIN IMMEDIATE" if self.engine == "sqlite" else "BEGIN")
+        else:
+            conn.execute(f"SAVEPOINT sp{depth}")
+        local.depth = depth + 1
+        try:
+            yield self
+        except BaseException:
+            local.depth = depth
+            if self.engine == "postgresql" and conn.closed:
+                raise
+            conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}")
+            raise
+        else:
+            local.depth = depth
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+
+    def lock(self, name: str) -> None:
+        """Serialise transactions that take the same named lock, until the transaction ends.
+
+        SQLite needs nothing: ``BEGIN IMMEDIATE`` already lets one writer in at a time.
+        """
+        if self.engine == "postgresql":
+            key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+            self.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
+
+    def stats(self) -> dict:
+        """Statements and writes run by this thread so far."""
+        local = self._local
+        return {
+            "statements": getattr(local, "statements", 0),
+            "writes": getattr(local, "writes", 0),
+        }
+
+    def apply_schema(self, sql: str, force: bool = False) -> None:
+        """Run the schema script (idempotent) in one transaction, one process at a time.
+
+        Only when the script differs from the one last applied (its SHA-256 is kept in
+        ``schema_version``), unless ``force``: a start on a schema already in place runs no
+        DDL. ``CREATE INDEX IF NOT EXISTS`` takes its table's SHARE lock even when the index
+        exists, and a worker starting beside live writes could deadlock with them.
+        """
+        checksum = sha256(sql)
+        if not force and self._applied_schema() == checksum:
+            return
+        statements = [s.strip() for s in sql.split(";") if _code(s)]
+        with self.transaction():
+            if self.engine == "postgresql":
+                # Several gunicorn workers may start at once; CREATE ... IF NOT EXISTS races.
+                self.execute("SELECT pg_advisory_xact_lock(736110)")
+            if not force and self._applied_schema() == checksum:
+                return  # another worker applied it while this one waited
+            for statement in statements:
+                self.execute(statement)
+            self.execute(
+                "INSERT INTO schema_version (id, checksum) VALUES (1, :checksum)"
+                " ON CONFLICT (id) DO UPDATE SET checksum = excluded.checksum",
+                {"checksum": checksum},
+            )
+
+    def _applied_schema(self) -> str | None:
+        """The SHA-256 of the schema script last applied; None on a new database."""
+        if self.engine == "postgresql":
+            exists = self.value("SELECT to_regclass('schema_version') IS NOT NULL")
+        else:
+            exists = self.value(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+            )
+        if not exists:
+            return None
+        return self.value("SELECT checksum FROM schema_version WHERE id = 1")
+
+
+def _code(statement: str) -> bool:
+    """Whether a piece of the schema script holds more than comments and blanks."""
+    return any(
+        line.strip() and not line.strip().startswith("--") for line in statement.splitlines()
+    )
+
+
+def _adapt(params):
+    """Booleans become 0/1: both engines store flags as integers."""
+    if not params:
+        return {}
+    if isinstance(params, dict):
+        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
+    return [int(v) if isinstance(v, bool) else v for v in params]
+
+
+# -- the module-level verbs, bound to the current app's database --------------------------
+
+
+def get_db() -> Database:
+    """The current app's database."""
+    return current_app.extensions["shop.db"]
+
+
+def query(sql: str, params=None) -> list[dict]:
+    """Every row of a statement, as dicts."""
+    return get_db().query(sql, params)
+
+
+def one(sql: str, params=None) -> dict | None:
+    """The first row of a statement, or None."""
+    return get_db().one(sql, params)
+
+
+def value(sql: str, params=None):
+    """The first column of the first row, or None."""
+    return get_db().value(sql, params)
+
+
+def execute(sql: str, params=None) -> int:
+    """Run a statement; answer how many rows it changed."""
+    return get_db().execute(sql, params)
+
+
+def execute_many(sql: str, rows) -> None:
+    """Run one statement for each parameter mapping in ``rows``."""
+    get_db().execute_many(sql, rows)
+
+
+def transaction():
+    """All statements in the block commit together or not at all."""
+    return get_db().transaction()
+
+
+def lock(name: str) -> None:
+    """Serialise transactions that take the same named lock (inside ``transaction()``)."""
+    get_db().lock(name)

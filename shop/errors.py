@@ -1,0 +1,93 @@
+"""The one error handler: every error, expected or not, becomes ``{"message": "..."}``."""
+
+import logging
+import time
+from typing import NoReturn
+
+from flask import current_app, request
+from flask_limiter.errors import RateLimitExceeded
+from werkzeug.exceptions import HTTPException, default_exceptions
+
+log = logging.getLogger("shop")
+
+_MESSAGES = {
+    400: "Invalid request.",
+    401: "Authentication required.",
+    403: "Access denied.",
+    404: "Not found.",
+    405: "Method not allowed.",
+    409: "Conflict.",
+    415: "Unsupported media type: send JSON.",
+    429: "Too many requests.",
+    500: "Internal server error.",
+}
+
+
+def abort(status: int, message: str, headers: dict | None = None) -> NoReturn:
+    """Stop the request with ``status`` and ``{"message": message}``."""
+    error = default_exceptions[status](description=message)
+    error.shop_headers = headers or {}
+    raise error
+
+
+_LOCATIONS = ("json", "query", "querystring", "form", "headers", "path", "view_args", "_schema")
+
+
+def fold_messages(messages, prefix: str = "") -> list[str]:
+    """Flatten webargs/marshmallow field errors into ``field: message`` lines."""
+    if isinstance(messages, str):
+        return [f"{prefix}: {messages}" if prefix else messages]
+    if isinstance(messages, list | tuple):
+        return [line for item in messages for line in fold_messages(item, prefix)]
+    lines = []
+    for key, value in messages.items():
+        if key in _LOCATIONS:
+            path = prefix
+        else:
+            path = f"{prefix}.{key}" if prefix else str(key)
+        lines.extend(fold_messages(value, path))
+    return lines
+
+
+def error_response(error: HTTPException):
+    """The JSON body, status and headers for any HTTP error."""
+    code = error.code or 500
+    headers = {}
+    data = getattr(error, "data", None) or {}
+    if code >= 500:
+        original = getattr(error, "original_exception", None)
+        if original is not None:
+            log.error("unhandled error on %s %s", request.method, request.path, exc_info=original)
+        message = _MESSAGES[500] if code == 500 else (error.description or "Server error.")
+    elif "messages" in data:
+        code = 400  # webargs validation errors: 400, not 422
+        message = " ".join(fold_messages(data["messages"])) or _MESSAGES[400]
+    elif isinstance(error, RateLimitExceeded):
+        message = f"Too many requests: the limit is {error.description}. Try again later."
+        headers["Retry-After"] = str(_retry_after())
+    elif code == 413:
+        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+        message = f"Request body too large: the limit is {limit} bytes."
+    elif code == 405:
+        message = f"Method {request.method} is not allowed on {request.path}."
+    elif code == 404 and error.description == default_exceptions[404].description:
+        message = f"Not found: {request.path}."
+    else:
+        description = error.description
+        if description == default_exceptions.get(code, HTTPException).description:
+            description = None
+        message = description or _MESSAGES.get(code, error.name)
+    if code == 405 and getattr(error, "valid_methods", None):
+        headers["Allow"] = ", ".join(error.valid_methods)
+    headers.update(data.get("headers") or {})
+    headers.update(getattr(error, "shop_headers", {}))
+    return {"message": message}, code, headers
+
+
+def _retry_after() -> int:
+    """Seconds until the breached rate-limit window resets (at least 1)."""
+    limiter = current_app.extensions.get("limiter")
+    limit = getattr(limiter, "current_limit", None) if limiter else None
+    if limit is None:
+        return 60
+    return max(1, int(limit.reset_at - time.time()))

@@ -1,0 +1,1 @@
+"""Use cases that span several resources (checkout), as plain functions."""

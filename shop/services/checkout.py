@@ -1,0 +1,216 @@
+"""Checkout: turn a customer's basket into an order, its payment and its stock movements.
+
+One transaction holds the stock decrements, the order number, the order, its items, its
+payment, its first history entry, the idempotency record and the audit entry: either all of
+them happen or none. Overselling is impossible on both engines because each decrement is a
+guarded ``UPDATE ... WHERE stock >= :quantity`` (a row lock on PostgreSQL, the one writer on
+SQLite); a decrement that matches no row rolls the whole order back. Products are updated in
+id order so that two baskets holding the same products never deadlock.
+
+An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
+first order and writes nothing; with another body it is a 409. Concurrent requests with one
+key are serialised by a lock on (customer, key) and the primary key of ``idempotency_keys``.
+"""
+
+import hashlib
+import json
+from datetime import timedelta
+
+from shop import audit, db, settings, totals
+from shop.api.orders import record_history
+from shop.clock import iso, now
+from shop.errors import abort
+from shop.services import payments
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+_DECREMENT = """
+    UPDATE products SET stock = stock - :quantity
+    WHERE id = :id AND stock >= :quantity AND active = 1
+    RETURNING name, sku, price_cents"""
+
+_NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
+
+
+def request_hash(body) -> str:
+    """SHA-256 of a JSON body in canonical form (sorted keys, no spaces)."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def place_order(
+    customer,
+    items: list[dict],
+    shipping_address: dict,
+    payment_method: str,
+    idempotency_key: str | None = None,
+    body_hash: str | None = None,
+) -> tuple[str, bool]:
+    """Place an order for ``customer`` (a Caller); answer its id and whether it is new.
+
+    ``items`` are ``{"product_id", "quantity"}`` with distinct products. An unknown or
+    inactive product is a 400, too little stock a 409, both naming the product.
+    """
+    cutoff = iso(now() - IDEMPOTENCY_WINDOW)
+    if idempotency_key is not None:
+        replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
+        if replayed:
+            return replayed, False
+    provider = payments.get(payment_method)
+    shop = settings.current()
+    with db.transaction():
+        if idempotency_key is not None:
+            db.lock(f"checkout:{customer.id}:{idempotency_key}")
+            replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
+            if replayed:  # a concurrent request with the key won the race
+                return replayed, False
+        lines = _take_stock(items)
+        order_id, moment = db.new_id(), iso(now())
+        number = f"{shop['order_number_prefix']}{_next_number():06d}"
+        totals.bump(totals.ORDERS)
+        subtotal = sum(line["line_total_cents"] for line in lines)
+        total = subtotal
+        started = provider.start(
+            {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
+        )
+        status = "paid" if started.status == "paid" else "pending"
+        db.execute(
+            "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
+            " currency, shipping_address, created_at, updated_at) VALUES (:id, :number,"
+            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now)",
+            {
+                "id": order_id,
+                "number": number,
+                "customer_id": customer.id,
+                "status": status,
+                "subtotal": subtotal,
+                "total": total,
+                "currency": shop["currency"],
+                "address": json.dumps(shipping_address, sort_keys=True),
+                "now": moment,
+            },
+        )
+        db.execute_many(
+            "INSERT INTO order_items (order_id, line, product_id, name, sku, unit_price_cents,"
+            " quantity, line_total_cents) VALUES (:order_id, :line, :product_id, :name, :sku,"
+            " :unit_price_cents, :quantity, :line_total_cents)",
+            [{**line, "order_id": order_id} for line in lines],
+        )
+        db.execute(
+            "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
+            " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount, :status,"
+            " :reference, :now, :now)",
+            {
+                "id": db.new_id(),
+                "order_id": order_id,
+                "provider": provider.name,
+                "amount": total,
+                "status": started.status,
+                "reference": started.reference,
+                "now": moment,
+            },
+        )
+        record_history(order_id, status, None, moment)
+        if idempotency_key is not None:
+            _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
+        audit.record(
+            "order.placed",
+            {
+                "order_id": order_id,
+                "number": number,
+                "total_cents": total,
+                "currency": shop["currency"],
+                "payment_method": provider.name,
+            },
+        )
+    return order_id, True
+
+
+def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | None:
+    """The order a live key already placed (same body), a 409 (other body), or None."""
+    row = db.one(
+        "SELECT request_hash, order_id FROM idempotency_keys"
+        " WHERE customer_id = :customer_id AND key = :key AND created_at > :cutoff",
+        {"customer_id": customer_id, "key": key, "cutoff": cutoff},
+    )
+    if row is None:
+        return None
+    if row["request_hash"] != body_hash:
+        abort(
+            409,
+            "This Idempotency-Key was already used with a different request body;"
+            " use a new key for a new order.",
+        )
+    return row["order_id"]
+
+
+def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
+    """Store the key for replays, dropping this customer's keys older than the window."""
+    db.execute(
+        "DELETE FROM idempotency_keys WHERE customer_id = :customer_id AND created_at <= :cutoff",
+        {"customer_id": customer_id, "cutoff": cutoff},
+    )
+    db.execute(
+        "INSERT INTO idempotency_keys (customer_id, key, request_hash, order_id, created_at)"
+        " VALUES (:customer_id, :key, :hash, :order_id, :now)",
+        {
+            "customer_id": customer_id,
+            "key": key,
+            "hash": body_hash,
+            "order_id": order_id,
+            "now": moment,
+        },
+    )
+
+
+def _take_stock(items: list[dict]) -> list[dict]:
+    """Decrement every product's stock, or stop the transaction naming the first that fails.
+
+    Answers the order lines, in the basket's order, priced from the database.
+    """
+    taken = {}
+    for item in sorted(items, key=lambda item: item["product_id"]):
+        row = db.one(_DECREMENT, {"id": item["product_id"], "quantity": item["quantity"]})
+        if row is None:
+            _refuse(item)
+        taken[item["product_id"]] = row
+    lines = []
+    for line, item in enumerate(items, start=1):
+        product = taken[item["product_id"]]
+        lines.append(
+            {
+                "line": line,
+                "product_id": item["product_id"],
+                "name": product["name"],
+                "sku": product["sku"],
+                "unit_price_cents": product["price_cents"],
+                "quantity": item["quantity"],
+                "line_total_cents": product["price_cents"] * item["quantity"],
+            }
+        )
+    return lines
+
+
+def _refuse(item: dict) -> None:
+    """Say why a product could not be taken: 400 unknown or inactive, 409 too little stock."""
+    product_id = item["product_id"]
+    row = db.one("SELECT name, stock, active FROM products WHERE id = :id", {"id": product_id})
+    if row is None or not row["active"]:
+        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    abort(
+        409,
+        f"Not enough stock for product {product_id} ({row['name']}):"
+        f" {item['quantity']} requested, {row['stock']} available.",
+    )
+
+
+def _next_number() -> int:
+    """The next order number, from ``counters`` in the caller's transaction."""
+    value = db.value(_NEXT_NUMBER)
+    if value is None:  # the shop's first order
+        db.execute(
+            "INSERT INTO counters (name, value) VALUES ('order_number', 0)"
+            " ON CONFLICT (name) DO NOTHING"
+        )
+        value = db.value(_NEXT_NUMBER)
+    return value
