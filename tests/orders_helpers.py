@@ -1,0 +1,76 @@
+"""Helpers for the customer, checkout and order tests.
+
+Products and settings are made through the API, as an integration would: with a Bearer key
+that ``flask api-keys create`` made for the app under test.
+"""
+
+from shop import db
+
+ADDRESS = {
+    "name": "Casey Customer",
+    "line1": "1 Market Street",
+    "city": "Lyon",
+    "postal_code": "69001",
+    "country": "FR",
+}
+
+
+def catalogue_client(app):
+    """A test client with a CLI-made key for products and settings (one key per app)."""
+    client = app.extensions.get("tests.catalogue_client")
+    if client is None:
+        result = app.test_cli_runner().invoke(
+            args=[
+                "api-keys",
+                "create",
+                "--name",
+                "test catalogue",
+                "--scopes",
+                "read:product write:product read:setting write:setting",
+            ]
+        )
+        assert result.exit_code == 0, result.output
+        client = app.test_client()
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {result.output.split()[-1]}"
+        app.extensions["tests.catalogue_client"] = client
+    return client
+
+
+def add_product(app, name="Teapot", price_cents=2500, stock=10, sku=None, active=True) -> str:
+    """Create a product through ``POST /products``; answer its id."""
+    body = {"name": name, "price_cents": price_cents, "stock": stock, "active": active}
+    if sku is not None:
+        body["sku"] = sku
+    response = catalogue_client(app).post("/products", json=body)
+    assert response.status_code == 201, response.json
+    return response.json["id"]
+
+
+def product_row(app, product_id) -> dict:
+    """A product as ``GET /products/<id>`` answers it to a key with ``read:product``."""
+    response = catalogue_client(app).get(f"/products/{product_id}")
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+def set_setting(app, key, value) -> None:
+    """Change a site setting through ``PATCH /settings``."""
+    response = catalogue_client(app).patch("/settings", json={key: value})
+    assert response.status_code == 200, response.json
+
+
+def count(app, table) -> int:
+    """Rows in one of the order tables (to prove that nothing was written)."""
+    allowed = ("orders", "order_items", "payments", "order_status_history", "idempotency_keys")
+    assert table in allowed
+    with app.app_context():
+        return db.value(f"SELECT COUNT(*) FROM {table}")
+
+
+def basket(*lines, address=None, method="manual") -> dict:
+    """A checkout body from ``(product_id, quantity)`` pairs."""
+    return {
+        "items": [{"product_id": pid, "quantity": qty} for pid, qty in lines],
+        "shipping_address": dict(address or ADDRESS),
+        "payment_method": method,
+    }

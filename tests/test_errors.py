@@ -1,0 +1,141 @@
+"""Every error is exactly {"message": "..."}: unknown paths, wrong methods, bad JSON and
+fields, oversized bodies, rate limits and crashes."""
+
+import logging
+
+import pytest
+
+from tests.conftest import PASSWORD, REDIS_URL
+
+
+def assert_error(response, status):
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.is_json
+    assert set(response.json) == {"message"}
+    assert isinstance(response.json["message"], str) and response.json["message"]
+
+
+def test_unknown_path_is_404(client):
+    response = client.get("/no-such-thing")
+    assert_error(response, 404)
+    assert "/no-such-thing" in response.json["message"]
+
+
+def test_wrong_method_is_405_with_allow(client):
+    response = client.delete("/auth/login")
+    assert_error(response, 405)
+    assert "POST" in response.headers["Allow"]
+
+
+def test_invalid_json_is_400(client):
+    response = client.post(
+        "/auth/login", data="{not json", headers={"Content-Type": "application/json"}
+    )
+    assert_error(response, 400)
+    assert "JSON" in response.json["message"]
+
+
+def test_field_errors_are_named_in_the_message(client):
+    response = client.post("/auth/register", json={"email": "not-an-email", "password": "x"})
+    assert_error(response, 400)
+    message = response.json["message"]
+    assert "email:" in message and "password:" in message and "name:" in message
+
+
+def test_unknown_field_is_400(client):
+    response = client.post(
+        "/auth/register",
+        json={"email": "a@example.com", "password": PASSWORD, "name": "A", "admin": True},
+    )
+    assert_error(response, 400)
+    assert "admin: Unknown field." in response.json["message"]
+
+
+def test_oversized_body_is_413(make_app):
+    client = make_app(MAX_CONTENT_LENGTH=2048).test_client()
+    response = client.post("/auth/login", json={"email": "a@example.com", "password": "x" * 4096})
+    assert_error(response, 413)
+    assert "2048" in response.json["message"]
+
+
+def test_unhandled_exception_is_a_bare_500(make_app, caplog):
+    app = make_app(PROPAGATE_EXCEPTIONS=False)
+
+    def explode():
+        raise RuntimeError("internal detail: /srv/secret/path")
+
+    app.add_url_rule("/explode", view_func=explode)
+    with caplog.at_level(logging.ERROR, logger="shop"):
+        response = app.test_client().get("/explode")
+    assert_error(response, 500)
+    assert "secret" not in response.get_data(as_text=True)
+    assert "RuntimeError" in caplog.text  # logged for the operator, not sent to the client
+
+
+def test_unsupported_authorization_scheme_is_401(client):
+    response = client.get("/auth/me", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    assert_error(response, 401)
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.fixture(params=["memory", "redis"])
+def limited_client(request, make_app):
+    """A client of an app with rate limits on, counted in memory or in Redis."""
+    overrides = {"RATELIMIT_ENABLED": True}
+    if request.param == "redis":
+        if not REDIS_URL:
+            pytest.skip("Redis case: SHOP_TEST_REDIS_URL is not set")
+        import secrets
+
+        overrides["REDIS_URL"] = REDIS_URL
+        overrides["RATELIMIT_KEY_PREFIX"] = f"test-{secrets.token_hex(6)}"
+    return make_app(**overrides).test_client()
+
+
+def test_sixth_login_in_a_minute_is_429_with_retry_after(limited_client):
+    for _ in range(5):
+        response = limited_client.post("/auth/login", json={"email": "x@example.com"})
+        assert response.status_code == 400  # invalid requests count too
+    response = limited_client.post(
+        "/auth/login", json={"email": "x@example.com", "password": PASSWORD}
+    )
+    assert_error(response, 429)
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    assert "5 per 1 minute" in response.json["message"]
+
+
+def test_fourth_registration_in_a_minute_is_429(limited_client):
+    for i in range(3):
+        response = limited_client.post(
+            "/auth/register",
+            json={"email": f"c{i}@example.com", "password": PASSWORD, "name": "C"},
+        )
+        assert response.status_code == 201
+    response = limited_client.post(
+        "/auth/register", json={"email": "c9@example.com", "password": PASSWORD, "name": "C"}
+    )
+    assert_error(response, 429)
+    assert "Retry-After" in response.headers
+
+
+def test_limits_count_per_client_address(limited_client):
+    for _ in range(5):
+        limited_client.post("/auth/login", json={}, environ_base={"REMOTE_ADDR": "10.0.0.1"})
+    other = limited_client.post("/auth/login", json={}, environ_base={"REMOTE_ADDR": "10.0.0.2"})
+    assert other.status_code == 400
+
+
+def test_forwarded_for_is_ignored_unless_proxies_are_trusted(make_app):
+    client = make_app(RATELIMIT_ENABLED=True).test_client()
+    for i in range(5):
+        client.post("/auth/login", json={}, headers={"X-Forwarded-For": f"10.9.9.{i}"})
+    response = client.post("/auth/login", json={}, headers={"X-Forwarded-For": "10.9.9.99"})
+    assert response.status_code == 429
+
+
+def test_trusted_proxy_address_is_used_for_limits(make_app):
+    client = make_app(RATELIMIT_ENABLED=True, TRUSTED_PROXIES=1).test_client()
+    for _ in range(5):
+        client.post("/auth/login", json={}, headers={"X-Forwarded-For": "10.9.9.1"})
+    response = client.post("/auth/login", json={}, headers={"X-Forwarded-For": "10.9.9.2"})
+    assert response.status_code == 400

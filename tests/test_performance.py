@@ -1,0 +1,107 @@
+"""What the hot paths cost in SQL (the benchmark measures the time; these pin the counts).
+
+Key resolution and session refresh are counted in test_api_keys.py and test_auth.py.
+"""
+
+import pytest
+
+from shop import db
+
+
+@pytest.mark.parametrize("who", ["owner_client", "customer_client"])
+def test_me_is_answered_by_the_session_query_alone(request, who, sql_count):
+    client = request.getfixturevalue(who)
+
+    with sql_count() as cost:
+        response = client.get("/auth/me")
+
+    assert response.status_code == 200
+    assert response.json["email"] == client.user["email"]
+    assert cost == {"statements": 1, "writes": 0}
+
+
+def test_me_shows_the_new_name_after_patching_it(customer_client):
+    response = customer_client.patch("/auth/me", json={"name": "  Robin  "})
+
+    assert response.json["name"] == "Robin"
+    assert customer_client.get("/auth/me").json["name"] == "Robin"
+
+
+def test_sessions_are_found_through_the_unique_token_index(app):
+    from shop.auth.sessions import _RESOLVE
+
+    with app.app_context():
+        if db.get_db().engine != "sqlite":
+            pytest.skip("query plan checked on SQLite; PostgreSQL uses the same unique index")
+        for sql in _RESOLVE.values():
+            plan = db.query("EXPLAIN QUERY PLAN " + sql, {"token_hash": "x"})
+            assert "USING INDEX sqlite_autoindex" in plan[0]["detail"], plan
+
+
+def test_compiled_responses_equal_marshmallow_dumps():
+    from marshmallow import Schema, fields, post_dump
+
+    from shop.api.dump import compile_dump
+
+    class Owner(Schema):
+        id = fields.String()
+        email = fields.Email(allow_none=True)
+
+    class Record(Schema):
+        id = fields.String()
+        count = fields.Integer()
+        price = fields.Integer(as_string=True)
+        active = fields.Boolean()
+        tags = fields.List(fields.String())
+        owner = fields.Nested(Owner, allow_none=True)
+        owners = fields.List(fields.Nested(Owner))
+        label = fields.String(data_key="name")
+        note = fields.String(dump_default="none")
+        data = fields.Raw()
+        total = fields.Method("double")
+        secret = fields.String(load_only=True)
+
+        def double(self, obj):
+            return obj["count"] * 2
+
+    class Hooked(Record):
+        @post_dump
+        def mark(self, data, **kwargs):
+            return {**data, "hooked": True}
+
+    rows = [
+        {"id": "a", "count": 3, "price": 250, "active": 1, "tags": ["x", 4], "owner": None,
+         "owners": [{"id": "o", "email": None}], "label": "A", "data": {"k": [1]},
+         "secret": "s"},
+        {"id": 7, "count": True, "price": 0, "active": 0, "tags": None,
+         "owner": {"id": "o", "email": "o@example.com"}, "owners": [], "label": None,
+         "note": "kept", "data": None},
+        {"id": "missing keys", "count": 1},  # marshmallow leaves the others out
+    ]  # fmt: skip
+    for schema in (Record(), Record(many=True), Hooked()):
+        fast = compile_dump(schema)
+        if isinstance(schema, Hooked):
+            assert fast is None
+            continue
+        if schema.many:
+            assert fast(rows[:2]) == schema.dump(rows[:2])
+            continue
+        for row in rows:
+            assert fast(row) == schema.dump(row), row
+        assert fast(rows[:2], many=True) == schema.dump(rows[:2], many=True)
+
+
+def test_load_hooks_do_not_stop_a_schema_from_being_compiled():
+    from marshmallow import Schema, fields, post_load
+
+    from shop.api.dump import compile_dump
+
+    class Address(Schema):
+        city = fields.String()
+
+        @post_load
+        def tidy(self, data, **kwargs):
+            return data
+
+    assert compile_dump(Address()) is not None
+    assert compile_dump(Address())({"city": "Bath"}) == {"city": "Bath"}

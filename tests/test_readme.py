@@ -1,0 +1,97 @@
+"""The README's curl walkthroughs, run as written against gunicorn started as the Procfile
+starts it, and the rate limit under that gunicorn."""
+
+import json
+import re
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PASSWORD
+from tests.live import ROOT, LiveServer
+
+pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+
+
+def readme_block(name: str) -> str:
+    """The shell block that follows ``<!-- tested: name`` in README.md."""
+    text = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- tested: " + re.escape(name) + r"\b.*?-->\n```sh\n(.*?)```", text, re.S)
+    assert match, f"README has no tested block {name}"
+    return match.group(1)
+
+
+@pytest.fixture
+def live(make_app, database_url):
+    """gunicorn on the test's database, with an owner account, cookies over plain http."""
+    app = make_app()
+    app.test_cli_runner().invoke(
+        args=["users", "create", "--email", "you@example.com", "--password", PASSWORD]
+    )
+    server = LiveServer(
+        {"DATABASE_URL": database_url, "SHOP_COOKIE_SECURE": "0", "SHOP_RATELIMIT_ENABLED": "1"}
+    )
+    yield server
+    server.stop()
+
+
+def run_walkthrough(live, tmp_path: Path, *names: str) -> list[str]:
+    """Run README blocks in one bash, in a scratch folder, against the live server."""
+    script = "set -euo pipefail\n" + "\n".join(readme_block(n) for n in names)
+    script = script.replace("BASE=http://127.0.0.1:8000", f"BASE={live.url}")
+    result = subprocess.run(
+        ["bash", "-c", script],
+        input=PASSWORD + "\n",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_sign_in_walkthrough(live, tmp_path):
+    lines = run_walkthrough(live, tmp_path, "walkthrough-auth")
+    me = json.loads(lines[1])
+    assert me["email"] == "you@example.com" and me["role"] == "owner"
+    assert json.loads(lines[2])["total"] == 1
+    assert lines[3] == "204"
+    assert "Authentication required" in json.loads(lines[4])["message"]
+    assert PASSWORD not in "\n".join(lines)
+
+
+def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
+    statuses = []
+    for _ in range(6):
+        request = urllib.request.Request(
+            live.url + "/auth/login",
+            data=json.dumps({"email": "you@example.com", "password": "wrong"}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            urllib.request.urlopen(request)  # noqa: S310 - our own server on 127.0.0.1
+        except urllib.error.HTTPError as error:
+            statuses.append(error.code)
+            body = json.loads(error.read())
+            assert set(body) == {"message"}
+            if error.code == 429:
+                assert int(error.headers["Retry-After"]) >= 1
+    assert statuses == [401] * 5 + [429]
+
+
+def test_api_key_walkthrough(live, tmp_path):
+    lines = run_walkthrough(live, tmp_path, "walkthrough-auth", "walkthrough-keys")
+    registry = json.loads(lines[5])
+    assert registry["items"] == [] and registry["total"] == 0
+    assert "read:order" in json.loads(lines[6])["message"]
+    active = json.loads(lines[7])
+    assert [k["label"] for k in active["items"]] == ["ci deploy"]
+    assert "secret" not in lines[7]
+    assert lines[8] == "204"
+    assert json.loads(lines[9]) == {"message": "API key revoked."}
+
