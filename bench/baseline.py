@@ -1,0 +1,43 @@
+"""The floor the service is measured against: bare Flask, one SELECT, the same data module.
+
+Served by gunicorn with the same ``gunicorn.conf.py`` as the service (``bench.baseline:app``),
+on the same database (``DATABASE_URL``). No auth, no schemas, no hooks: whatever the service
+costs beyond these two routes is the price of its stack.
+"""
+
+import os
+
+from flask import Flask, request
+
+from shop.db import Database
+
+_COLUMNS = (
+    "id, name, slug, description, sku, price_cents, stock, active, category_id, created_at,"
+    " updated_at"
+)
+
+app = Flask(__name__)
+database = Database(os.environ["DATABASE_URL"])
+
+
+@app.get("/products/<product_id>")
+def product(product_id):
+    """One active product by id."""
+    row = database.one(
+        f"SELECT {_COLUMNS} FROM products WHERE id = :id AND active = 1", {"id": product_id}
+    )
+    if row is None:
+        return {"message": "Not found."}, 404
+    return row
+
+
+@app.get("/products")
+def products():
+    """A page of 20 active products by name."""
+    page = max(1, request.args.get("page", 1, type=int))
+    rows = database.query(
+        f"SELECT {_COLUMNS} FROM products WHERE active = 1 ORDER BY name, id"
+        " LIMIT 20 OFFSET :offset",
+        {"offset": (page - 1) * 20},
+    )
+    return {"items": rows, "page": page, "page_size": 20}
