@@ -5,7 +5,10 @@ workers (WEB_CONCURRENCY > 1) need REDIS_URL so that every worker shares the cou
 server refuses to start without it.
 """
 
+import json
 import os
+
+from gunicorn import util
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
@@ -28,3 +31,23 @@ def on_starting(server):
             " would be counted per process. Set REDIS_URL, or run one worker (the default)."
         )
 
+
+def write_json_error(sock, status_int, reason, mesg):
+    """Answer what gunicorn refuses before the app sees it in the API's error shape.
+
+    A request line or header block over gunicorn's limits (414, 431) or a malformed request
+    (400) never reaches Flask; gunicorn would answer an HTML page. Every error of this API is
+    ``{"message": ...}``, so the page is replaced. ``util.write_error`` is the one function
+    gunicorn calls for these answers (gunicorn is pinned; tests/test_readme.py checks it).
+    """
+    body = json.dumps({"message": mesg or reason}).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+util.write_error = write_json_error

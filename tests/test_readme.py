@@ -1,9 +1,10 @@
 """The README's curl walkthroughs, run as written against gunicorn started as the Procfile
-starts it, and the rate limit under that gunicorn."""
+starts it; the rate limit under that gunicorn; what gunicorn itself refuses, in our error shape."""
 
 import json
 import re
 import shutil
+import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -95,3 +96,25 @@ def test_api_key_walkthrough(live, tmp_path):
     assert lines[8] == "204"
     assert json.loads(lines[9]) == {"message": "API key revoked."}
 
+
+@pytest.mark.parametrize(
+    ("request_head", "status"),
+    [
+        (f"GET /products?q={'x' * 5000} HTTP/1.1\r\nHost: shop\r\n", 414),
+        (f"GET /products HTTP/1.1\r\nHost: shop\r\nX-Note: {'x' * 9000}\r\n", 431),
+        ("GET /products?q=a b HTTP/1.1\r\nHost: shop\r\n", 400),
+    ],
+    ids=["url too long", "header too large", "malformed request line"],
+)
+def test_what_gunicorn_refuses_before_the_app_is_still_a_json_message(live, request_head, status):
+    with socket.create_connection(("127.0.0.1", live.port), timeout=10) as conn:
+        conn.sendall((request_head + "\r\n").encode())
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith(f"HTTP/1.1 {status} ")
+    assert "Content-Type: application/json" in lines
+    message = json.loads(body)["message"]
+    assert set(json.loads(body)) == {"message"} and message
