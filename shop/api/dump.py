@@ -54,30 +54,35 @@ def _compile_one(schema: Schema):
         if type(obj) is not dict:
             raise _Fallback
         out = {}
-        for key, attr, convert in steps:
+        for key, attr, exact, convert in steps:
             if attr is None:  # marshmallow's own way for this field
-                value = convert(None, obj)
-            else:
-                value = obj.get(attr, missing)
-                if value is missing:
-                    raise _Fallback
-                value = convert(value, obj)
-            out[key] = value
+                out[key] = convert(None, obj)
+                continue
+            value = obj.get(attr, missing)
+            if exact is not None and (value is None or type(value) is exact):
+                out[key] = value  # the common case, inline: no call per field
+                continue
+            if value is missing:
+                raise _Fallback
+            out[key] = convert(value, obj)
         return out
 
     return one
 
 
 def _step(name: str, field: fields.Field, schema: Schema):
-    """(output key, source key or None, convert(value, obj)) for one field."""
+    """(output key, source key or None, pass-through type or None, convert(value, obj))."""
     key = field.data_key or name
     attr = field.attribute or name
     convert = None
     if "." not in attr and field.dump_default is missing:
         convert = _converter(field, attr)
     if convert is None:
-        return key, None, _generic(name, field, schema)
-    return key, attr, convert
+        return key, None, None, _generic(name, field, schema)
+    exact = _PASS_THROUGH.get(type(field))
+    if getattr(field, "as_string", False):
+        exact = None
+    return key, attr, exact, convert
 
 
 def _converter(field: fields.Field, attr: str):
