@@ -79,17 +79,21 @@ def _step(name: str, field: fields.Field, schema: Schema):
         convert = _converter(field, attr)
     if convert is None:
         return key, None, None, _generic(name, field, schema)
-    exact = _PASS_THROUGH.get(type(field))
+    return key, attr, _exact_type(field), convert
+
+
+def _exact_type(field: fields.Field) -> type | None:
+    """The type whose values the field passes through unchanged, if it has one."""
     if getattr(field, "as_string", False):
-        exact = None
-    return key, attr, exact, convert
+        return None
+    return _PASS_THROUGH.get(type(field))
 
 
 def _converter(field: fields.Field, attr: str):
     """convert(value, obj) for a field of a known type (None passes through), else None."""
     kind = type(field)
-    exact = _PASS_THROUGH.get(kind)
-    if exact is not None and not getattr(field, "as_string", False):
+    exact = _exact_type(field)
+    if exact is not None:
 
         def convert(value, obj):
             if value is None or type(value) is exact:
