@@ -21,6 +21,20 @@ def test_unknown_path_is_404(client):
     assert "/no-such-thing" in response.json["message"]
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("patch", "/users/not-an-id"),
+        ("put", "/roles/not-an-id"),
+        ("get", "/products/NOT-AN-ID-000000000000000"),
+        ("delete", "/auth/sessions/not-an-id"),
+    ],
+)
+def test_an_id_that_no_record_could_have_is_404_before_the_body_is_read(owner_client, method, path):
+    response = getattr(owner_client, method)(path, json={"no such field": 1})
+    assert_error(response, 404)
+
+
 def test_wrong_method_is_405_with_allow(client):
     response = client.delete("/auth/login")
     assert_error(response, 405)

@@ -335,14 +335,14 @@ def _visible_key(key_id: str) -> dict:
     return key
 
 
-@bp.route("/api-keys/<key_id>/revoke")
+@bp.route("/api-keys/<id:key_id>/revoke")
 def revoke_confirm(key_id):
     """Ask before revoking: the key stops working at once and for good."""
     _require("api_key.delete")
     return render_template("admin/revoke.html", key=_visible_key(key_id))
 
 
-@bp.route("/api-keys/<key_id>/revoke", methods=["POST"])
+@bp.route("/api-keys/<id:key_id>/revoke", methods=["POST"])
 def revoke_key(key_id):
     """Revoke a key at once, then back to the list."""
     _require("api_key.delete")
@@ -367,7 +367,7 @@ def my_sessions():
     )
 
 
-@bp.route("/sessions/<session_id>/end", methods=["POST"])
+@bp.route("/sessions/<id:session_id>/end", methods=["POST"])
 def end_one_session(session_id):
     """Sign out one session (this one too: then back to the sign-in page)."""
     if not end_session(g.caller, session_id):

@@ -298,7 +298,7 @@ class Sessions(MethodView):
         }
 
 
-@blp.route("/sessions/<session_id>")
+@blp.route("/sessions/<id:session_id>")
 class SessionById(MethodView):
     @blp.response(204)
     @require_auth("admin", "customer")

@@ -185,7 +185,7 @@ class Roles(MethodView):
         return _present(_get(role_id))
 
 
-@blp.route("/roles/<role_id>")
+@blp.route("/roles/<id:role_id>")
 class RoleById(MethodView):
     @blp.response(200, RoleSchema)
     @require_permission("roles.read")

@@ -221,7 +221,7 @@ class Users(MethodView):
         return _present(row)
 
 
-@blp.route("/<user_id>")
+@blp.route("/<id:user_id>")
 class UserById(MethodView):
     @blp.response(200, UserSchema)
     @require_permission("users.read")
