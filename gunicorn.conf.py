@@ -24,12 +24,18 @@ access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 
 def on_starting(server):
-    """Refuse several workers with per-process rate-limit counters."""
+    """Refuse several workers with per-process rate-limit counters, and a database schema
+    newer than this release (where the database answers: workers must boot without it)."""
     if server.cfg.workers > 1 and not os.environ.get("REDIS_URL"):
         raise SystemExit(
             f"Refusing to start {server.cfg.workers} workers without REDIS_URL: rate limits"
             " would be counted per process. Set REDIS_URL, or run one worker (the default)."
         )
+    from shop import config, migrate
+
+    warning = migrate.check_at_start(config.from_environment()["DATABASE_URL"])
+    if warning:
+        server.log.warning("schema: %s", warning)
 
 
 def write_json_error(sock, status_int, reason, mesg):

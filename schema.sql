@@ -1,12 +1,14 @@
--- The whole schema, in a dialect both SQLite and PostgreSQL accept. Applied idempotently at
--- start when it has changed and always by `flask --app app init-db`, so every statement is
--- IF NOT EXISTS.
+-- The whole current schema, in a dialect both SQLite and PostgreSQL accept: the readable
+-- description. Databases are changed only by the migrations in migrations/ (`flask --app app
+-- db upgrade`), whose runner keeps its records in schema_migrations. Every schema change is a
+-- new migration AND the same change here: tests/test_migrations.py proves that this file and
+-- the migrations build the same tables, columns, indexes and constraints. Tests build their
+-- databases from this file. See docs/migrations.md.
 -- Conventions: ids are opaque TEXT, timestamps are TEXT in ISO 8601 UTC with a Z (they sort
 -- as they compare), flags are INTEGER 0/1, money is BIGINT minor units, JSON is TEXT.
--- No semicolons inside comments: the loader splits statements on them.
 
--- schema_version keeps the SHA-256 of this script as last applied: a start that finds it
--- unchanged runs none of the statements below.
+-- schema_version held the SHA-256 of this script for the release before migrations (bd8e86d),
+-- whose nodes still read it during a rolling upgrade: removed in a later release.
 CREATE TABLE IF NOT EXISTS schema_version (
     id INTEGER PRIMARY KEY,
     checksum TEXT NOT NULL
@@ -216,7 +218,7 @@ CREATE TABLE IF NOT EXISTS settings (
 -- Orders and payments ---------------------------------------------------------------------
 -- counters holds the order-number sequence (row order_number), bumped in the checkout
 -- transaction, and the unfiltered lists' totals (rows products, products_active, orders),
--- kept by the writes and recounted at every start (shop/totals.py). The orders of an erased customer stay, with shipping_address set to NULL.
+-- kept by the writes and recounted by every `flask db upgrade` (shop/totals.py). The orders of an erased customer stay, with shipping_address set to NULL.
 -- restocked_at marks the one time a cancelled or refunded order put its stock back.
 
 CREATE TABLE IF NOT EXISTS counters (

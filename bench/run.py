@@ -180,15 +180,22 @@ def _new_database(pg_url, work: Path, name: str, databases: list) -> str:
 
 
 def _app(url: str):
-    from shop import create_app
+    """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
+    from shop import create_app, migrate
 
-    return create_app({"DATABASE_URL": url, "REDIS_URL": None, "RATELIMIT_ENABLED": False})
+    app = create_app({"DATABASE_URL": url, "REDIS_URL": None, "RATELIMIT_ENABLED": False})
+    with app.app_context():
+        migrate.upgrade(app.extensions["shop.db"])
+    return app
 
 
 def _seed(url: str, size: seed.Size) -> seed.Seeded:
+    from shop import migrate
+
     app = _app(url)
     with app.app_context():
         result = seed.seed(size)
+        migrate.finish(app.extensions["shop.db"])  # recount the list totals the seeding skipped
         if app.extensions["shop.db"].engine == "postgresql":
             from shop import db
 
@@ -568,11 +575,12 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
     small = _seed(small_url, small_size)
     app = _app(main_url)
     with app.app_context():
-        from shop import db
+        from shop import db, migrate
 
         category_ids = [r["id"] for r in db.query("SELECT id FROM categories")]
         have = db.value("SELECT COUNT(*) FROM products")
         seed.add_products(large_products - have, category_ids, random.Random(7), seeded)
+        migrate.finish(app.extensions["shop.db"])  # recount the list totals
         if app.extensions["shop.db"].engine == "postgresql":
             db.execute("ANALYZE")
     app.extensions["shop.db"].close_all()

@@ -1,20 +1,19 @@
 """shop: the back-end HTTP API of an online shop."""
 
 import logging
-from pathlib import Path
 
 from flask import Flask, send_from_directory
 from werkzeug.middleware.proxy_fix import ProxyFix
-
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema.sql"
 
 
 def create_app(config: dict | None = None) -> Flask:
     """Build the application: settings, database, extensions, blueprints, hooks and CLI.
 
     ``config`` overrides the settings read from the environment (tests pass their own).
+    Nothing here touches the database: a worker boots while it is down, and the schema is
+    changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db
+    from shop import admin, cli, db, migrate
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -64,6 +63,7 @@ def create_app(config: dict | None = None) -> Flask:
     )
     for key, value in derived.items():
         app.config.setdefault(key, value)
+    app.config.setdefault("MIGRATIONS_DIR", migrate.MIGRATIONS_DIR)
     _configure_logging(app)
 
     if app.config["TRUSTED_PROXIES"]:
@@ -86,6 +86,7 @@ def create_app(config: dict | None = None) -> Flask:
         """Swagger UI's files, served locally: no CDN needed."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename, max_age=86400)
 
+    app.before_request(migrate.require_current_schema)
     if app.config["SQL_COUNT_HEADERS"]:
         app.before_request(context.start_sql_count)
         app.after_request(context.sql_count_headers)
@@ -94,25 +95,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.after_request(context.finish_response)
 
     cli.register(app)
-
-    if app.config.get("INIT_DB", True):
-        with app.app_context():
-            init_db()
     return app
-
-
-def init_db(force: bool = False) -> None:
-    """Apply ``schema.sql`` (idempotent; when it has changed, or always with ``force``), seed
-    the built-in roles and recount list totals."""
-    from shop import db, totals
-    from shop.api.roles import seed_builtin_roles
-
-    database = db.get_db()
-    database.apply_schema(SCHEMA_PATH.read_text(), force=force)
-    with database.transaction():
-        database.lock("seed")
-        seed_builtin_roles()
-        totals.recount()
 
 
 def _configure_logging(app: Flask) -> None:

@@ -1,6 +1,7 @@
-"""flask commands: ``init-db``, ``users create|list``, ``api-keys create|list|revoke``.
+"""flask commands: ``db status|upgrade``, ``users create|list``, ``api-keys create|list|revoke``.
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
+``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
 """
 
 import click
@@ -15,19 +16,93 @@ def _fail(message: str):
     raise click.ClickException(message)
 
 
-@click.command("init-db")
-@with_appcontext
-def init_db_command():
-    """Create the tables (idempotent, even when the schema looks current) and the roles."""
-    from shop import init_db
+@click.group("db", cls=AppGroup)
+def db_group():
+    """The database: schema version, upgrades."""
 
-    init_db(force=True)
-    click.echo("Database ready.")
+
+def _database():
+    from flask import current_app
+
+    return current_app.extensions["shop.db"], current_app.config["MIGRATIONS_DIR"]
+
+
+@db_group.command("status")
+def db_status():
+    """Show the schema version of the database and the migrations still to run."""
+    from shop import migrate
+
+    database, directory = _database()
+    try:
+        state = migrate.status(database, directory)
+    except migrate.MigrationError as error:
+        _fail(str(error))
+    click.echo(f"Engine: {database.engine}")
+    if state.legacy:
+        click.echo(
+            "Schema version: release bd8e86d, before migrations (adopted as 0001 by upgrade)"
+        )
+    elif state.current:
+        click.echo(f"Schema version: {state.current:04d}")
+    else:
+        click.echo("Schema version: none (an empty database)")
+    click.echo(f"This release: {state.latest:04d}")
+    for migration in state.modified:
+        click.echo(f"Changed since applied (not run again): {migration}")
+    if state.newer:
+        click.echo(
+            "Newer than this release: "
+            + ", ".join(f"{v:04d}" for v in state.unknown)
+            + ". Deploy the release that applied them."
+        )
+    if state.pending:
+        click.echo("Pending:")
+        for migration in state.pending:
+            click.echo(f"  {migration}")
+        click.echo("Run `flask --app app db upgrade` to apply them.")
+    elif not state.newer:
+        click.echo("Up to date.")
+
+
+@db_group.command("upgrade")
+def db_upgrade():
+    """Apply pending migrations (one process at a time), seed the roles, recount the totals."""
+    from shop import migrate
+
+    database, directory = _database()
+    try:
+        done = migrate.upgrade(database, directory, echo=click.echo)
+    except migrate.MigrationError as error:
+        _fail(f"Upgrade stopped: {error}")
+    version = migrate.current_version(database)
+    if done:
+        click.echo(f"Database upgraded to {version:04d}.")
+    else:
+        click.echo(f"Database already at {version:04d}: nothing to apply.")
+
+
+@click.command("init-db")
+@click.pass_context
+def init_db_command(ctx):
+    """The old name of `db upgrade`."""
+    ctx.invoke(db_upgrade)
+
+
+def _require_schema():
+    """The commands that read and write records need the schema this code knows."""
+    from flask import current_app
+
+    from shop import migrate
+
+    if not migrate.schema_ready(current_app):
+        _fail("The database is not at this release's schema: run `flask --app app db upgrade`.")
 
 
 @click.group("users", cls=AppGroup)
+@with_appcontext
 def users_group():
     """Manage administrators."""
+    _require_schema()
 
 
 @users_group.command("create")
@@ -73,8 +148,10 @@ def users_list():
 
 
 @click.group("api-keys", cls=AppGroup)
+@with_appcontext
 def api_keys_group():
     """Manage API keys without an administrator session."""
+    _require_schema()
 
 
 @api_keys_group.command("create")
@@ -135,5 +212,5 @@ def api_keys_revoke(key_id):
 
 def register(app: Flask) -> None:
     """Attach the commands to the app."""
-    for command in (init_db_command, users_group, api_keys_group):
+    for command in (db_group, init_db_command, users_group, api_keys_group):
         app.cli.add_command(command)

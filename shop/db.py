@@ -309,51 +309,6 @@ class Database:
             "writes": getattr(local, "writes", 0),
         }
 
-    def apply_schema(self, sql: str, force: bool = False) -> None:
-        """Run the schema script (idempotent) in one transaction, one process at a time.
-
-        Only when the script differs from the one last applied (its SHA-256 is kept in
-        ``schema_version``), unless ``force``: a start on a schema already in place runs no
-        DDL. ``CREATE INDEX IF NOT EXISTS`` takes its table's SHARE lock even when the index
-        exists, and a worker starting beside live writes could deadlock with them.
-        """
-        checksum = sha256(sql)
-        if not force and self._applied_schema() == checksum:
-            return
-        statements = [s.strip() for s in sql.split(";") if _code(s)]
-        with self.transaction():
-            if self.engine == "postgresql":
-                # Several gunicorn workers may start at once; CREATE ... IF NOT EXISTS races.
-                self.execute("SELECT pg_advisory_xact_lock(736110)")
-            if not force and self._applied_schema() == checksum:
-                return  # another worker applied it while this one waited
-            for statement in statements:
-                self.execute(statement)
-            self.execute(
-                "INSERT INTO schema_version (id, checksum) VALUES (1, :checksum)"
-                " ON CONFLICT (id) DO UPDATE SET checksum = excluded.checksum",
-                {"checksum": checksum},
-            )
-
-    def _applied_schema(self) -> str | None:
-        """The SHA-256 of the schema script last applied; None on a new database."""
-        if self.engine == "postgresql":
-            exists = self.value("SELECT to_regclass('schema_version') IS NOT NULL")
-        else:
-            exists = self.value(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-            )
-        if not exists:
-            return None
-        return self.value("SELECT checksum FROM schema_version WHERE id = 1")
-
-
-def _code(statement: str) -> bool:
-    """Whether a piece of the schema script holds more than comments and blanks."""
-    return any(
-        line.strip() and not line.strip().startswith("--") for line in statement.splitlines()
-    )
-
 
 def _adapt(params):
     """Booleans become 0/1: both engines store flags as integers."""

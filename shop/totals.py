@@ -7,8 +7,9 @@ with a filter still count their rows.
 
 Product writes already run one at a time (``db.lock("products")``) and every checkout already
 bumps the order-number row, so the counts add no new contention. ``recount()`` rebuilds them
-from the tables at every start, so rows written by other means (a bulk import, the
-benchmark's seeding, a node on an older version during a rolling upgrade) are counted again.
+from the tables at every ``flask db upgrade`` (the release step, not a worker's start), so
+rows written by other means (a bulk import, the benchmark's seeding, a node on an older
+version during a rolling upgrade) are counted again.
 """
 
 from shop import db

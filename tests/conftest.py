@@ -7,12 +7,14 @@ are skipped, saying why.
 
 import os
 import secrets
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import pytest
 
 from shop import create_app
+from shop.migrate import load_schema, schema_ready
 
 PG_URL = os.environ.get("SHOP_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")
@@ -32,11 +34,11 @@ class Clock:
         self.moment += timedelta(seconds=seconds)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path):
-    """A fresh, empty database of each engine."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'shop.db'}"
+@contextmanager
+def fresh_database(engine: str, folder):
+    """A new, empty database of ``engine`` (a file in ``folder``, or a PostgreSQL schema)."""
+    if engine == "sqlite":
+        yield f"sqlite:///{folder / f'shop-{secrets.token_hex(3)}.db'}"
         return
     if not PG_URL:
         pytest.skip("PostgreSQL case: SHOP_TEST_DATABASE_URL is not set")
@@ -46,9 +48,18 @@ def database_url(request, tmp_path):
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in PG_URL else "?"
-    yield f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    try:
+        yield f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path):
+    """A fresh, empty database of each engine."""
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture
@@ -58,10 +69,14 @@ def clock():
 
 @pytest.fixture
 def make_app(database_url, clock):
-    """Build an app on the test's database; keyword arguments override settings."""
+    """Build an app on the test's database; keyword arguments override settings.
+
+    The database is built from schema.sql (proven equal to the migrations by
+    tests/test_migrations.py) unless ``prepare=False``; create_app itself never touches it.
+    """
     apps = []
 
-    def make(**overrides):
+    def make(prepare=True, **overrides):
         config = {
             "TESTING": True,
             "DATABASE_URL": database_url,
@@ -75,6 +90,10 @@ def make_app(database_url, clock):
         config.update(overrides)
         app = create_app(config)
         apps.append(app)
+        if prepare:
+            with app.app_context():
+                load_schema(app.extensions["shop.db"])
+            assert schema_ready(app)
         return app
 
     yield make

@@ -78,7 +78,7 @@ def shared_database():
     """An empty PostgreSQL schema of its own, with an owner administrator in it."""
     import psycopg
 
-    from shop import create_app
+    from shop import create_app, migrate
     from shop.api.users import create_user
 
     schema = f"t_{secrets.token_hex(6)}"
@@ -90,6 +90,7 @@ def shared_database():
         {"DATABASE_URL": url, "PASSWORD_HASH_METHOD": "scrypt:1024:8:1", "REDIS_URL": None}
     )
     with app.app_context():
+        migrate.upgrade(app.extensions["shop.db"])  # the Procfile's release step
         create_user(OWNER, "Owner", PASSWORD, "owner")
     app.extensions["shop.db"].close_all()
     yield url

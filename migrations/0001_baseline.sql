@@ -1,0 +1,292 @@
+-- 0001 baseline: the schema of the last release before versioned migrations (commit
+-- bd8e86d), exactly as its schema.sql had it. A database that release created is adopted as
+-- this version by `flask db upgrade` without running it. Never edit this file.
+
+-- The whole schema, in a dialect both SQLite and PostgreSQL accept. Applied idempotently at
+-- start when it has changed and always by `flask --app app init-db`, so every statement is
+-- IF NOT EXISTS.
+-- Conventions: ids are opaque TEXT, timestamps are TEXT in ISO 8601 UTC with a Z (they sort
+-- as they compare), flags are INTEGER 0/1, money is BIGINT minor units, JSON is TEXT.
+-- No semicolons inside comments: the loader splits statements on them.
+
+-- schema_version keeps the SHA-256 of this script as last applied: a start that finds it
+-- unchanged runs none of the statements below.
+CREATE TABLE IF NOT EXISTS schema_version (
+    id INTEGER PRIMARY KEY,
+    checksum TEXT NOT NULL
+);
+
+-- Administrators, roles and permissions ---------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS roles (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    builtin INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS role_permissions (
+    role_id TEXT NOT NULL REFERENCES roles (id) ON DELETE CASCADE,
+    permission TEXT NOT NULL,
+    PRIMARY KEY (role_id, permission)
+);
+
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    role_id TEXT NOT NULL REFERENCES roles (id),
+    active INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS users_role_id ON users (role_id);
+
+CREATE TABLE IF NOT EXISTS user_permissions (
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    permission TEXT NOT NULL,
+    PRIMARY KEY (user_id, permission)
+);
+
+-- Customers -------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS customers (
+    id TEXT PRIMARY KEY,
+    email TEXT UNIQUE,
+    name TEXT,
+    password_hash TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    erased_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at);
+
+-- Sessions: only the SHA-256 of the cookie value is stored ---------------------------------
+
+CREATE TABLE IF NOT EXISTS user_session (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    user_agent TEXT NOT NULL,
+    ip TEXT
+);
+
+CREATE INDEX IF NOT EXISTS user_session_user_id ON user_session (user_id);
+
+CREATE TABLE IF NOT EXISTS customer_session (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    user_agent TEXT NOT NULL,
+    ip TEXT
+);
+
+CREATE INDEX IF NOT EXISTS customer_session_customer_id ON customer_session (customer_id);
+
+-- API keys: only the SHA-256 of the secret is stored ---------------------------------------
+-- source is 'admin' (owner_id set) or 'cli' (no owner). An admin key whose owner is gone
+-- is refused, never promoted to an ownerless one.
+
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    label TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    scopes TEXT NOT NULL,
+    source TEXT NOT NULL,
+    owner_id TEXT REFERENCES users (id) ON DELETE SET NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    last_used_at TEXT,
+    last_used_ip TEXT,
+    revoked_at TEXT,
+    revoked_by TEXT,
+    refused_audit_at TEXT
+);
+
+CREATE INDEX IF NOT EXISTS api_keys_owner_id ON api_keys (owner_id, created_at);
+CREATE INDEX IF NOT EXISTS api_keys_created_at ON api_keys (created_at);
+
+-- Audit log -------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS audit_log (
+    id TEXT PRIMARY KEY,
+    at TEXT NOT NULL,
+    event TEXT NOT NULL,
+    actor_kind TEXT,
+    actor_id TEXT,
+    actor_label TEXT,
+    ip TEXT,
+    user_agent TEXT,
+    details TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at);
+CREATE INDEX IF NOT EXISTS audit_log_event_at ON audit_log (event, at);
+
+-- Catalogue -------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS categories (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    slug TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL DEFAULT '',
+    parent_id TEXT REFERENCES categories (id),
+    position INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS categories_parent_id ON categories (parent_id);
+CREATE INDEX IF NOT EXISTS categories_position ON categories (position, name, id);
+
+CREATE TABLE IF NOT EXISTS products (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    slug TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL DEFAULT '',
+    sku TEXT UNIQUE,
+    price_cents BIGINT NOT NULL CHECK (price_cents >= 0),
+    stock BIGINT NOT NULL DEFAULT 0 CHECK (stock >= 0),
+    active INTEGER NOT NULL DEFAULT 1,
+    category_id TEXT REFERENCES categories (id),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+-- Every sort of GET /products, for the public (active = 1) and for staff (all products).
+CREATE INDEX IF NOT EXISTS products_category_id ON products (category_id);
+CREATE INDEX IF NOT EXISTS products_active_name ON products (active, name, id);
+CREATE INDEX IF NOT EXISTS products_active_price ON products (active, price_cents, id);
+CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_at, id);
+CREATE INDEX IF NOT EXISTS products_name ON products (name, id);
+CREATE INDEX IF NOT EXISTS products_price ON products (price_cents, id);
+CREATE INDEX IF NOT EXISTS products_created ON products (created_at, id);
+
+CREATE TABLE IF NOT EXISTS collections (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    slug TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS collections_title ON collections (title, id);
+
+CREATE TABLE IF NOT EXISTS collection_products (
+    collection_id TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (collection_id, product_id)
+);
+
+CREATE INDEX IF NOT EXISTS collection_products_product_id ON collection_products (product_id);
+CREATE INDEX IF NOT EXISTS collection_products_position
+    ON collection_products (collection_id, position);
+
+-- Content registry ------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS content_entries (
+    key TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    published INTEGER NOT NULL DEFAULT 0,
+    checksum TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS content_entries_type ON content_entries (type, key);
+
+-- Settings: one row per key, the value as JSON ---------------------------------------------
+
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+-- Orders and payments ---------------------------------------------------------------------
+-- counters holds the order-number sequence (row order_number), bumped in the checkout
+-- transaction, and the unfiltered lists' totals (rows products, products_active, orders),
+-- kept by the writes and recounted at every start (shop/totals.py). The orders of an erased customer stay, with shipping_address set to NULL.
+-- restocked_at marks the one time a cancelled or refunded order put its stock back.
+
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    value BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS orders (
+    id TEXT PRIMARY KEY,
+    number TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL REFERENCES customers (id),
+    status TEXT NOT NULL,
+    subtotal_cents BIGINT NOT NULL,
+    total_cents BIGINT NOT NULL,
+    currency TEXT NOT NULL,
+    shipping_address TEXT,
+    restocked_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at);
+CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at);
+CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at);
+
+CREATE TABLE IF NOT EXISTS order_items (
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    product_id TEXT,
+    name TEXT NOT NULL,
+    sku TEXT,
+    unit_price_cents BIGINT NOT NULL,
+    quantity INTEGER NOT NULL,
+    line_total_cents BIGINT NOT NULL,
+    PRIMARY KEY (order_id, line)
+);
+
+CREATE TABLE IF NOT EXISTS order_status_history (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    note TEXT,
+    at TEXT NOT NULL,
+    by_kind TEXT,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS order_status_history_order ON order_status_history (order_id, at);
+
+CREATE TABLE IF NOT EXISTS payments (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL UNIQUE REFERENCES orders (id) ON DELETE CASCADE,
+    provider TEXT NOT NULL,
+    amount_cents BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    reference TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (customer_id, key)
+);
