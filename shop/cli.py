@@ -1,4 +1,5 @@
-"""flask commands: ``db status|upgrade``, ``users create|list``, ``api-keys create|list|revoke``.
+"""flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
+``api-keys create|list|revoke``.
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -18,7 +19,7 @@ def _fail(message: str):
 
 @click.group("db", cls=AppGroup)
 def db_group():
-    """The database: schema version, upgrades."""
+    """The database: schema version, upgrades, backups."""
 
 
 def _database():
@@ -79,6 +80,37 @@ def db_upgrade():
         click.echo(f"Database upgraded to {version:04d}.")
     else:
         click.echo(f"Database already at {version:04d}: nothing to apply.")
+
+
+@db_group.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False))
+def db_backup(path):
+    """Write a consistent backup of the running database to PATH (a new file)."""
+    from shop import backup
+
+    database, _ = _database()
+    try:
+        written = backup.backup(database, path)
+    except backup.BackupError as error:
+        _fail(f"Backup failed: {error}")
+    click.echo(f"Backup written: {written}")
+
+
+@db_group.command("restore")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+def db_restore(path):
+    """Restore the backup at PATH into the database, which must be empty."""
+    from shop import backup, migrate
+
+    database, directory = _database()
+    try:
+        backup.restore(database, path)
+    except backup.BackupError as error:
+        _fail(f"Restore failed: {error}")
+    state = migrate.status(database, directory)
+    click.echo(f"Restored {path}: schema version {state.current:04d}.")
+    if not state.up_to_date:
+        click.echo("It is older than this release: run `flask --app app db upgrade` next.")
 
 
 @click.command("init-db")
