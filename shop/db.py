@@ -145,7 +145,7 @@ class Database:
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=10, check_same_thread=False)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
@@ -308,6 +308,26 @@ class Database:
             "statements": getattr(local, "statements", 0),
             "writes": getattr(local, "writes", 0),
         }
+
+
+def _use_wal(conn, seconds: float = 2.0) -> None:
+    """Put a SQLite file in WAL mode (it persists in the file: usually already done).
+
+    Switching needs the file to itself, and SQLite answers "database is locked" at once,
+    without waiting out its busy timeout, when it sees that waiting could deadlock: two
+    workers, or two ``flask db upgrade``, starting together on a new database. Such a
+    refusal is retried for a couple of seconds; one that waited out the timeout is final.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # back off before the next try; bounded by the deadline
 
 
 def _adapt(params):
