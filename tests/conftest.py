@@ -207,3 +207,20 @@ def sql_count(app):
         result["writes"] = after["writes"] - before["writes"]
 
     return count
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Skipped tests counted by reason, one line each, before pytest's closing summary.
+
+    ``-rs`` would list every skipped location (hundreds when PostgreSQL is not configured)
+    after the results; a reason with its count says as much.
+    """
+    reasons = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        _, _, reason = report.longrepr if isinstance(report.longrepr, tuple) else ("", 0, "")
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        terminalreporter.section("skipped, by reason")
+        for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+            terminalreporter.line(f"{count:5d}  {reason}")
