@@ -22,7 +22,10 @@ def create_app(config: dict | None = None) -> Flask:
     from shop.extensions import limiter
 
     app = Flask(__name__, static_folder=None)
-    app.config.update(settings.from_environment())
+    try:
+        app.config.update(settings.from_environment())
+    except settings.ConfigError as error:
+        raise SystemExit(f"shop: {error}") from None  # one line, no traceback, exit code 1
     app.config.update(config or {})
     derived = dict(
         # flask-limiter: memory storage for one process, Redis for several (README).
@@ -85,6 +88,11 @@ def create_app(config: dict | None = None) -> Flask:
     def swagger_ui_assets(filename):
         """Swagger UI's files, served locally: no CDN needed."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename, max_age=86400)
+
+    @app.get("/favicon.ico", endpoint="favicon")
+    def favicon():
+        """The shop's icon, for browsers at the console, the index and Swagger UI."""
+        return send_from_directory(admin.bp.static_folder, "favicon.ico", max_age=86400)
 
     app.before_request(migrate.require_current_schema)
     if app.config["SQL_COUNT_HEADERS"]:

@@ -71,7 +71,10 @@ def error_response(error: HTTPException):
     elif code == 405:
         message = f"Method {request.method} is not allowed on {request.path}."
     elif code == 404 and error.description == default_exceptions[404].description:
-        message = f"Not found: {request.path}."
+        message = (
+            f"Not found: {request.path}. The index of this API is at /; its documentation"
+            " at /swagger."
+        )
     else:
         description = error.description
         if description == default_exceptions.get(code, HTTPException).description:

@@ -15,12 +15,14 @@ def register_blueprints(api) -> None:
         payments,
         products,
         roles,
+        service,
         settings,
         users,
     )
 
     api.register_converter(content.KeyConverter, content.key_parameter_schema)
     for module in (
+        service,
         auth,
         users,
         roles,

@@ -17,6 +17,8 @@ _ANONYMOUS_ENDPOINTS = frozenset(
         "static",
         "admin.static",
         "swagger_ui_assets",
+        "favicon",
+        "service.index",
         "api-docs.openapi_json",
         "api-docs.openapi_swagger_ui",
     }
