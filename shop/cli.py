@@ -187,7 +187,9 @@ def api_keys_group():
 
 
 @api_keys_group.command("create")
-@click.option("--name", "label", required=True, help="The key's label, 1 to 100 characters.")
+@click.option(
+    "--label", "--name", "label", required=True, help="The key's label, 1 to 100 characters."
+)
 @click.option(
     "--scopes", required=True, help='Such as "read:product,write:content" (commas or spaces).'
 )
@@ -199,7 +201,7 @@ def api_keys_create(label, scopes, expires):
 
     label = label.strip()
     if not 1 <= len(label) <= 100:
-        _fail("--name must have 1 to 100 characters.")
+        _fail("--label must have 1 to 100 characters.")
     try:
         scope_list = api_keys.parse_scopes(scopes)
         expires_at = parse_expiry(expires) if expires else None

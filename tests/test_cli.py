@@ -53,6 +53,7 @@ def test_duplicate_unknown_role_and_short_password_exit_1(app):
         ]
     )
     assert unknown.exit_code == 1 and "unknown role 'emperor'" in unknown.output
+    assert "the roles are admin, editor, owner, support" in unknown.output
     short = runner.invoke(args=["users", "create", "--email", "c@example.com", "--password", "x"])
     assert short.exit_code == 1 and "at least 8" in short.output
 
@@ -84,3 +85,17 @@ def test_a_node_starting_beside_an_open_write_does_not_wait_for_it(app, make_app
         assert started, "the new node waited for the open transaction"
         writer.rollback()
     assert app.test_client().get("/products").json["total"] == 0
+
+
+def test_api_key_label_is_given_as_label_or_as_name(app):
+    runner = app.test_cli_runner()
+    for option in ("--label", "--name"):
+        result = runner.invoke(
+            args=["api-keys", "create", option, f"by {option}", "--scopes", "read:product"]
+        )
+        assert result.exit_code == 0, result.output
+        assert f"(by {option})" in result.output
+    listed = runner.invoke(args=["api-keys", "list"]).output
+    assert "by --label" in listed and "by --name" in listed
+    empty = runner.invoke(args=["api-keys", "create", "--label", " ", "--scopes", "read:product"])
+    assert empty.exit_code == 1 and "--label must have 1 to 100 characters" in empty.output

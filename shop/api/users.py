@@ -114,7 +114,8 @@ def _get(user_id: str) -> dict:
 def _role(name: str) -> dict:
     role = role_by_name(name)
     if role is None:
-        abort(400, f"role: unknown role {name!r}.")
+        known = ", ".join(r["name"] for r in db.query("SELECT name FROM roles ORDER BY name"))
+        abort(400, f"role: unknown role {name!r}; the roles are {known}.")
     return role
 
 
