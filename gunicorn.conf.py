@@ -7,12 +7,22 @@ server refuses to start without it.
 
 import json
 import os
+import sys
 
 from gunicorn import util
 
-bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104
-workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-threads = int(os.environ.get("SHOP_THREADS", "8"))
+from shop import config as shop_config
+
+try:
+    # Checked here, in the master, before any worker: a bad value stops the server with one
+    # line naming it (exit code 1), not a traceback per worker and "Worker failed to boot".
+    settings = shop_config.from_environment()
+except shop_config.ConfigError as error:
+    sys.exit(f"shop: {error}")
+
+bind = f"{os.environ.get('HOST', '0.0.0.0')}:{settings['PORT']}"  # noqa: S104
+workers = settings["WEB_CONCURRENCY"]
+threads = settings["THREADS"]
 worker_class = "gthread"
 timeout = 30
 graceful_timeout = 20
@@ -24,16 +34,23 @@ access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 
 def on_starting(server):
-    """Refuse several workers with per-process rate-limit counters, and a database schema
-    newer than this release (where the database answers: workers must boot without it)."""
-    if server.cfg.workers > 1 and not os.environ.get("REDIS_URL"):
-        raise SystemExit(
-            f"Refusing to start {server.cfg.workers} workers without REDIS_URL: rate limits"
-            " would be counted per process. Set REDIS_URL, or run one worker (the default)."
+    """Refuse several workers with per-process rate-limit counters, a REDIS_URL that is no
+    Redis URL, and a database schema newer than this release. A database or Redis that does
+    not answer yet is a warning: workers boot without them and answer 503 meanwhile."""
+    if server.cfg.workers > 1 and not settings["REDIS_URL"]:
+        sys.exit(
+            f"shop: refusing to start {server.cfg.workers} workers without REDIS_URL: rate"
+            " limits would be counted per process. Set REDIS_URL, or WEB_CONCURRENCY=1."
         )
-    from shop import config, migrate
+    from shop import migrate
 
-    warning = migrate.check_at_start(config.from_environment()["DATABASE_URL"])
+    if settings["REDIS_URL"]:
+        problem = shop_config.check_redis(settings["REDIS_URL"])
+        if problem and "not a Redis URL" in problem:
+            sys.exit(f"shop: {problem}")
+        if problem:
+            server.log.warning("%s; rate limits are counted per process until it does", problem)
+    warning = migrate.check_at_start(settings["DATABASE_URL"])
     if warning:
         server.log.warning("schema: %s", warning)
 

@@ -35,12 +35,22 @@ def _bool(environ, name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
 
 
+def _database_url(environ) -> str:
+    url = environ.get("DATABASE_URL", "").strip() or "sqlite:///instance/shop.db"
+    if not url.startswith(("sqlite:///", "postgresql://", "postgres://")):
+        raise ConfigError(
+            "DATABASE_URL must start with sqlite:/// or postgresql://"
+            f" (got {url.split('://', 1)[0]}://...)"
+        )
+    return url
+
+
 def from_environment(environ=None) -> dict:
     """The service's settings from environment variables (``os.environ`` by default)."""
     env = os.environ if environ is None else environ
     return {
         # Where data lives.
-        "DATABASE_URL": env.get("DATABASE_URL", "").strip() or "sqlite:///instance/shop.db",
+        "DATABASE_URL": _database_url(env),
         "REDIS_URL": env.get("REDIS_URL", "").strip() or None,
         # Human sessions.
         "SESSION_LIFETIME": _int(env, "SHOP_SESSION_LIFETIME", 7 * 24 * 3600, minimum=60),
@@ -61,4 +71,35 @@ def from_environment(environ=None) -> dict:
         # Diagnostics.
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
+        # The web server (gunicorn.conf.py reads these through server_settings()).
+        "PORT": _int(env, "PORT", 8000, minimum=1),
+        "WEB_CONCURRENCY": _int(env, "WEB_CONCURRENCY", 1, minimum=1),
+        "THREADS": _int(env, "SHOP_THREADS", 8, minimum=1),
     }
+
+
+def check_redis(url: str, timeout: float = 1.0) -> str | None:
+    """Why Redis at ``url`` cannot be used, in one line; None when it answers a PING."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    except ValueError as error:
+        return f"REDIS_URL is not a Redis URL ({error}): use redis://host:6379/0"
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        return f"REDIS_URL: Redis does not answer at {_without_password(url)} ({error})"
+    finally:
+        client.close()
+    return None
+
+
+def _without_password(url: str) -> str:
+    """A URL fit for a log line: any password replaced by ***."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)

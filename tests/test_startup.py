@@ -1,0 +1,107 @@
+"""Starting with a bad setting: one line naming it, exit code 1, no traceback."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REDIS_URL
+from tests.live import ROOT, LiveServer, free_port
+
+BIN = Path(sys.executable).parent
+
+
+def start(tmp_path, **env) -> subprocess.CompletedProcess:
+    """The web process as the Procfile runs it, with ``env``; it must exit by itself."""
+    full = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "HOST": "127.0.0.1",
+        "PORT": str(free_port()),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "shop.server"],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "line"),
+    [
+        ({"WEB_CONCURRENCY": "two"}, "shop: WEB_CONCURRENCY must be a whole number, got 'two'"),
+        ({"SHOP_THREADS": "0"}, "shop: SHOP_THREADS must be at least 1, got 0"),
+        ({"SHOP_SESSION_LIFETIME": "soon"}, "shop: SHOP_SESSION_LIFETIME must be a whole number"),
+        ({"DATABASE_URL": "mysql://db/shop"}, "shop: DATABASE_URL must start with sqlite:///"),
+        ({"REDIS_URL": "http://cache:6379"}, "shop: REDIS_URL is not a Redis URL"),
+        ({"WEB_CONCURRENCY": "2"}, "shop: refusing to start 2 workers without REDIS_URL"),
+    ],
+    ids=["workers", "threads", "lifetime", "database", "redis url", "workers without redis"],
+)
+def test_a_bad_setting_stops_the_server_with_one_line(tmp_path, env, line):
+    result = start(tmp_path, **env)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "Worker failed to boot" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(line), result.stderr
+
+
+def test_a_flask_command_with_a_bad_setting_says_so_in_one_line(tmp_path):
+    result = subprocess.run(
+        [str(BIN / "flask"), "--app", "app", "db", "status"],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "SHOP_THREADS": "-1"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == "shop: SHOP_THREADS must be at least 1, got -1"
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="Redis case: SHOP_TEST_REDIS_URL is not set")
+def test_an_unreachable_redis_is_named_at_start_and_the_server_still_serves(tmp_path):
+    with open(tmp_path / "server.log", "w+") as log:
+        server = LiveServer(
+            {
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}",
+                "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+            },
+            log=log,
+        )
+        server.stop()
+        log.seek(0)
+        text = log.read()
+    assert "REDIS_URL: Redis does not answer at redis://127.0.0.1:" in text
+
+
+def test_dev_serve_on_a_busy_port_says_which_setting_to_change(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            ["./dev", "serve"],
+            cwd=ROOT,
+            env={
+                "PATH": os.environ["PATH"],
+                "HOME": str(tmp_path),
+                "PORT": str(port),
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}",
+            },
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 1
+    assert f"Port {port} is in use" in result.stderr and "PORT=8001 ./dev serve" in result.stderr
+    assert not (tmp_path / "shop.db").exists()  # nothing was started or upgraded
