@@ -1,1 +1,1 @@
-"""The benchmark: ``python -m bench.run`` (or ``./dev bench``); see README.md."""
+"""The benchmark: ``python -m bench.run`` (or ``./dev bench``); see docs/performance.md."""

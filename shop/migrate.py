@@ -426,7 +426,7 @@ def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
         raise SystemExit(
             f"Refusing to start: the database schema is at version {version}, newer than this"
             f" release knows ({code}). Deploy the release that upgraded it, or restore the"
-            " backup taken before the upgrade (README, Operations)."
+            " backup taken before the upgrade (docs/operations.md)."
         )
     if version < code:
         return (

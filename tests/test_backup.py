@@ -140,26 +140,30 @@ def test_backup_never_overwrites_and_restore_needs_an_empty_database(app, engine
 
 
 def test_the_readme_backup_and_restore_block(tmp_path):
-    """The README's Operations block, as written, on the default engine (SQLite)."""
+    """The operations guide's backup block, as written, on the default engine (SQLite)."""
     from tests.live import ROOT
     from tests.test_readme import readme_block
 
-    env = {"PATH": os.environ.get("PATH", ""), "DATABASE_URL": f"sqlite:///{tmp_path}/shop.db"}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/shop.db",
+        "BACKUPS": str(tmp_path / "backups"),
+    }
     upgrade = [str(ROOT / ".venv/bin/flask"), "--app", "app", "db", "upgrade"]
     subprocess.run(upgrade, cwd=ROOT, env=env, check=True, capture_output=True)
     script = readme_block("operations-backup")
-    script = script.replace("backups", f"{tmp_path}/backups")
     script = script.replace("instance/", f"{tmp_path}/")
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + script],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "Backup written" in result.stdout and "Restored" in result.stdout
-    assert result.stdout.rstrip().endswith("Up to date.")
-    assert len(list((tmp_path / "backups").iterdir())) == 1
+    for _ in range(2):  # a reader may run it again
+        result = subprocess.run(
+            ["bash", "-c", "set -euo pipefail\n" + script],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Backup written" in result.stdout and "Restored" in result.stdout
+        assert result.stdout.rstrip().endswith("Up to date.")
+    assert len(list((tmp_path / "backups").iterdir())) == 2

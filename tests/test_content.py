@@ -1,15 +1,15 @@
 """The content registry: entries by key, the registry a sync tool diffs against, and the
-whole-folder sync (including the README's curl example, run against a live server)."""
+whole-folder sync (including the content guide's curl example, run against a live server)."""
 
 import hashlib
 import json
-import re
 import shutil
 import subprocess
 
 import pytest
 
-from tests.live import ROOT, LiveServer
+from tests.live import LiveServer
+from tests.test_readme import readme_block
 
 
 def checksum(data: dict) -> str:
@@ -195,16 +195,10 @@ def test_a_sync_may_be_larger_than_other_requests(app, owner_client):
     assert too_big.status_code == 413
 
 
-def readme_sync_script() -> str:
-    """The README's curl example that syncs a folder."""
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
-    (script,) = [b for b in blocks if "/content/sync" in b and "curl" in b]
-    return script
-
-
-@pytest.mark.skipif(shutil.which("curl") is None, reason="the README example needs curl")
-def test_the_readme_example_syncs_a_folder(tmp_path, database_url, make_key, owner_client):
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the guide's example needs curl")
+def test_the_guide_example_dry_runs_then_syncs_a_folder(
+    tmp_path, database_url, make_key, owner_client
+):
     key = make_key("write:content")
     folder = tmp_path / "content"
     folder.mkdir()
@@ -217,21 +211,29 @@ def test_the_readme_example_syncs_a_folder(tmp_path, database_url, make_key, own
     owner_client.put("/content/stale", json={"type": "page", "data": {}})
 
     server = LiveServer({"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"})
+    answers = []
     try:
-        result = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", readme_sync_script()],
-            cwd=tmp_path,
-            env={"PATH": "/usr/bin:/bin", "SHOP_URL": server.url, "SHOP_KEY": key.secret},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        for dry_run in (None, "false", "false"):  # as pasted, then applied, then again
+            env = {"PATH": "/usr/bin:/bin", "SHOP_URL": server.url, "SHOP_KEY": key.secret}
+            if dry_run:
+                env["DRY_RUN"] = dry_run
+            result = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", readme_block("content-sync")],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            answers.append(json.loads(result.stdout))
+            if dry_run is None:
+                assert set(registry(owner_client)) == {"stale"}  # the dry run wrote nothing
     finally:
         server.stop()
-    assert result.returncode == 0, result.stderr + result.stdout
-    answer = json.loads(result.stdout)
-    assert (answer["created"], answer["deleted"]) == (2, 1)
+    counts = [(a["dry_run"], a["created"], a["deleted"], a["unchanged"]) for a in answers]
+    assert counts == [(True, 2, 1, 0), (False, 2, 1, 0), (False, 0, 0, 2)]
     entries = registry(owner_client)
     assert set(entries) == {"about", "banner"}
     assert entries["banner"]["checksum"] == checksum(files["banner"]["data"])

@@ -1,7 +1,9 @@
-"""The README's curl walkthroughs, run as written against gunicorn started as the Procfile
-starts it; the rate limit under that gunicorn; what gunicorn itself refuses, in our error shape."""
+"""The curl walkthroughs of the README and docs/, run as written (twice, from a temporary
+folder) against gunicorn started as the Procfile starts it; the rate limit under that
+gunicorn; what gunicorn itself refuses, in our error shape."""
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -18,12 +20,39 @@ from tests.live import ROOT, LiveServer
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 
 
+GUIDES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_TESTED = re.compile(r"<!-- tested: ([\w-]+)\b.*?-->\n```sh\n(.*?)```", re.S)
+
+
+def guide_blocks() -> dict[str, str]:
+    """Every shell block marked ``<!-- tested: name`` in the README and the guides."""
+    blocks = {}
+    for guide in GUIDES:
+        for name, block in _TESTED.findall(guide.read_text()):
+            assert name not in blocks, f"two tested blocks are named {name}"
+            blocks[name] = block
+    return blocks
+
+
 def readme_block(name: str) -> str:
-    """The shell block that follows ``<!-- tested: name`` in README.md."""
-    text = (ROOT / "README.md").read_text()
-    match = re.search(r"<!-- tested: " + re.escape(name) + r"\b.*?-->\n```sh\n(.*?)```", text, re.S)
-    assert match, f"README has no tested block {name}"
-    return match.group(1)
+    """The shell block that follows ``<!-- tested: name`` in README.md or docs/."""
+    blocks = guide_blocks()
+    assert name in blocks, f"no guide has a tested block {name}"
+    return blocks[name]
+
+
+def git_status() -> str | None:
+    """``git status --porcelain`` of the checkout, or None where git cannot tell."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    result = subprocess.run(
+        [git, "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout if result.returncode == 0 else None
 
 
 @pytest.fixture
@@ -36,34 +65,62 @@ def live(make_app, database_url):
     server = LiveServer(
         {"DATABASE_URL": database_url, "SHOP_COOKIE_SECURE": "0", "SHOP_RATELIMIT_ENABLED": "1"}
     )
+    server.database_url = database_url
     yield server
     server.stop()
 
 
-def run_walkthrough(live, tmp_path: Path, *names: str) -> list[str]:
-    """Run README blocks in one bash, in a scratch folder, against the live server."""
+def run_walkthrough(live, tmp_path: Path, *names: str, env=None) -> list[list[str]]:
+    """Run guide blocks in one bash against the live server, twice, as a reader would.
+
+    From the checkout (the blocks call .venv/bin/flask), with a temporary folder for
+    ``mktemp``; both runs must succeed and leave ``git status`` as it was. Answers the
+    non-blank output lines of each run.
+    """
     script = "set -euo pipefail\n" + "\n".join(readme_block(n) for n in names)
-    script = script.replace("BASE=http://127.0.0.1:8000", f"BASE={live.url}")
-    result = subprocess.run(
-        ["bash", "-c", script],
-        input=PASSWORD + "\n",
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return [line for line in result.stdout.splitlines() if line.strip()]
+    environ = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "TMPDIR": str(tmp_path),
+        "BASE": live.url,
+        "DATABASE_URL": live.database_url,
+        **(env or {}),
+    }
+    before = git_status()
+    runs = []
+    for _ in range(2):
+        result = subprocess.run(
+            ["bash", "-c", script],
+            input=PASSWORD + "\n",
+            cwd=ROOT,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        runs.append([line for line in result.stdout.splitlines() if line.strip()])
+    assert git_status() == before, "a walkthrough left files in the checkout"
+    return runs
 
 
 def test_sign_in_walkthrough(live, tmp_path):
-    lines = run_walkthrough(live, tmp_path, "walkthrough-auth")
-    me = json.loads(lines[1])
-    assert me["email"] == "you@example.com" and me["role"] == "owner"
-    assert json.loads(lines[2])["total"] == 1
-    assert lines[3] == "204"
-    assert "Authentication required" in json.loads(lines[4])["message"]
-    assert PASSWORD not in "\n".join(lines)
+    for lines in run_walkthrough(live, tmp_path, "walkthrough-auth"):
+        me = json.loads(lines[1])
+        assert me["email"] == "you@example.com" and me["role"] == "owner"
+        assert json.loads(lines[2])["total"] == 1
+        assert lines[3] == "204"
+        assert "Authentication required" in json.loads(lines[4])["message"]
+        assert PASSWORD not in "\n".join(lines)
+
+
+def test_first_key_walkthrough(live, tmp_path):
+    first, second = run_walkthrough(live, tmp_path, "readme-first-key")
+    for lines, total in ((first, 1), (second, 2)):
+        created, page = json.loads(lines[0]), json.loads(lines[1])
+        assert created["name"] == "Teapot" and created["price_cents"] == 2500
+        assert page["total"] == total and created["id"] in [p["id"] for p in page["items"]]
+        assert "eck_" not in "\n".join(lines)
 
 
 def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
@@ -86,15 +143,28 @@ def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
 
 
 def test_api_key_walkthrough(live, tmp_path):
-    lines = run_walkthrough(live, tmp_path, "walkthrough-auth", "walkthrough-keys")
-    registry = json.loads(lines[5])
-    assert registry["items"] == [] and registry["total"] == 0
-    assert "read:order" in json.loads(lines[6])["message"]
-    active = json.loads(lines[7])
-    assert [k["label"] for k in active["items"]] == ["ci deploy"]
-    assert "secret" not in lines[7]
-    assert lines[8] == "204"
-    assert json.loads(lines[9]) == {"message": "API key revoked."}
+    for lines in run_walkthrough(live, tmp_path, "walkthrough-auth", "walkthrough-keys"):
+        registry = json.loads(lines[5])
+        assert registry["items"] == [] and registry["total"] == 0
+        assert "read:order" in json.loads(lines[6])["message"]
+        active = json.loads(lines[7])
+        assert [k["label"] for k in active["items"]] == ["ci deploy"]
+        assert "secret" not in lines[7]
+        assert lines[8] == "204"
+        assert json.loads(lines[9]) == {"message": "API key revoked."}
+
+
+def test_every_tested_block_of_the_guides_has_its_test():
+    """A walkthrough added to a guide gets a test: its name must be one of these."""
+    assert set(guide_blocks()) == {
+        "readme-first-key",
+        "walkthrough-auth",
+        "walkthrough-keys",
+        "content-sync",
+        "orders-setup",
+        "orders-walkthrough",
+        "operations-backup",
+    }
 
 
 @pytest.mark.parametrize(
