@@ -1,0 +1,151 @@
+"""The benchmark's scenarios: what each replays, against which baseline, and its targets."""
+
+import json
+import random
+from dataclasses import dataclass, field
+
+from bench import seed
+
+AUTH_READ_RATIO = 0.8
+LIST_RATIO = 0.7
+P99_LIMIT_MS = 50
+RSS_LIMIT_MB = 100
+SCALING_LIMIT = 0.20
+
+
+@dataclass
+class Scenario:
+    """One kind of request, replayed from a list, and what it must achieve."""
+
+    name: str
+    method: str
+    route: str  # the OpenAPI path it needs, e.g. /products/{}
+    requests: list  # [(method, path, body)], replayed in order
+    headers: dict = field(default_factory=dict)
+    baseline: str | None = None  # the baseline scenario its ratio is taken against
+    min_ratio: float | None = None
+    max_statements: tuple | None = None  # (statements, writes) it may run at most
+    half_requests: list | None = None  # a fresh list for the half-rate run (writes)
+    probe: list | None = None  # the two requests whose statements are counted
+    limits: bool = True  # run with rate limits on (as deployed)
+
+    def probes(self) -> list:
+        """The requests to count statements on: the second one is reported."""
+        return self.probe or [self.requests[0], self.requests[0]]
+
+
+def service(s: seed.Seeded) -> list[Scenario]:
+    """The service's scenarios, built from the seeded data."""
+    rng = random.Random(66)
+    key = {"Authorization": f"Bearer {s.order_key}"}
+    ids = rng.sample(s.product_ids, min(5000, len(s.product_ids)))
+    pages = [("GET", f"/products?page={n}", "") for n in range(1, 11)]
+    checkout = [
+        (
+            "POST",
+            "/payments/checkout",
+            json.dumps(
+                {
+                    "items": [{"product_id": pid, "quantity": 1}],
+                    "shipping_address": {
+                        "name": "Bench Customer",
+                        "line1": "1 High Street",
+                        "city": "Bath",
+                        "postal_code": "BA1 1AA",
+                        "country": "GB",
+                    },
+                    "payment_method": "manual",
+                },
+                separators=(",", ":"),
+            ),
+        )
+        for pid in ids[:2000]
+    ]
+    # Each pending order moves paid -> shipped -> delivered -> refunded; one list per run so
+    # that no move is asked twice. The last pending order is kept for counting statements.
+    pending, kept = s.pending_order_ids[:-1], s.pending_order_ids[-1:]
+    half = len(pending) // 2
+
+    def moves(orders, statuses=("paid", "shipped", "delivered", "refunded")):
+        return [
+            ("PATCH", f"/orders/{oid}/status", json.dumps({"status": status}))
+            for status in statuses
+            for oid in orders
+        ]
+
+    return [
+        Scenario(
+            "GET /products (anonymous, 20)",
+            "GET",
+            "/products",
+            pages,
+            baseline="baseline: page of 20",
+            min_ratio=LIST_RATIO,
+            max_statements=(2, 0),
+        ),
+        Scenario(
+            "GET /products/<id> (key)",
+            "GET",
+            "/products/{}",
+            [("GET", f"/products/{pid}", "") for pid in ids],
+            key,
+            baseline="baseline: one row",
+            min_ratio=AUTH_READ_RATIO,
+            max_statements=(2, 0),
+        ),
+        Scenario(
+            "GET /auth/me (session)",
+            "GET",
+            "/auth/me",
+            [("GET", "/auth/me", "")],
+            {"Cookie": f"shop_admin_session={s.admin_cookie}"},
+            baseline="baseline: one row",
+            min_ratio=AUTH_READ_RATIO,
+            max_statements=(2, 0),
+        ),
+        Scenario(
+            "GET /orders?page_size=20 (key)",
+            "GET",
+            "/orders",
+            [("GET", "/orders?page_size=20", "")],
+            key,
+            baseline="baseline: page of 20",
+        ),
+        Scenario(
+            "POST /payments/checkout",
+            "POST",
+            "/payments/checkout",
+            checkout,
+            {
+                "Cookie": f"shop_customer_session={s.customer_cookie}",
+                "Content-Type": "application/json",
+            },
+            baseline="baseline: one row",
+            limits=False,
+        ),
+        Scenario(
+            "PATCH /orders/<id>/status (key)",
+            "PATCH",
+            "/orders/{}/status",
+            moves(pending[:half]),
+            {**key, "Content-Type": "application/json"},
+            baseline="baseline: one row",
+            half_requests=moves(pending[half:]),
+            probe=moves(kept, ("paid", "shipped")),
+        ),
+    ]
+
+
+def baseline(seeded: seed.Seeded) -> list[Scenario]:
+    """The bare baseline's two scenarios: one row by id, and a page of 20."""
+    rng = random.Random(6)
+    ids = rng.sample(seeded.product_ids, min(5000, len(seeded.product_ids)))
+    return [
+        Scenario("baseline: one row", "GET", "", [("GET", f"/products/{pid}", "") for pid in ids]),
+        Scenario(
+            "baseline: page of 20",
+            "GET",
+            "",
+            [("GET", f"/products?page={n}", "") for n in range(1, 11)],
+        ),
+    ]
