@@ -11,17 +11,25 @@ class ConfigError(ValueError):
     """A setting in the environment has a value we cannot use."""
 
 
-def _int(environ, name: str, default: int, minimum: int = 0) -> int:
+def _number(environ, name: str, default, minimum, kind=int, what="a whole number"):
     raw = environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+        raise ConfigError(f"{name} must be {what}, got {raw!r}") from None
+    if not value >= minimum:  # also refuses nan
+        raise ConfigError(f"{name} must be at least {minimum}, got {raw}")
     return value
+
+
+def _int(environ, name: str, default: int, minimum: int = 0) -> int:
+    return _number(environ, name, default, minimum)
+
+
+def _seconds(environ, name: str, default: float, minimum: float) -> float:
+    return _number(environ, name, default, minimum, float, "a number of seconds")
 
 
 def _bool(environ, name: str, default: bool) -> bool:
@@ -42,6 +50,9 @@ def from_environment(environ=None) -> dict:
         # Where data lives.
         "DATABASE_URL": env.get("DATABASE_URL", "").strip() or "sqlite:///instance/shop.db",
         "REDIS_URL": env.get("REDIS_URL", "").strip() or None,
+        # How long a request waits for a dependency that does not answer (docs/deployment.md).
+        "DB_CONNECT_TIMEOUT": _int(env, "SHOP_DB_CONNECT_TIMEOUT", 3, minimum=1),
+        "REDIS_TIMEOUT": _seconds(env, "SHOP_REDIS_TIMEOUT", 0.5, minimum=0.05),
         # Human sessions.
         "SESSION_LIFETIME": _int(env, "SHOP_SESSION_LIFETIME", 7 * 24 * 3600, minimum=60),
         "SESSION_REFRESH": _int(env, "SHOP_SESSION_REFRESH", 60),

@@ -84,3 +84,15 @@ def test_a_node_starting_beside_an_open_write_does_not_wait_for_it(app, make_app
         assert started, "the new node waited for the open transaction"
         writer.rollback()
     assert app.test_client().get("/products").json["total"] == 0
+
+
+@pytest.mark.parametrize("command", [["db", "upgrade"], ["db", "status"], ["users", "list"]])
+def test_a_database_that_cannot_be_reached_is_one_line_and_exit_1(command):
+    from shop import create_app
+    from tests.live import free_port
+
+    app = create_app({"DATABASE_URL": f"postgresql://postgres@127.0.0.1:{free_port()}/shop"})
+    result = app.test_cli_runner().invoke(args=command)
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: the database cannot be reached: connection failed")
+    assert "Traceback" not in result.output
