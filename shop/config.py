@@ -58,6 +58,7 @@ def from_environment(environ=None) -> dict:
         "SESSION_REFRESH": _int(env, "SHOP_SESSION_REFRESH", 60),
         "COOKIE_SECURE": _bool(env, "SHOP_COOKIE_SECURE", True),
         "PASSWORD_HASH_METHOD": env.get("SHOP_PASSWORD_HASH", "").strip() or "scrypt:32768:8:1",
+        "PASSWORD_HASH_CONCURRENCY": _int(env, "SHOP_PASSWORD_HASH_CONCURRENCY", 1, minimum=1),
         # API keys.
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
