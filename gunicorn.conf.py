@@ -55,6 +55,27 @@ def on_starting(server):
         server.log.warning("schema: %s", warning)
 
 
+def post_worker_init(worker):
+    """On a graceful stop (SIGTERM), close this worker's listening sockets at once.
+
+    gunicorn 27's gthread worker stops accepting on SIGTERM but keeps its listening sockets
+    open until its in-flight requests are done (up to graceful_timeout): the kernel went on
+    accepting connections nobody would serve, and they hung ~20 s before a reset. Closed,
+    the port refuses new connections at once (a proxy or balancer retries elsewhere) while
+    the requests in flight finish. Only this process's descriptors close: a worker stopped
+    alone (a reload, fewer workers) leaves the master's and the other workers' listeners.
+    """
+    accept = worker.set_accept_enabled
+
+    def set_accept_enabled(enabled):
+        accept(enabled)
+        if not enabled and not worker.alive:
+            for listener in worker.sockets:
+                listener.close()
+
+    worker.set_accept_enabled = set_accept_enabled
+
+
 def write_json_error(sock, status_int, reason, mesg):
     """Answer what gunicorn refuses before the app sees it in the API's error shape.
 

@@ -13,7 +13,7 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db, migrate
+    from shop import admin, cli, db, errors, migrate
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -31,6 +31,15 @@ def create_app(config: dict | None = None) -> Flask:
         # flask-limiter: memory storage for one process, Redis for several (README).
         RATELIMIT_STORAGE_URI=app.config["REDIS_URL"] or "memory://",
         RATELIMIT_HEADERS_ENABLED=False,
+        # "5 a minute" holds over any minute, not per calendar-like window.
+        RATELIMIT_STRATEGY="moving-window",
+        # A Redis that is down or hung costs a request at most REDIS_TIMEOUT; the limiter then
+        # counts in this process's memory until Redis answers again (docs/deployment.md).
+        RATELIMIT_STORAGE_OPTIONS={
+            "socket_timeout": app.config["REDIS_TIMEOUT"],
+            "socket_connect_timeout": app.config["REDIS_TIMEOUT"],
+        },
+        RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,
         # flask-smorest / OpenAPI.
         API_TITLE="shop",
         API_VERSION="1.0.0",
@@ -73,11 +82,12 @@ def create_app(config: dict | None = None) -> Flask:
         n = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
 
-    database = db.Database(app.config["DATABASE_URL"])
+    database = db.Database(app.config["DATABASE_URL"], app.config["DB_CONNECT_TIMEOUT"])
     app.extensions["shop.db"] = database
     limiter.init_app(app)
 
     api = Api(app)
+    errors.register(app)
     register_blueprints(api)
     app.register_blueprint(admin.bp)
     api.serve_error_pages(admin.bp.url_prefix, admin.routing_error_page)
@@ -108,9 +118,12 @@ def create_app(config: dict | None = None) -> Flask:
 
 def _configure_logging(app: Flask) -> None:
     level = getattr(logging, app.config["LOG_LEVEL"], logging.INFO)
-    logger = logging.getLogger("shop")
-    logger.setLevel(level)
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
+    # flask-limiter says there when Redis is lost and found again; it only has a NullHandler.
+    for name in ("shop", "flask-limiter"):
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        if not any(isinstance(h, logging.StreamHandler) for h in logger.handlers):
+            handler = logging.StreamHandler()
+            formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            handler.setFormatter(formatter)
+            logger.addHandler(handler)

@@ -11,13 +11,25 @@ from flask.cli import AppGroup, with_appcontext
 from werkzeug.exceptions import HTTPException
 
 from shop import db
+from shop.errors import Unavailable
 
 
 def _fail(message: str):
     raise click.ClickException(message)
 
 
-@click.group("db", cls=AppGroup)
+class CommandGroup(AppGroup):
+    """Flask's command group; a database that cannot be reached is one line, not a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except Unavailable as error:
+            cause = str(error.__cause__ or "").strip().splitlines()
+            _fail(f"{error}: {cause[0] if cause else 'no answer'}")
+
+
+@click.group("db", cls=CommandGroup)
 def db_group():
     """The database: schema version, upgrades, backups."""
 
@@ -130,7 +142,7 @@ def _require_schema():
         _fail("The database is not at this release's schema: run `flask --app app db upgrade`.")
 
 
-@click.group("users", cls=AppGroup)
+@click.group("users", cls=CommandGroup)
 @with_appcontext
 def users_group():
     """Manage administrators."""
@@ -179,7 +191,7 @@ def users_list():
         click.echo("No administrators yet: flask --app app users create --email ... --role owner")
 
 
-@click.group("api-keys", cls=AppGroup)
+@click.group("api-keys", cls=CommandGroup)
 @with_appcontext
 def api_keys_group():
     """Manage API keys without an administrator session."""

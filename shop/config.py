@@ -11,17 +11,25 @@ class ConfigError(ValueError):
     """A setting in the environment has a value we cannot use."""
 
 
-def _int(environ, name: str, default: int, minimum: int = 0) -> int:
+def _number(environ, name: str, default, minimum, kind=int, what="a whole number"):
     raw = environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+        raise ConfigError(f"{name} must be {what}, got {raw!r}") from None
+    if not value >= minimum:  # also refuses nan
+        raise ConfigError(f"{name} must be at least {minimum}, got {raw}")
     return value
+
+
+def _int(environ, name: str, default: int, minimum: int = 0) -> int:
+    return _number(environ, name, default, minimum)
+
+
+def _seconds(environ, name: str, default: float, minimum: float) -> float:
+    return _number(environ, name, default, minimum, float, "a number of seconds")
 
 
 def _bool(environ, name: str, default: bool) -> bool:
@@ -52,11 +60,15 @@ def from_environment(environ=None) -> dict:
         # Where data lives.
         "DATABASE_URL": _database_url(env),
         "REDIS_URL": env.get("REDIS_URL", "").strip() or None,
+        # How long a request waits for a dependency that does not answer (docs/deployment.md).
+        "DB_CONNECT_TIMEOUT": _int(env, "SHOP_DB_CONNECT_TIMEOUT", 3, minimum=1),
+        "REDIS_TIMEOUT": _seconds(env, "SHOP_REDIS_TIMEOUT", 0.5, minimum=0.05),
         # Human sessions.
         "SESSION_LIFETIME": _int(env, "SHOP_SESSION_LIFETIME", 7 * 24 * 3600, minimum=60),
         "SESSION_REFRESH": _int(env, "SHOP_SESSION_REFRESH", 60),
         "COOKIE_SECURE": _bool(env, "SHOP_COOKIE_SECURE", True),
         "PASSWORD_HASH_METHOD": env.get("SHOP_PASSWORD_HASH", "").strip() or "scrypt:32768:8:1",
+        "PASSWORD_HASH_CONCURRENCY": _int(env, "SHOP_PASSWORD_HASH_CONCURRENCY", 1, minimum=1),
         # API keys.
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
@@ -71,7 +83,7 @@ def from_environment(environ=None) -> dict:
         # Diagnostics.
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
-        # The web server (gunicorn.conf.py reads these through server_settings()).
+        # The web server (gunicorn.conf.py and shop/server.py read these).
         "PORT": _int(env, "PORT", 8000, minimum=1),
         "WEB_CONCURRENCY": _int(env, "WEB_CONCURRENCY", 1, minimum=1),
         "THREADS": _int(env, "SHOP_THREADS", 8, minimum=1),

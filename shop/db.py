@@ -5,6 +5,11 @@ Each thread keeps its own connection (gunicorn's gthread workers reuse their thr
 connection is never shared between threads. Outside ``transaction()`` every statement commits
 on its own; inside, all of them commit or roll back together (nested blocks are savepoints).
 
+A PostgreSQL connection found broken (the server restarted, the network dropped it) is
+replaced and the statement run once more when no transaction is open; inside a transaction
+its work is lost, so the request fails with ``errors.Unavailable`` (503), as it does when
+no connection can be made.
+
 The verbs: ``query`` (all rows as dicts), ``one`` (first row or None), ``value`` (first column
 of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` counts the
 statements and writes of the current thread, for tests and the benchmark.
@@ -21,6 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from flask import current_app
+
+from shop.errors import Unavailable, recovered
 
 _WRITE_VERBS = ("insert", "update", "delete", "replace", "create", "drop", "alter")
 
@@ -112,8 +119,9 @@ def sha256(text: str) -> str:
 class Database:
     """A database URL and the per-thread connections to it."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, connect_timeout: int = 3):
         self.url = url
+        self.connect_timeout = connect_timeout
         if url.startswith(("postgresql://", "postgres://")):
             from psycopg.pq import ExecStatus
 
@@ -138,7 +146,15 @@ class Database:
             import psycopg
             from psycopg.rows import dict_row
 
-            return psycopg.connect(self.url, autocommit=True, row_factory=dict_row)
+            options = {"connect_timeout": self.connect_timeout}
+            if "connect_timeout" in self.url:
+                options = {}
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, **options)
+            except psycopg.OperationalError as error:
+                raise Unavailable("database") from error
+            recovered("database")
+            return conn
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # check_same_thread=False only so close_all() may close it; one thread uses it.
@@ -160,6 +176,57 @@ class Database:
                 self._forget_dead_threads()
                 self._connections[threading.get_ident()] = conn
         return conn
+
+    def _drop(self, conn) -> None:
+        """Forget this thread's connection (found broken); the next use opens another."""
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
+            with self._lock:
+                self._connections.pop(threading.get_ident(), None)
+        with suppress(Exception):  # it is broken: closing only frees the memory
+            conn.close()
+
+    def _pg(self, run):
+        """``run(connection)`` on PostgreSQL, surviving a connection that broke while idle.
+
+        Outside a transaction a broken connection is replaced and ``run`` tried once more
+        (after a server restart every idle connection fails once); inside one the
+        transaction's work is gone with the connection, so the request fails (503).
+        """
+        import psycopg
+
+        conn = self.connection()
+        try:
+            return run(conn)
+        except psycopg.OperationalError as error:
+            if not conn.closed:
+                raise  # the server answered with an error: not a lost connection
+            self._drop(conn)
+            if self._local.depth:
+                raise Unavailable("database") from error
+        conn = self.connection()
+        try:
+            return run(conn)
+        except psycopg.OperationalError as error:
+            if not conn.closed:
+                raise
+            self._drop(conn)
+            raise Unavailable("database") from error
+
+    def _in_transaction(self, conn, sql: str) -> None:
+        """A statement of an open transaction (COMMIT, savepoints): never run twice."""
+        if self.engine == "sqlite":
+            conn.execute(sql)
+            return
+        import psycopg
+
+        try:
+            conn.execute(sql)
+        except psycopg.OperationalError as error:
+            if not conn.closed:
+                raise
+            self._drop(conn)
+            raise Unavailable("database") from error
 
     def _forget_dead_threads(self):
         """Close the connections of threads that have ended (called under the lock)."""
@@ -190,15 +257,15 @@ class Database:
     # -- statements --------------------------------------------------------------------
 
     def _run(self, sql: str, params):
-        conn = self.connection()
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
         if _is_write(sql):
             local.writes = getattr(local, "writes", 0) + 1
         params = _adapt(params)
         if self.engine == "postgresql":
-            return conn.execute(translate(sql), params)
-        return conn.execute(for_sqlite(sql), params)
+            statement = translate(sql)
+            return self._pg(lambda conn: conn.execute(statement, params))
+        return self.connection().execute(for_sqlite(sql), params)
 
     def _has_rows(self, cur) -> bool:
         """Whether the statement answered rows (a SELECT, or a write with RETURNING).
@@ -254,16 +321,20 @@ class Database:
 
     def execute_many(self, sql: str, rows) -> None:
         """Run one statement for each parameter mapping in ``rows``."""
-        conn = self.connection()
         rows = [_adapt(r) for r in rows]
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
         local.writes = getattr(local, "writes", 0) + 1
         if self.engine == "postgresql":
-            with conn.cursor() as cur:
-                cur.executemany(translate(sql), rows)
+            statement = translate(sql)
+
+            def run(conn):
+                with conn.cursor() as cur:
+                    cur.executemany(statement, rows)
+
+            self._pg(run)
         else:
-            conn.executemany(for_sqlite(sql), rows)
+            self.connection().executemany(for_sqlite(sql), rows)
 
     @contextmanager
     def transaction(self):
@@ -272,13 +343,16 @@ class Database:
         SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a transaction that
         reads and then writes never fails half-way on "database is locked".
         """
-        conn = self.connection()
         local = self._local
+        conn = self.connection()
         depth = local.depth
-        if depth == 0:
-            conn.execute("BEGIN IMMEDIATE" if self.engine == "sqlite" else "BEGIN")
+        if depth == 0 and self.engine == "postgresql":
+            self._pg(lambda c: c.execute("BEGIN"))  # a broken idle connection is replaced
+            conn = local.conn
+        elif depth == 0:
+            conn.execute("BEGIN IMMEDIATE")
         else:
-            conn.execute(f"SAVEPOINT sp{depth}")
+            self._in_transaction(conn, f"SAVEPOINT sp{depth}")
         local.depth = depth + 1
         try:
             yield self
@@ -286,11 +360,12 @@ class Database:
             local.depth = depth
             if self.engine == "postgresql" and conn.closed:
                 raise
-            conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}")
+            undo = "ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}"
+            self._in_transaction(conn, undo)
             raise
         else:
             local.depth = depth
-            conn.execute("COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+            self._in_transaction(conn, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
 
     def lock(self, name: str) -> None:
         """Serialise transactions that take the same named lock, until the transaction ends.

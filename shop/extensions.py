@@ -23,6 +23,16 @@ class Limiter(flask_limiter.Limiter):
     a tenth to a quarter of a read's CPU time. It runs again as soon as one is configured.
     """
 
+    def init_app(self, app):
+        """Bind to ``app`` with a new storage, not yet known to be unreachable.
+
+        One limiter object serves every app a process builds (the tests build many):
+        flask-limiter would otherwise keep counting in its in-memory fallback because an
+        earlier app's Redis was down.
+        """
+        super().init_app(app)
+        self._storage_dead = False
+
     def _check_request_limit(self, callable_name=None, in_middleware=True):
         """Check the limits of this request (the before_request pass only when it has any)."""
         if in_middleware and not self._app_wide_limits():

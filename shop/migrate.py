@@ -27,6 +27,7 @@ import psycopg
 
 from shop import clock
 from shop.db import Database, sha256
+from shop.errors import Unavailable
 
 log = logging.getLogger("shop")
 
@@ -417,7 +418,7 @@ def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
             version = current_version(database)
         finally:
             database.close_all()
-    except (sqlite3.Error, psycopg.Error, OSError) as error:
+    except (sqlite3.Error, psycopg.Error, OSError, Unavailable) as error:
         return (
             f"could not read the schema version ({type(error).__name__}): starting anyway;"
             " requests check it once the database answers"

@@ -15,6 +15,7 @@ import pytest
 
 from shop import create_app
 from shop.migrate import load_schema, schema_ready
+from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
 
 PG_URL = os.environ.get("SHOP_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")

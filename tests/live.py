@@ -90,3 +90,16 @@ class LiveServer:
                 self.process.wait()
         if self.process.stderr:
             self.process.stderr.close()
+
+
+def release_step(url: str) -> None:
+    """The Procfile's release step, `flask db upgrade`, against the database at ``url``."""
+    flask = Path(sys.executable).with_name("flask")
+    subprocess.run(
+        [str(flask), "--app", "app", "db", "upgrade"],
+        cwd=ROOT,
+        env={"PATH": os.environ.get("PATH", ""), "DATABASE_URL": url},
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )

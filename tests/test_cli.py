@@ -99,3 +99,15 @@ def test_api_key_label_is_given_as_label_or_as_name(app):
     assert "by --label" in listed and "by --name" in listed
     empty = runner.invoke(args=["api-keys", "create", "--label", " ", "--scopes", "read:product"])
     assert empty.exit_code == 1 and "--label must have 1 to 100 characters" in empty.output
+
+
+@pytest.mark.parametrize("command", [["db", "upgrade"], ["db", "status"], ["users", "list"]])
+def test_a_database_that_cannot_be_reached_is_one_line_and_exit_1(command):
+    from shop import create_app
+    from tests.live import free_port
+
+    app = create_app({"DATABASE_URL": f"postgresql://postgres@127.0.0.1:{free_port()}/shop"})
+    result = app.test_cli_runner().invoke(args=command)
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: the database cannot be reached: connection failed")
+    assert "Traceback" not in result.output

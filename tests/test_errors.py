@@ -153,3 +153,24 @@ def test_trusted_proxy_address_is_used_for_limits(make_app):
         client.post("/auth/login", json={}, headers={"X-Forwarded-For": "10.9.9.1"})
     response = client.post("/auth/login", json={}, headers={"X-Forwarded-For": "10.9.9.2"})
     assert response.status_code == 400
+
+
+def test_a_limit_holds_over_any_minute_across_a_window_edge(make_app, clock, monkeypatch):
+    """Five sign-ins a minute means five in any 60 s: a fixed window let ten through in
+    two seconds across its edge (one at 0 s, four at 59 s, five more at 61 s)."""
+    import types
+
+    import limits.storage.memory
+
+    # limits' memory storage reads time.time(): give it the test's clock instead.
+    monkeypatch.setattr(
+        limits.storage.memory, "time", types.SimpleNamespace(time=lambda: clock().timestamp())
+    )
+    client = make_app(RATELIMIT_ENABLED=True).test_client()
+    assert client.post("/auth/login", json={}).status_code == 400  # counts, as a failure
+    clock.advance(59)
+    for _ in range(4):
+        assert client.post("/auth/login", json={}).status_code == 400
+    clock.advance(2)  # the first attempt is now more than a minute old, the others are not
+    statuses = [client.post("/auth/login", json={}).status_code for _ in range(5)]
+    assert statuses == [400, 429, 429, 429, 429]

@@ -1,0 +1,246 @@
+"""Bad days: PostgreSQL or Redis down, restarted or hung, and a worker lost mid-outage.
+
+Each test starts its own PostgreSQL cluster or redis-server (tests/faults.py), never the
+shared ones, and talks to the service as clients do: a live gunicorn over HTTP, or the test
+client where one thread's connection is what is under test.
+"""
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.conftest import PASSWORD, PG_URL
+from tests.faults import _wait
+from tests.live import LiveServer, release_step
+
+
+def call(node, method, path, body=None):
+    """One request; answers (status, headers, parsed body, seconds taken)."""
+    request = urllib.request.Request(  # noqa: S310 - http://127.0.0.1 only
+        node.url + path,
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
+        headers={"Content-Type": "application/json"} if body is not None else {},
+    )
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=20) as answer:  # noqa: S310
+            status, headers, raw = answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            status, headers, raw = error.code, error.headers, error.read()
+    return status, headers, json.loads(raw) if raw else None, time.monotonic() - started
+
+
+def workers_of(node) -> list[int]:
+    """The PIDs of a gunicorn master's workers."""
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(node.process.pid)], capture_output=True, text=True
+    )
+    return [int(pid) for pid in out.stdout.split()]
+
+
+def assert_unavailable(status, headers, body):
+    assert status == 503, body
+    assert set(body) == {"message"} and "database" in body["message"]
+    assert int(headers["Retry-After"]) >= 1
+
+
+def test_a_node_started_while_postgresql_is_down_answers_503_keeps_its_workers_and_heals(
+    private_postgres, tmp_path
+):
+    pg = private_postgres
+    pg.start()
+    release_step(pg.url)
+    pg.stop()
+    log_path = tmp_path / "gunicorn.log"
+    with open(log_path, "wb") as log:
+        node = LiveServer({"DATABASE_URL": pg.url, "SHOP_RATELIMIT_ENABLED": "0"}, log=log)
+        try:
+            status, headers, body, seconds = call(node, "GET", "/products")
+            assert_unavailable(status, headers, body)
+            assert seconds < 2  # refused at once, no waiting on the connect timeout
+            for _ in range(5):
+                assert_unavailable(*call(node, "GET", "/products")[:3])
+
+            # A worker lost during the outage is replaced, and the replacement boots.
+            (lost,) = workers_of(node)
+            os.kill(lost, signal.SIGKILL)
+            _wait(lambda: [w for w in workers_of(node) if w != lost], 20, "a new worker")
+            assert_unavailable(*call(node, "GET", "/products")[:3])
+            assert node.process.poll() is None  # the master stayed up
+
+            pg.start()
+            back = time.monotonic()
+            seen = []
+
+            def serves():
+                seen.append(call(node, "GET", "/products")[0])
+                return seen[-1] == 200
+
+            _wait(serves, 5, "serving after PostgreSQL came back")
+            assert time.monotonic() - back < 5
+            assert set(seen) <= {200, 503}, seen
+            status, _, body, _ = call(
+                node,
+                "POST",
+                "/auth/register",
+                {"email": "back@example.com", "password": PASSWORD, "name": "Back"},
+            )
+            assert status == 201, body
+        finally:
+            node.stop()
+    text = log_path.read_text()
+    # Once per worker process (two lived), not a traceback per request.
+    assert text.count("the database cannot be reached") == 2, text
+    assert "Traceback" not in text, text
+    assert "the database answers again" in text, text
+
+
+def test_after_a_postgresql_restart_no_request_sees_the_dead_connections(private_postgres):
+    pg = private_postgres
+    pg.start()
+    release_step(pg.url)
+    node = LiveServer({"DATABASE_URL": pg.url, "SHOP_RATELIMIT_ENABLED": "0"}, threads=8)
+    try:
+
+        def burst(tag):
+            def one(i):
+                if i % 4 == 0:
+                    body = {"email": f"{tag}{i}@example.com", "password": PASSWORD, "name": "R"}
+                    return call(node, "POST", "/auth/register", body)[0]
+                return call(node, "GET", "/products")[0]
+
+            with ThreadPoolExecutor(16) as pool:
+                return list(pool.map(one, range(32)))
+
+        assert set(burst("before")) == {200, 201}  # every thread holds a connection now
+        pg.restart()
+        statuses = burst("after")
+        assert set(statuses) == {200, 201}, statuses
+    finally:
+        node.stop()
+
+
+@pytest.fixture
+def pg_app(make_app, database_url):
+    """An app on the shared PostgreSQL (its own schema): one connection per thread."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only: SQLite has no connection to lose")
+    return make_app()
+
+
+def _terminate(pid: int) -> None:
+    """End one server process of ours (a backend of this test's app) from another session."""
+    import psycopg
+
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+def test_a_connection_lost_while_idle_is_replaced_and_the_statement_retried(pg_app):
+    client = pg_app.test_client()
+    assert client.get("/products").status_code == 200
+    with pg_app.app_context():
+        database = pg_app.extensions["shop.db"]
+        pid = database.value("SELECT pg_backend_pid()")
+    _terminate(pid)  # the test client runs in this thread: this thread's connection
+    response = client.get("/products")
+    assert response.status_code == 200, response.json
+    with pg_app.app_context():
+        assert database.value("SELECT pg_backend_pid()") != pid
+
+
+def test_a_connection_lost_inside_a_transaction_is_503_and_writes_nothing(pg_app, caplog):
+    from shop import db
+
+    def lose_connection():
+        with db.transaction():
+            db.execute(
+                "INSERT INTO counters (name, value) VALUES ('lost', 1)"
+                " ON CONFLICT (name) DO NOTHING"
+            )
+            db.value("SELECT pg_terminate_backend(pg_backend_pid())")
+        return {}
+
+    pg_app.add_url_rule("/lose", view_func=lose_connection)
+    client = pg_app.test_client()
+    with caplog.at_level(logging.WARNING, logger="shop"):
+        response = client.get("/lose")
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert set(response.json) == {"message"}
+    assert response.headers["Retry-After"] == "5"
+    assert "the database cannot be reached" in caplog.text
+    with pg_app.app_context():
+        assert db.value("SELECT value FROM counters WHERE name = 'lost'") is None
+    assert client.get("/products").status_code == 200
+
+
+def _limited_login_app(make_app, redis_url):
+    """An app counting sign-ins in ``redis_url``, with a user who can sign in."""
+    from shop.api.users import create_user
+
+    app = make_app(RATELIMIT_ENABLED=True, REDIS_URL=redis_url)
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
+    return app
+
+
+def _sign_in(client):
+    started = time.monotonic()
+    response = client.post("/auth/login", json={"email": "owner@example.com", "password": PASSWORD})
+    return response, time.monotonic() - started
+
+
+@pytest.mark.parametrize("fault", ["stopped", "hung"])
+def test_redis_stopped_or_hung_sign_in_answers_fast_and_limits_hold_in_memory(
+    make_app, private_redis, caplog, fault
+):
+    app = _limited_login_app(make_app, private_redis.url)
+    client = app.test_client()
+    assert _sign_in(client)[0].status_code == 200  # counted in Redis
+    if fault == "stopped":
+        private_redis.stop()
+    else:
+        private_redis.pause()
+    try:
+        with caplog.at_level(logging.INFO, logger="flask-limiter"):
+            answers = [_sign_in(client) for _ in range(5)]
+            assert [r.status_code for r, _ in answers] == [200] * 5
+            # The first waits for Redis at most twice SHOP_REDIS_TIMEOUT (its command, then
+            # flask-limiter's health check); the others count in memory without asking Redis.
+            assert all(seconds < 2 for _, seconds in answers), answers
+            over, _ = _sign_in(client)
+        assert over.status_code == 429  # five a minute still holds, in this process
+        assert "Retry-After" in over.headers
+        assert caplog.text.count("falling back to in-memory storage") == 1
+    finally:
+        private_redis.resume()
+
+
+def test_redis_back_after_an_outage_counts_again(make_app, private_redis):
+    import redis
+
+    app = _limited_login_app(make_app, private_redis.url)
+    store = redis.Redis.from_url(private_redis.url, socket_timeout=5)
+    private_redis.pause()
+    try:
+        assert _sign_in(app.test_client())[0].status_code == 200  # counted in memory
+    finally:
+        private_redis.resume()
+    assert store.keys("*") == []
+
+    def counted_in_redis():
+        _sign_in(app.test_client())
+        return store.keys("*") != []
+
+    # flask-limiter looks at Redis again after a back-off of 1, 2, 4 ... seconds.
+    _wait(counted_in_redis, 10, "sign-ins counted in Redis again")
