@@ -8,12 +8,15 @@ follows from how a route is built is documented here, for every route, present a
 - a path with a parameter answers 404, input (body, query or headers) a 400, a body a 413;
 - ``@limiter.limit`` adds 429 with ``Retry-After`` (``shop.extensions.Limiter``);
 - anything else (5xx, such as a 503 with ``Retry-After``) is the ``default`` response;
-- a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``; a field named
-  ``*_at`` or ``at`` (without validators: not an input) is a ``date-time``;
+- a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``, and no ``type``
+  (with one, openapi-python-client drops the ``None``; redocly.yaml says why we accept that);
+- a field named ``*_at`` or ``at`` (without validators: not an input) is a ``date-time``;
 - ``enum_field`` makes a named enum, reused wherever its values are.
 
 Every error body is the ``Error`` schema, ``{"message": "..."}``.
 """
+
+import re
 
 from apispec import BasePlugin
 from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
@@ -134,7 +137,7 @@ class Converter(OpenAPIConverter):
             ret.pop("x-enum-component", None)
             values = [v for v in ret.pop("enum") if v is not None]
             if enum_name not in self.spec.components.schemas:
-                self.spec.components.schema(enum_name, {"type": "string", "enum": values})
+                self.spec.components.schema(enum_name, _enum_schema(values))
             for key in ("type", "nullable", "anyOf"):
                 ret.pop(key, None)
             ret["allOf"] = [{"$ref": f"#/components/schemas/{enum_name}"}]
@@ -156,6 +159,19 @@ class Converter(OpenAPIConverter):
         if field.allow_none and "allOf" in ret:
             return {"nullable": True}
         return super().field2nullable(field, ret)
+
+
+def _enum_schema(values) -> dict:
+    """A string enum; values that are not identifiers get readable generated names through
+    ``x-enum-varnames`` (``-name`` -> ``NAME_DESC``, not ``VALUE_1``; ``read:order`` ->
+    ``READ_ORDER``, not ``READORDER``)."""
+    schema = {"type": "string", "enum": values}
+    if not all(re.fullmatch(r"[A-Za-z]\w*", v) for v in values):
+        schema["x-enum-varnames"] = [
+            re.sub(r"\W+", "_", v.lstrip("-")).upper() + ("_DESC" if v.startswith("-") else "")
+            for v in values
+        ]
+    return schema
 
 
 def _is_timestamp(name) -> bool:

@@ -6,6 +6,7 @@ path, the ``Error`` body on each, ``required`` on every field a response always 
 ``date-time`` on timestamps, named enums and nullable references that generators type well.
 """
 
+import json
 import re
 from collections import Counter
 
@@ -188,3 +189,31 @@ def test_servers_tags_and_security_schemes(spec):
         assert scheme["description"], name
     products = spec["paths"]["/products"]["get"]
     assert products["security"] == [{}, {"adminSession": []}, {"apiKey": []}]
+
+
+def test_the_response_check_refuses_what_is_not_documented(app, owner_client):
+    """The check every test client runs (tests/openapi_check.py) bites."""
+    from flask import Response
+
+    from tests.openapi_check import UndocumentedResponse, ValidatingClient, check
+
+    assert isinstance(owner_client, ValidatingClient)
+    product = owner_client.post("/products", json={"name": "Mug", "price_cents": 900}).json
+    good = owner_client.get(f"/products/{product['id']}")
+    check(app, "GET", f"/products/{product['id']}", good)
+    wrong = [
+        (418, {"message": "teapot"}, "status not documented"),
+        (200, {**product, "extra": 1}, "body does not match"),
+        (200, {**product, "created_at": "yesterday"}, "body does not match"),
+        (200, {k: v for k, v in product.items() if k != "sku"}, "body does not match"),
+        (404, {"error": "x"}, "body does not match"),
+    ]
+    for status, body, problem in wrong:
+        response = Response(json.dumps(body), status, mimetype="application/json")
+        with pytest.raises(UndocumentedResponse, match=problem):
+            check(app, "GET", f"/products/{product['id']}", response)
+    limited = Response(json.dumps({"message": "slow down"}), 429, mimetype="application/json")
+    with pytest.raises(UndocumentedResponse, match="Retry-After"):
+        check(app, "POST", "/auth/login", limited)
+    outage = Response('{"message": "down"}', 503, mimetype="application/json")
+    check(app, "GET", "/products", outage)  # 5xx: the default response
