@@ -101,6 +101,10 @@ def enum_field(name: str, values, *, validate_input: bool = True, **kwargs) -> f
     return fields.String(metadata=metadata, **kwargs)
 
 
+class DateOrDateTime(fields.DateTime):
+    """An ISO 8601 date or date-time (a query string's): documented as either."""
+
+
 def _header(name: str) -> dict:
     return dict(HEADERS[name])
 
@@ -132,6 +136,12 @@ class Converter(OpenAPIConverter):
     def field2property(self, field):
         """The property of ``field``, with our conventions applied."""
         ret = super().field2property(field)
+        if isinstance(field, DateOrDateTime):
+            ret.pop("type", None), ret.pop("format", None)
+            ret["anyOf"] = [
+                {"type": "string", "format": "date"},
+                {"type": "string", "format": "date-time"},
+            ]
         enum_name = field.metadata.get("x-enum-component")
         if enum_name:
             ret.pop("x-enum-component", None)

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -192,7 +193,9 @@ def test_a_shops_day_through_the_generated_client(generated, server):
     assert [p.name for p in page.items] == ["Oolong"]
     mine = orders.list_orders.sync(client=customer, status=m.OrderStatusValue.CANCELLED)
     assert isinstance(mine, m.OrderPage) and [o.id for o in mine.items] == [second.id]
-    assert orders.list_orders.sync(client=owner, created_after="2000-01-01").total == 2
+    assert orders.list_orders.sync(client=owner, created_after=date(2000, 1, 1)).total == 2
+    later = datetime.now(UTC) + timedelta(days=1)
+    assert orders.list_orders.sync(client=owner, created_after=later).total == 0
 
     # Errors, each the documented Error: 401, 404, 429 (with Retry-After).
     nobody = orders.list_orders.sync_detailed(client=anonymous())

@@ -9,6 +9,7 @@ path, the ``Error`` body on each, ``required`` on every field a response always 
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -131,8 +132,8 @@ def test_timestamps_are_date_times(spec):
             if field == "at" or field.endswith("_at"):
                 assert prop.get("format") == "date-time", (name, field)
     parameters = spec["paths"]["/orders"]["get"]["parameters"]
-    formats = {p["name"]: p["schema"].get("format") for p in parameters}
-    assert formats["created_after"] is None  # it takes a date, too
+    schemas = {p["name"]: p["schema"] for p in parameters}
+    assert [s["format"] for s in schemas["created_after"]["anyOf"]] == ["date", "date-time"]
     expires_at = spec["components"]["schemas"]["ApiKeyCreate"]["properties"]["expires_at"]
     assert "format" not in expires_at
 
@@ -217,3 +218,13 @@ def test_the_response_check_refuses_what_is_not_documented(app, owner_client):
         check(app, "POST", "/auth/login", limited)
     outage = Response('{"message": "down"}', 503, mimetype="application/json")
     check(app, "GET", "/products", outage)  # 5xx: the default response
+
+
+def test_the_readme_quotes_real_answers(client, customer_client):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    quoted = re.search(r"field errors named: `([^`]+)`", readme).group(1)
+    body = {"email": "short@example.com", "password": "short", "name": "A"}
+    assert client.post("/auth/register", json=body).json == {"message": quoted}
+    comment = re.search(r'customer\.txt "\$BASE/orders"\s+# (.*)', readme).group(1)
+    assert comment.startswith('{"items": [') and comment.endswith('"total": 1}')
+    assert set(customer_client.get("/orders").json) == {"items", "page", "page_size", "total"}

@@ -108,7 +108,6 @@ class Api(flask_smorest.Api):
         app.url_map.converters["id"] = IdConverter
         super().init_app(app, *args, **kwargs)
         self.register_converter(IdConverter, _id_parameter_schema)
-        self.register_field(DateOrDateTime, "string", None)
         register_components(self.spec)
 
     def serve_error_pages(self, prefix: str, handler) -> None:
@@ -135,11 +134,6 @@ class StrictBoolean(fields.Boolean):
         if not isinstance(value, bool):
             raise self.make_error("invalid", input=value)
         return value
-
-
-class DateOrDateTime(fields.DateTime):
-    """A query string's ISO 8601 date or date-time: documented as a plain string, since a
-    ``date-time`` format would refuse the dates it accepts."""
 
 
 class PageQuerySchema(Schema):

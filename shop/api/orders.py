@@ -18,7 +18,6 @@ from shop import audit, db, totals
 from shop.api.audit_log import ActorSchema
 from shop.api.common import (
     Blueprint,
-    DateOrDateTime,
     PageQuerySchema,
     page_schema,
     paginate,
@@ -27,7 +26,7 @@ from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso, now_iso
 from shop.countries import CODES
 from shop.errors import abort
-from shop.openapi import enum_field, responds
+from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import payments
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
