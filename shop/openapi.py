@@ -75,9 +75,8 @@ def responds(*statuses: int, **descriptions: str):
     def decorator(func):
         responses = {}
         for status in statuses:
-            name, _description, headers = ERROR_RESPONSES[status]
             text = descriptions.get(f"e{status}")
-            responses[str(status)] = _error(text, headers) if text else name
+            responses[str(status)] = _error(status, text) if text else ERROR_RESPONSES[status][0]
         return add_doc(func, responses=responses)
 
     return decorator
@@ -109,25 +108,28 @@ def _header(name: str) -> dict:
     return dict(HEADERS[name])
 
 
-def _error(description: str, headers=()) -> dict:
+def _error(status, description: str | None = None) -> dict:
+    """The response of an error ``status`` (``default`` for 5xx), with the ``Error`` body."""
+    if status == "default":
+        headers = ("Retry-After",)  # a 503's
+    else:
+        _name, generic, headers = ERROR_RESPONSES[status]
+        description = description or generic
     response = {"description": description, "content": _ERROR}
     if headers:
         response["headers"] = {h: _header(h) for h in headers}
-    if "Retry-After" in response.get("headers", {}) and "503" not in description:
-        response["headers"]["Retry-After"]["required"] = True  # always on a 429
+    if status == 429:
+        response["headers"]["Retry-After"]["required"] = True
     return response
 
 
 def register_components(spec) -> None:
     """The error responses, lazily: only those used appear."""
     spec.components.schemas.pop("PaginationMetadata", None)  # flask-smorest's; we use none
-    for name, description, headers in ERROR_RESPONSES.values():
-        spec.components.response(name, _error(description, headers), lazy=True)
-    spec.components.response(
-        SERVER_ERROR,
-        _error("Unexpected error (5xx); a 503 carries `Retry-After`.", ["Retry-After"]),
-        lazy=True,
-    )
+    for status, (name, _description, _headers) in ERROR_RESPONSES.items():
+        spec.components.response(name, _error(status), lazy=True)
+    description = "Unexpected error (5xx); a 503 carries `Retry-After`."
+    spec.components.response(SERVER_ERROR, _error("default", description), lazy=True)
 
 
 class Converter(OpenAPIConverter):

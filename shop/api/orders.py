@@ -16,12 +16,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from shop import audit, db, totals
 from shop.api.audit_log import ActorSchema
-from shop.api.common import (
-    Blueprint,
-    PageQuerySchema,
-    page_schema,
-    paginate,
-)
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
 from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso, now_iso
 from shop.countries import CODES
