@@ -54,23 +54,12 @@ def create_app(config: dict | None = None) -> Flask:
                     "The back-end API of an online shop. Humans sign in at `/auth/login` and"
                     " carry a session cookie; machines send `Authorization: Bearer eck_...`"
                     ' with a scoped API key. Every error is `{"message": "..."}`.'
+                    " Conventions: docs/openapi.md."
                 )
             },
-            "components": {
-                "securitySchemes": {
-                    "adminSession": {
-                        "type": "apiKey",
-                        "in": "cookie",
-                        "name": "shop_admin_session",
-                    },
-                    "customerSession": {
-                        "type": "apiKey",
-                        "in": "cookie",
-                        "name": "shop_customer_session",
-                    },
-                    "apiKey": {"type": "http", "scheme": "bearer", "bearerFormat": "eck_..."},
-                }
-            },
+            # Relative: the server that serves this description.
+            "servers": [{"url": "/", "description": "This shop."}],
+            "components": {"securitySchemes": SECURITY_SCHEMES},
         },
     )
     for key, value in derived.items():
@@ -114,6 +103,34 @@ def create_app(config: dict | None = None) -> Flask:
 
     cli.register(app)
     return app
+
+
+_COOKIE_NOTE = (
+    ' The cookie is HttpOnly: a browser keeps it. In Swagger UI, sign in with "Try it out"'
+    " on `POST /auth/login`; the field here does nothing."
+)
+SECURITY_SCHEMES = {
+    "adminSession": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "shop_admin_session",
+        "description": "An administrator's session, set by `POST /auth/login`." + _COOKIE_NOTE,
+    },
+    "customerSession": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "shop_customer_session",
+        "description": "A customer's session, set by `POST /auth/login` or `POST /auth/register`."
+        + _COOKIE_NOTE,
+    },
+    "apiKey": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "eck_...",
+        "description": "A scoped API key (`eck_...`), made under `/api-keys` or by"
+        " `flask api-key create`: `Authorization: Bearer eck_...`.",
+    },
+}
 
 
 def _configure_logging(app: Flask) -> None:

@@ -3,6 +3,8 @@
 import flask_limiter
 from flask import current_app, request
 
+from shop.openapi import rate_limited
+
 
 def client_key() -> str:
     """Whom a rate limit counts: the client address, under this deployment's key prefix.
@@ -33,6 +35,14 @@ class Limiter(flask_limiter.Limiter):
         super().init_app(app)
         self._storage_dead = False
 
+    def limit(self, *args, **kwargs):
+        """flask-limiter's ``limit``; the route also documents 429 with ``Retry-After``."""
+        return _documented(super().limit(*args, **kwargs))
+
+    def shared_limit(self, *args, **kwargs):
+        """flask-limiter's ``shared_limit``; the route also documents 429."""
+        return _documented(super().shared_limit(*args, **kwargs))
+
     def _check_request_limit(self, callable_name=None, in_middleware=True):
         """Check the limits of this request (the before_request pass only when it has any)."""
         if in_middleware and not self._app_wide_limits():
@@ -47,6 +57,16 @@ class Limiter(flask_limiter.Limiter):
             or manager._blueprint_limits
             or self._meta_limits
         )
+
+
+def _documented(decorator):
+    """``decorator`` (a view's rate limit) that also documents the 429 in OpenAPI."""
+
+    def apply(func):
+        limited = decorator(func)
+        return rate_limited(limited) if callable(limited) else limited
+
+    return apply
 
 
 # Storage comes from the app config (RATELIMIT_STORAGE_URI): memory for one process, Redis

@@ -16,6 +16,7 @@ import pytest
 from shop import create_app
 from shop.migrate import load_schema, schema_ready
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
+from tests.openapi_check import ValidatingClient
 
 PG_URL = os.environ.get("SHOP_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")
@@ -72,12 +73,14 @@ def clock():
 def make_app(database_url, clock):
     """Build an app on the test's database; keyword arguments override settings.
 
-    The database is built from schema.sql (proven equal to the migrations by
+    Its test clients check every response against the OpenAPI description
+    (``tests/openapi_check.py``) unless ``validate_responses=False``. The database is built
+    from schema.sql (proven equal to the migrations by
     tests/test_migrations.py) unless ``prepare=False``; create_app itself never touches it.
     """
     apps = []
 
-    def make(prepare=True, **overrides):
+    def make(prepare=True, validate_responses=True, **overrides):
         config = {
             "TESTING": True,
             "DATABASE_URL": database_url,
@@ -90,6 +93,8 @@ def make_app(database_url, clock):
         }
         config.update(overrides)
         app = create_app(config)
+        if validate_responses:
+            app.test_client_class = ValidatingClient  # every response must be documented
         apps.append(app)
         if prepare:
             with app.app_context():

@@ -108,7 +108,8 @@ def test_route_answers_each_caller_as_documented(route, client, owner_client, ca
     operation = operations(client)[route]
     permission, scopes = operation.get("x-permission"), operation.get("x-scopes", [])
     if permission is None:
-        assert operation["security"] == [], "an unguarded route must be documented as public"
+        # Public; credentials optional ({}) where they show more (inactive products, drafts).
+        assert operation["security"] in ([], [{}, {"adminSession": []}, {"apiKey": []}])
     else:
         assert scopes, "every catalogue write is open to a scoped API key"
         assert permission in operation["description"]

@@ -21,20 +21,21 @@ def register_blueprints(api) -> None:
     )
 
     api.register_converter(content.KeyConverter, content.key_parameter_schema)
+    # The order of the tags in the description: as a shop owner reads, administration last.
     for module in (
+        products,
+        categories,
+        collections,
+        orders,
+        payments,
+        customers,
+        content,
+        settings,
         service,
         auth,
         users,
         roles,
         api_keys,
         audit_log,
-        products,
-        categories,
-        collections,
-        content,
-        settings,
-        customers,
-        orders,
-        payments,
     ):
         api.register_blueprint(module.blp)

@@ -18,13 +18,16 @@ from shop.auth.permissions import ALL_SCOPES
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.extensions import limiter
+from shop.openapi import enum_field
+
+KEY_STATUSES = ("active", "expired", "revoked")
 
 blp = Blueprint("api_keys", __name__, url_prefix="/api-keys", description="Machine API keys.")
 
 
 class OwnerSchema(Schema):
     id = fields.String(required=True)
-    email = fields.String(allow_none=True)
+    email = fields.String(required=True, allow_none=True)
 
 
 class ApiKeySchema(Schema):
@@ -32,13 +35,15 @@ class ApiKeySchema(Schema):
     label = fields.String(required=True)
     scopes = fields.List(fields.String(), required=True)
     created_at = fields.String(required=True)
-    expires_at = fields.String(allow_none=True)
-    last_used_at = fields.String(allow_none=True)
-    last_used_ip = fields.String(allow_none=True)
-    revoked_at = fields.String(allow_none=True)
-    status = fields.String(required=True, metadata={"enum": ["active", "expired", "revoked"]})
-    source = fields.String(required=True, metadata={"enum": ["admin", "cli"]})
-    owner = fields.Nested(OwnerSchema, allow_none=True)
+    expires_at = fields.String(required=True, allow_none=True)
+    last_used_at = fields.String(required=True, allow_none=True)
+    last_used_ip = fields.String(required=True, allow_none=True)
+    revoked_at = fields.String(required=True, allow_none=True)
+    status = enum_field("ApiKeyStatus", KEY_STATUSES, required=True)
+    source = enum_field("ApiKeySource", ["admin", "cli"], required=True)
+    owner = fields.Nested(
+        OwnerSchema, required=True, allow_none=True, metadata={"description": "null: CLI-made."}
+    )
 
 
 class ApiKeyCreatedSchema(ApiKeySchema):
@@ -84,7 +89,7 @@ class ApiKeyCreateSchema(Schema):
     label = fields.String(required=True, validate=validate.Length(min=1, max=100))
     # Checked by api_keys.parse_scopes, whose message names the offending scope.
     scopes = fields.List(
-        fields.String(validate=validate.Length(max=64), metadata={"enum": list(ALL_SCOPES)}),
+        enum_field("ScopeName", ALL_SCOPES, validate_input=False, validate=validate.Length(max=64)),
         required=True,
         metadata={"minItems": 1, "description": "One or more of: " + ", ".join(ALL_SCOPES)},
     )
@@ -96,7 +101,7 @@ class ApiKeyCreateSchema(Schema):
 
 
 class ApiKeyQuerySchema(PageQuerySchema):
-    status = fields.String(validate=validate.OneOf(["active", "expired", "revoked"]))
+    status = enum_field("ApiKeyStatus", KEY_STATUSES)
 
 
 class LeakReportSchema(Schema):
@@ -109,6 +114,7 @@ class AcceptedSchema(Schema):
 
 @blp.route("")
 class ApiKeys(MethodView):
+    @blp.doc(operationId="listApiKeys")
     @blp.arguments(ApiKeyQuerySchema, location="query")
     @blp.response(200, page_schema(ApiKeySchema))
     @require_permission("api_key.read", sessions_only=True)
@@ -119,6 +125,7 @@ class ApiKeys(MethodView):
         """
         return api_keys.list_page(g.caller, args.get("status"), args["page"], args["page_size"])
 
+    @blp.doc(operationId="createApiKey")
     @blp.arguments(ApiKeyCreateSchema)
     @blp.response(201, ApiKeyCreatedSchema)
     @require_permission("api_key.create", sessions_only=True)
@@ -133,6 +140,7 @@ class ApiKeys(MethodView):
 
 @blp.route("/<id:key_id>")
 class ApiKeyById(MethodView):
+    @blp.doc(operationId="getApiKey")
     @blp.response(200, ApiKeySchema)
     @require_permission("api_key.read", sessions_only=True)
     def get(self, key_id):
@@ -142,6 +150,7 @@ class ApiKeyById(MethodView):
             abort(404, "API key not found.")
         return record
 
+    @blp.doc(operationId="revokeApiKey")
     @blp.response(204)
     @require_permission("api_key.delete", sessions_only=True)
     def delete(self, key_id):
@@ -155,6 +164,7 @@ class ApiKeyById(MethodView):
 
 @blp.route("/revoke-leaked")
 class RevokeLeaked(MethodView):
+    @blp.doc(operationId="reportLeakedApiKey")
     @limiter.limit("10 per minute")
     @blp.arguments(LeakReportSchema)
     @blp.response(202, AcceptedSchema)

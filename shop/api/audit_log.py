@@ -12,17 +12,17 @@ blp = Blueprint("audit", __name__, url_prefix="/audit-log", description="The aud
 
 class ActorSchema(Schema):
     kind = fields.String(required=True)
-    id = fields.String(allow_none=True)
-    label = fields.String(allow_none=True)
+    id = fields.String(required=True, allow_none=True)
+    label = fields.String(required=True, allow_none=True)
 
 
 class AuditEntrySchema(Schema):
     id = fields.String(required=True)
     at = fields.String(required=True)
     event = fields.String(required=True)
-    actor = fields.Nested(ActorSchema, allow_none=True)
-    ip = fields.String(allow_none=True)
-    user_agent = fields.String(allow_none=True)
+    actor = fields.Nested(ActorSchema, required=True, allow_none=True)
+    ip = fields.String(required=True, allow_none=True)
+    user_agent = fields.String(required=True, allow_none=True)
     details = fields.Dict(required=True)
 
 
@@ -35,6 +35,7 @@ class AuditQuerySchema(PageQuerySchema):
 
 @blp.route("")
 class AuditLog(MethodView):
+    @blp.doc(operationId="listAuditLog")
     @blp.arguments(AuditQuerySchema, location="query")
     @blp.response(200, page_schema(AuditEntrySchema))
     @require_permission("audit.read")

@@ -16,6 +16,7 @@ from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_pas
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.extensions import limiter
+from shop.openapi import enum_field, responds, sets_cookie
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
 
@@ -33,7 +34,7 @@ Password = validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
 class LoginSchema(Schema):
     email = fields.String(required=True, validate=validate.Length(min=1, max=320))
     password = fields.String(required=True, validate=validate.Length(min=1, max=MAX_LENGTH))
-    kind = fields.String(validate=validate.OneOf(["admin", "customer"]))
+    kind = enum_field("HumanKind", ["admin", "customer"])
 
 
 class RegisterSchema(Schema):
@@ -48,8 +49,8 @@ class HumanSchema(Schema):
     id = fields.String(required=True)
     email = fields.String(required=True)
     name = fields.String(required=True)
-    kind = fields.String(required=True, metadata={"enum": ["admin", "customer"]})
-    role = fields.String(allow_none=True)
+    kind = enum_field("HumanKind", ["admin", "customer"], required=True)
+    role = fields.String(required=True, allow_none=True)
     permissions = fields.List(fields.String(), required=True)
 
 
@@ -68,7 +69,7 @@ class SessionSchema(Schema):
     last_seen_at = fields.String(required=True)
     expires_at = fields.String(required=True)
     user_agent = fields.String(required=True)
-    ip = fields.String(allow_none=True)
+    ip = fields.String(required=True, allow_none=True)
     current = fields.Boolean(required=True)
 
 
@@ -154,6 +155,8 @@ LOGIN_SCOPE = "sign-in"
 
 @blp.route("/login")
 class Login(MethodView):
+    @blp.doc(operationId="login")
+    @sets_cookie
     @limiter.shared_limit(LOGIN_LIMIT, scope=LOGIN_SCOPE)
     @blp.arguments(LoginSchema)
     @blp.response(200, HumanSchema)
@@ -175,6 +178,9 @@ class Login(MethodView):
 
 @blp.route("/register")
 class Register(MethodView):
+    @blp.doc(operationId="registerCustomer")
+    @responds(409, e409="A customer with this email exists.")
+    @sets_cookie
     @limiter.limit("3 per minute")
     @blp.arguments(RegisterSchema)
     @blp.response(201, HumanSchema)
@@ -213,6 +219,8 @@ class Register(MethodView):
 
 @blp.route("/logout")
 class Logout(MethodView):
+    @blp.doc(operationId="logout")
+    @sets_cookie
     @blp.response(204)
     def post(self):
         """Sign out
@@ -225,6 +233,7 @@ class Logout(MethodView):
 
 @blp.route("/me")
 class Me(MethodView):
+    @blp.doc(operationId="getMe")
     @blp.response(200, HumanSchema)
     @require_auth("admin", "customer")
     def get(self):
@@ -234,6 +243,7 @@ class Me(MethodView):
         row = {"id": caller.id, "email": caller.email, "name": caller.name}
         return human(caller.kind, row, caller.role, caller.permissions)
 
+    @blp.doc(operationId="updateMe")
     @blp.arguments(MeUpdateSchema)
     @blp.response(200, HumanSchema)
     @require_auth("admin", "customer")
@@ -252,6 +262,7 @@ class Me(MethodView):
 
 @blp.route("/password")
 class PasswordChange(MethodView):
+    @blp.doc(operationId="changePassword")
     @limiter.limit("5 per minute")
     @blp.arguments(PasswordChangeSchema)
     @blp.response(204)
@@ -278,6 +289,7 @@ class PasswordChange(MethodView):
 
 @blp.route("/sessions")
 class Sessions(MethodView):
+    @blp.doc(operationId="listSessions")
     @blp.arguments(PageQuerySchema, location="query")
     @blp.response(200, page_schema(SessionSchema))
     @require_auth("admin", "customer")
@@ -300,6 +312,7 @@ class Sessions(MethodView):
 
 @blp.route("/sessions/<id:session_id>")
 class SessionById(MethodView):
+    @blp.doc(operationId="endSession")
     @blp.response(204)
     @require_auth("admin", "customer")
     def delete(self, session_id):

@@ -12,6 +12,7 @@ from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.openapi import responds
 
 blp = Blueprint("categories", __name__, url_prefix="/categories", description="Categories.")
 
@@ -34,7 +35,7 @@ class CategorySchema(Schema):
     name = fields.String(required=True)
     slug = fields.String(required=True)
     description = fields.String(required=True)
-    parent_id = fields.String(allow_none=True)
+    parent_id = fields.String(required=True, allow_none=True)
     position = fields.Integer(required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
@@ -88,6 +89,7 @@ def _check_parent(category_id: str, parent_id: str | None) -> None:
 
 @blp.route("")
 class Categories(MethodView):
+    @blp.doc(operationId="listCategories")
     @blp.arguments(CategoryQuerySchema, location="query")
     @blp.response(200, page_schema(CategorySchema))
     def get(self, args):
@@ -102,6 +104,8 @@ class Categories(MethodView):
             args,
         )
 
+    @blp.doc(operationId="createCategory")
+    @responds(409, e409="The `slug` is taken.")
     @blp.arguments(CategoryCreateSchema)
     @blp.response(201, CategorySchema)
     @require_permission("categories.create")
@@ -132,11 +136,14 @@ class Categories(MethodView):
 
 @blp.route("/<id:category_id>")
 class CategoryById(MethodView):
+    @blp.doc(operationId="getCategory")
     @blp.response(200, CategorySchema)
     def get(self, category_id):
         """One category"""
         return _get(category_id)
 
+    @blp.doc(operationId="updateCategory")
+    @responds(409, e409="The `slug` is taken.")
     @blp.arguments(CategoryUpdateSchema)
     @blp.response(200, CategorySchema)
     @require_permission("categories.update")
@@ -170,6 +177,8 @@ class CategoryById(MethodView):
             audit.record("category.updated", {"category_id": category_id, **data})
         return _get(category_id)
 
+    @blp.doc(operationId="deleteCategory")
+    @responds(409, e409="Products or sub-categories still use it.")
     @blp.response(204)
     @require_permission("categories.delete")
     def delete(self, category_id):

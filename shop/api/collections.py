@@ -13,9 +13,10 @@ from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
 from shop.api.products import SELECT as PRODUCT_SELECT
 from shop.api.products import ProductSchema
 from shop.api.products import present as present_product
-from shop.auth.decorators import require_permission
+from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.openapi import responds
 
 blp = Blueprint("collections", __name__, url_prefix="/collections", description="Collections.")
 
@@ -145,6 +146,8 @@ def _set_products(collection_id: str, product_ids: list[str]) -> None:
 
 @blp.route("")
 class Collections(MethodView):
+    @blp.doc(operationId="listCollections")
+    @shows_more_with("products.read", "inactive products in `product_ids`")
     @blp.arguments(CollectionQuerySchema, location="query")
     @blp.response(200, page_schema(CollectionSchema))
     def get(self, args):
@@ -157,6 +160,8 @@ class Collections(MethodView):
             convert=_present,
         )
 
+    @blp.doc(operationId="createCollection")
+    @responds(409, e409="The `slug` is taken.")
     @blp.arguments(CollectionCreateSchema)
     @blp.response(201, CollectionSchema)
     @require_permission("collections.create")
@@ -184,6 +189,8 @@ class Collections(MethodView):
 
 @blp.route("/<id:collection_id>")
 class CollectionById(MethodView):
+    @blp.doc(operationId="getCollection")
+    @shows_more_with("products.read", "inactive products in `product_ids`")
     @blp.response(200, CollectionDetailSchema)
     def get(self, collection_id):
         """One collection, with its active products in order"""
@@ -195,6 +202,8 @@ class CollectionById(MethodView):
         )
         return {**collection, "products": [present_product(row) for row in rows]}
 
+    @blp.doc(operationId="updateCollection")
+    @responds(409, e409="The `slug` is taken.")
     @blp.arguments(CollectionUpdateSchema)
     @blp.response(200, CollectionSchema)
     @require_permission("collections.update")
@@ -236,6 +245,7 @@ class CollectionById(MethodView):
             )
         return _get(collection_id)
 
+    @blp.doc(operationId="deleteCollection")
     @blp.response(204)
     @require_permission("collections.delete")
     def delete(self, collection_id):

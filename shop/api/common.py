@@ -7,7 +7,6 @@ at most 100, from one query for the page and one for the total.
 
 import flask_smorest
 from flask import request
-from flask_smorest.utils import deepupdate
 from marshmallow import Schema, fields, validate
 from webargs import missing
 from webargs.flaskparser import FlaskParser
@@ -16,6 +15,7 @@ from werkzeug.routing import BaseConverter
 from shop import db
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
+from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
@@ -93,12 +93,22 @@ class Api(flask_smorest.Api):
 
     ERROR_SCHEMA = ErrorSchema
 
+    def __init__(self, app=None, *, spec_kwargs=None, **kwargs):
+        spec_kwargs = {
+            "marshmallow_plugin": ShopMarshmallowPlugin(),
+            "extra_plugins": [ConventionsPlugin()],
+            **(spec_kwargs or {}),
+        }
+        super().__init__(app, spec_kwargs=spec_kwargs, **kwargs)
+
     def init_app(self, app, *args, **kwargs):
-        """Also teach the app and the OpenAPI description the ``id`` path converter."""
+        """Also teach the app and the OpenAPI description the ``id`` path converter, and
+        register our error responses (``shop.openapi``)."""
         self._error_pages = {}
         app.url_map.converters["id"] = IdConverter
         super().init_app(app, *args, **kwargs)
         self.register_converter(IdConverter, _id_parameter_schema)
+        register_components(self.spec)
 
     def serve_error_pages(self, prefix: str, handler) -> None:
         """Send the errors of requests under ``prefix`` that matched no route (404, 405) to
@@ -177,10 +187,3 @@ def like_pattern(text: str) -> str:
     """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-def add_doc(func, **doc):
-    """Merge OpenAPI operation fields into a view function's documentation."""
-    func._apidoc = dict(getattr(func, "_apidoc", {}))
-    func._apidoc["manual_doc"] = deepupdate(dict(func._apidoc.get("manual_doc", {})), doc)
-    return func

@@ -15,7 +15,7 @@ from werkzeug.routing import BaseConverter
 
 from shop import audit, db
 from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
-from shop.auth.decorators import require_permission
+from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
 
@@ -203,6 +203,7 @@ def _changed(old: dict, new: dict) -> bool:
 
 @blp.route("/registry")
 class Registry(MethodView):
+    @blp.doc(operationId="listContentRegistry")
     @blp.arguments(RegistryQuerySchema, location="query")
     @blp.response(200, page_schema(RegistryEntrySchema))
     @require_permission("content.read", key_scopes=("read:content", "write:content"))
@@ -240,6 +241,7 @@ def _allow_large_sync():
 
 @blp.route("/sync")
 class Sync(MethodView):
+    @blp.doc(operationId="syncContent")
     @blp.arguments(ContentSyncSchema)
     @blp.response(200, SyncResultSchema)
     @require_permission("content.update", key_scopes=("write:content",))
@@ -296,6 +298,8 @@ def _require(permission: str, what: str) -> None:
 
 @blp.route("/<content_key:key>")
 class ContentByKey(MethodView):
+    @blp.doc(operationId="getContent")
+    @shows_more_with("content.read", "drafts")
     @blp.response(200, ContentSchema)
     def get(self, key):
         """One entry
@@ -307,6 +311,7 @@ class ContentByKey(MethodView):
             abort(404, "Content entry not found.")
         return _present(row)
 
+    @blp.doc(operationId="putContent")
     @blp.arguments(ContentPutSchema)
     @blp.response(200, ContentSchema)
     @blp.alt_response(201, schema=ContentSchema, description="Created.", success=True)
@@ -338,6 +343,7 @@ class ContentByKey(MethodView):
                 audit.record("content.updated", {"key": key, "checksum": row["checksum"]})
         return _present(_get(key)), 200 if existing else 201
 
+    @blp.doc(operationId="deleteContent")
     @blp.response(204)
     @require_permission("content.delete")
     def delete(self, key):

@@ -72,6 +72,7 @@ def _get(customer_id: str) -> dict:
 
 @blp.route("")
 class Customers(MethodView):
+    @blp.doc(operationId="listCustomers")
     @blp.arguments(CustomerQuerySchema, location="query")
     @blp.response(200, page_schema(CustomerSchema))
     @require_permission("customers.read")
@@ -96,12 +97,14 @@ class Customers(MethodView):
 
 @blp.route("/<id:customer_id>")
 class CustomerById(MethodView):
+    @blp.doc(operationId="getCustomer")
     @blp.response(200, CustomerSchema)
     @require_permission("customers.read")
     def get(self, customer_id):
         """One customer, with their number of orders"""
         return _present(_get(customer_id))
 
+    @blp.doc(operationId="updateCustomer")
     @blp.arguments(CustomerUpdateSchema)
     @blp.response(200, CustomerSchema)
     @require_permission("customers.update")
@@ -130,6 +133,7 @@ class CustomerById(MethodView):
             )
         return _present(_get(customer_id))
 
+    @blp.doc(operationId="eraseCustomer")
     @blp.response(204)
     @require_permission("customers.delete")
     def delete(self, customer_id):

@@ -21,6 +21,7 @@ from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso, now_iso
 from shop.countries import CODES
 from shop.errors import abort
+from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import payments
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
@@ -64,7 +65,10 @@ class ShippingAddressSchema(Schema):
     line2 = fields.String(allow_none=True, load_default=None, validate=validate.Length(max=200))
     city = text(100, required=True)
     postal_code = text(20, required=True)
-    country = fields.String(
+    country = enum_field(
+        "CountryCode",
+        sorted(CODES),
+        validate_input=False,
         required=True,
         validate=validate.OneOf(
             sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
@@ -79,10 +83,20 @@ class ShippingAddressSchema(Schema):
         return tidy
 
 
+class OrderAddressSchema(ShippingAddressSchema):
+    """A shipping address as an order keeps it."""
+
+    line2 = fields.String(required=True, allow_none=True)
+
+
 class OrderCustomerSchema(Schema):
     id = fields.String(required=True)
-    email = fields.String(allow_none=True, metadata={"description": "null once erased."})
-    name = fields.String(allow_none=True, metadata={"description": "null once erased."})
+    email = fields.String(
+        required=True, allow_none=True, metadata={"description": "null once erased."}
+    )
+    name = fields.String(
+        required=True, allow_none=True, metadata={"description": "null once erased."}
+    )
 
 
 class OrderItemSchema(Schema):
@@ -90,7 +104,7 @@ class OrderItemSchema(Schema):
         required=True, metadata={"description": "The product as it was; it may since be deleted."}
     )
     name = fields.String(required=True)
-    sku = fields.String(allow_none=True)
+    sku = fields.String(required=True, allow_none=True)
     unit_price_cents = fields.Integer(required=True)
     quantity = fields.Integer(required=True)
     line_total_cents = fields.Integer(required=True)
@@ -99,50 +113,58 @@ class OrderItemSchema(Schema):
 class PaymentSchema(Schema):
     provider = fields.String(required=True)
     amount_cents = fields.Integer(required=True)
-    status = fields.String(
-        required=True, metadata={"enum": ["pending", "paid", "cancelled", "refunded"]}
+    status = enum_field(
+        "PaymentStatusValue", ["pending", "paid", "cancelled", "refunded"], required=True
     )
     reference = fields.String(required=True)
 
 
+def order_status(**kwargs) -> fields.String:
+    """An order status: the ``OrderStatusValue`` enum."""
+    return enum_field("OrderStatusValue", STATUSES, **kwargs)
+
+
 class StatusChangeSchema(Schema):
-    status = fields.String(required=True, metadata={"enum": list(STATUSES)})
+    status = order_status(required=True)
     at = fields.String(required=True)
-    by = fields.Nested(ActorSchema, allow_none=True)
-    note = fields.String(allow_none=True)
+    by = fields.Nested(ActorSchema, required=True, allow_none=True)
+    note = fields.String(required=True, allow_none=True)
 
 
 class OrderSchema(Schema):
     id = fields.String(required=True)
     number = fields.String(required=True)
     customer = fields.Nested(OrderCustomerSchema, required=True)
-    status = fields.String(required=True, metadata={"enum": list(STATUSES)})
+    status = order_status(required=True)
     items = fields.List(fields.Nested(OrderItemSchema), required=True)
     subtotal_cents = fields.Integer(required=True)
     total_cents = fields.Integer(required=True)
     currency = fields.String(required=True)
     shipping_address = fields.Nested(
-        ShippingAddressSchema, allow_none=True, metadata={"description": "null once erased."}
+        OrderAddressSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "null once erased."},
     )
-    payment = fields.Nested(PaymentSchema, allow_none=True)
+    payment = fields.Nested(PaymentSchema, required=True, allow_none=True)
     status_history = fields.List(fields.Nested(StatusChangeSchema), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
 
 
 class OrderQuerySchema(PageQuerySchema):
-    status = fields.String(validate=validate.OneOf(STATUSES))
+    status = order_status()
     customer_id = fields.String(validate=validate.Length(max=64))
-    created_after = fields.DateTime(
+    created_after = DateOrDateTime(
         metadata={"description": "ISO 8601 date or date-time (UTC unless given), inclusive."}
     )
-    created_before = fields.DateTime(
+    created_before = DateOrDateTime(
         metadata={"description": "ISO 8601 date or date-time (UTC unless given), exclusive."}
     )
 
 
-class OrderStatusSchema(Schema):
-    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+class OrderStatusChangeSchema(Schema):
+    status = order_status(required=True)
     note = fields.String(validate=validate.Length(max=500))
 
 
@@ -356,6 +378,7 @@ def _restock(order_id: str, moment: str) -> bool:
 
 @blp.route("")
 class Orders(MethodView):
+    @blp.doc(operationId="listOrders")
     @blp.arguments(OrderQuerySchema, location="query")
     @blp.response(200, page_schema(OrderSchema))
     @require_auth()
@@ -397,6 +420,7 @@ class Orders(MethodView):
 
 @blp.route("/<id:order_id>")
 class OrderById(MethodView):
+    @blp.doc(operationId="getOrder")
     @blp.response(200, OrderSchema)
     @require_auth()
     def get(self, order_id):
@@ -410,7 +434,9 @@ class OrderById(MethodView):
 
 @blp.route("/<id:order_id>/status")
 class OrderStatus(MethodView):
-    @blp.arguments(OrderStatusSchema)
+    @blp.doc(operationId="changeOrderStatus")
+    @responds(409, e409="Not a move allowed from the current status; the message says which are.")
+    @blp.arguments(OrderStatusChangeSchema)
     @blp.response(200, OrderSchema)
     @require_permission("orders.update_status")
     def patch(self, data, order_id):
@@ -426,6 +452,8 @@ class OrderStatus(MethodView):
 
 @blp.route("/<id:order_id>/cancel")
 class OrderCancel(MethodView):
+    @blp.doc(operationId="cancelOrder")
+    @responds(409, e409="The order is no longer `pending`.")
     @blp.response(200, OrderSchema)
     @require_auth("customer")
     def post(self, order_id):

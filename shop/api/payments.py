@@ -12,6 +12,7 @@ from shop.api import orders
 from shop.api.common import Blueprint
 from shop.auth.decorators import require_auth
 from shop.extensions import limiter
+from shop.openapi import responds
 from shop.services import checkout, payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
@@ -72,6 +73,8 @@ class IdempotencyHeadersSchema(Schema):
 
 @blp.route("/checkout")
 class Checkout(MethodView):
+    @blp.doc(operationId="checkout")
+    @responds(409, e409="Too little stock, or the `Idempotency-Key` was used with another body.")
     @limiter.limit("10 per minute")
     @blp.arguments(IdempotencyHeadersSchema, location="headers")
     @blp.arguments(CheckoutSchema)

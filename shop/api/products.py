@@ -15,16 +15,16 @@ from shop.api.categories import check_exists
 from shop.api.common import (
     LIKE,
     Blueprint,
-    ErrorSchema,
     PageQuerySchema,
     StrictBoolean,
     like_pattern,
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
+from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.openapi import enum_field, responds
 from shop.settings import CURRENCY_SQL, currency_of
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
@@ -72,12 +72,12 @@ class ProductSchema(Schema):
     name = fields.String(required=True)
     slug = fields.String(required=True)
     description = fields.String(required=True)
-    sku = fields.String(allow_none=True)
+    sku = fields.String(required=True, allow_none=True)
     price_cents = fields.Integer(required=True)
     currency = fields.String(required=True, metadata={"description": "The shop's (settings)."})
     stock = fields.Integer(required=True)
     active = fields.Boolean(required=True)
-    category_id = fields.String(allow_none=True)
+    category_id = fields.String(required=True, allow_none=True)
     collection_ids = fields.List(fields.String(), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
@@ -122,9 +122,10 @@ class ProductQuerySchema(PageQuerySchema):
     active = fields.Boolean(
         metadata={"description": "Needs `products.read` (or a key with `read:product`)."}
     )
-    sort = fields.String(
+    sort = enum_field(
+        "ProductSort",
+        list(_SORTS),
         load_default="-created_at",
-        validate=validate.OneOf(list(_SORTS)),
         metadata={"description": "`name`, `price` or `created_at`; `-` for descending."},
     )
 
@@ -161,10 +162,16 @@ def _check_sku(sku: str | None, own_id: str = "") -> None:
 
 @blp.route("")
 class Products(MethodView):
+    @blp.doc(operationId="listProducts")
+    @shows_more_with("products.read", "inactive products and may filter on `active`")
     @blp.arguments(ProductQuerySchema, location="query")
     @blp.response(200, page_schema(ProductSchema))
-    @blp.alt_response(401, schema=ErrorSchema, description="`active` given anonymously.")
-    @blp.alt_response(403, schema=ErrorSchema, description="`active` without `products.read`.")
+    @responds(
+        401,
+        403,
+        e401="`active` given anonymously, or an invalid API key.",
+        e403="`active` without `products.read`.",
+    )
     def get(self, args):
         """List products, newest first
 
@@ -216,6 +223,8 @@ class Products(MethodView):
             convert=present,
         )
 
+    @blp.doc(operationId="createProduct")
+    @responds(409, e409="The `sku` or `slug` is taken.")
     @blp.arguments(ProductCreateSchema)
     @blp.response(201, ProductSchema)
     @require_permission("products.create")
@@ -263,6 +272,8 @@ _SETS = {
 
 @blp.route("/<id:product_id>")
 class ProductById(MethodView):
+    @blp.doc(operationId="getProduct")
+    @shows_more_with("products.read", "inactive products")
     @blp.response(200, ProductSchema)
     def get(self, product_id):
         """One product
@@ -271,6 +282,8 @@ class ProductById(MethodView):
         """
         return _get(product_id, visible_only=not _sees_inactive())
 
+    @blp.doc(operationId="updateProduct")
+    @responds(409, e409="The `sku` or `slug` is taken.")
     @blp.arguments(ProductUpdateSchema)
     @blp.response(200, ProductSchema)
     @require_permission("products.update")
@@ -303,6 +316,7 @@ class ProductById(MethodView):
             audit.record("product.updated", {"product_id": product_id, **_audited(data)})
         return _get(product_id)
 
+    @blp.doc(operationId="deleteProduct")
     @blp.response(204)
     @require_permission("products.delete")
     def delete(self, product_id):

@@ -15,6 +15,7 @@ from shop.auth.decorators import require_auth, require_permission
 from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, BUILTIN_ROLES, OWNER_ROLE, SCOPES
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.openapi import enum_field, responds
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
 
@@ -30,7 +31,9 @@ def _known_permission(value: str) -> None:
 
 
 Permissions = fields.List(
-    fields.String(validate=_known_permission, metadata={"enum": sorted(ALL_PERMISSIONS)})
+    enum_field(
+        "Permission", sorted(ALL_PERMISSIONS), validate_input=False, validate=_known_permission
+    )
 )
 
 
@@ -136,6 +139,7 @@ def _set_permissions(role_id: str, permissions) -> None:
 
 @blp.route("/permissions")
 class Catalogue(MethodView):
+    @blp.doc(operationId="listPermissions")
     @blp.response(200, CatalogueSchema)
     @require_auth("admin")
     def get(self):
@@ -148,6 +152,7 @@ class Catalogue(MethodView):
 
 @blp.route("/roles")
 class Roles(MethodView):
+    @blp.doc(operationId="listRoles")
     @blp.arguments(PageQuerySchema, location="query")
     @blp.response(200, page_schema(RoleSchema))
     @require_permission("roles.read")
@@ -161,6 +166,8 @@ class Roles(MethodView):
         result["items"] = [_present(row) for row in result["items"]]
         return result
 
+    @blp.doc(operationId="createRole")
+    @responds(409, e409="The name is taken.")
     @blp.arguments(RoleCreateSchema)
     @blp.response(201, RoleSchema)
     @require_permission("roles.create")
@@ -187,12 +194,15 @@ class Roles(MethodView):
 
 @blp.route("/roles/<id:role_id>")
 class RoleById(MethodView):
+    @blp.doc(operationId="getRole")
     @blp.response(200, RoleSchema)
     @require_permission("roles.read")
     def get(self, role_id):
         """One role"""
         return _present(_get(role_id))
 
+    @blp.doc(operationId="updateRole")
+    @responds(409, e409="The name is taken, or a built-in role cannot change so.")
     @blp.arguments(RoleUpdateSchema)
     @blp.response(200, RoleSchema)
     @require_permission("roles.update")
@@ -225,6 +235,8 @@ class RoleById(MethodView):
             audit.record("role.updated", {"role_id": role_id, "name": new_name, **changes})
         return _present(_get(role_id))
 
+    @blp.doc(operationId="deleteRole")
+    @responds(409, e409="A built-in role, or one still held.")
     @blp.response(204)
     @require_permission("roles.delete")
     def delete(self, role_id):

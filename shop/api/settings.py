@@ -20,9 +20,9 @@ class SettingsSchema(Schema):
     currency = fields.String(
         required=True, metadata={"description": "ISO 4217 code; prices are in its minor units."}
     )
-    contact_email = fields.String(allow_none=True)
-    contact_phone = fields.String(allow_none=True)
-    address = fields.String(allow_none=True)
+    contact_email = fields.String(required=True, allow_none=True)
+    contact_phone = fields.String(required=True, allow_none=True)
+    address = fields.String(required=True, allow_none=True)
     order_number_prefix = fields.String(
         required=True, metadata={"description": "Put before every new order's number."}
     )
@@ -54,12 +54,14 @@ class PublicSettingsSchema(Schema):
 
 @blp.route("")
 class Settings(MethodView):
+    @blp.doc(operationId="getSettings")
     @blp.response(200, SettingsSchema)
     @require_permission("settings.read")
     def get(self):
         """Every site setting"""
         return site.current()
 
+    @blp.doc(operationId="updateSettings")
     @blp.arguments(SettingsUpdateSchema)
     @blp.response(200, SettingsSchema)
     @require_permission("settings.update")
@@ -79,6 +81,7 @@ class Settings(MethodView):
 
 @blp.route("/public")
 class PublicSettings(MethodView):
+    @blp.doc(operationId="getPublicSettings")
     @blp.response(200, PublicSettingsSchema)
     def get(self):
         """The settings a storefront shows"""

@@ -30,6 +30,7 @@ from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
 from shop.auth.permissions import OWNER_ROLE
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.openapi import responds
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
 
@@ -180,6 +181,7 @@ def create_user(
 
 @blp.route("")
 class Users(MethodView):
+    @blp.doc(operationId="listUsers")
     @blp.arguments(UserQuerySchema, location="query")
     @blp.response(200, page_schema(UserSchema))
     @require_permission("users.read")
@@ -204,6 +206,8 @@ class Users(MethodView):
             convert=_present,
         )
 
+    @blp.doc(operationId="createUser")
+    @responds(409, e409="The email is taken.")
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
     @require_permission("users.create")
@@ -224,12 +228,15 @@ class Users(MethodView):
 
 @blp.route("/<id:user_id>")
 class UserById(MethodView):
+    @blp.doc(operationId="getUser")
     @blp.response(200, UserSchema)
     @require_permission("users.read")
     def get(self, user_id):
         """One administrator"""
         return _present(_get(user_id))
 
+    @blp.doc(operationId="updateUser")
+    @responds(409, e409="The email is taken, or this would leave no active owner.")
     @blp.arguments(UserUpdateSchema)
     @blp.response(200, UserSchema)
     @require_permission("users.update")
@@ -295,6 +302,8 @@ class UserById(MethodView):
             audit.record("user.updated", {"user_id": user_id, **changes})
         return _present(_get(user_id))
 
+    @blp.doc(operationId="deleteUser")
+    @responds(409, e409="The last active owner.")
     @blp.response(204)
     @require_permission("users.delete")
     def delete(self, user_id):

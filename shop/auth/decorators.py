@@ -13,9 +13,9 @@ import functools
 
 from flask import current_app, g, request
 
-from shop.api.common import add_doc
 from shop.auth.permissions import scopes_for
 from shop.errors import abort
+from shop.openapi import add_doc
 
 ADMIN_COOKIE = {"adminSession": []}
 CUSTOMER_COOKIE = {"customerSession": []}
@@ -115,6 +115,26 @@ def require_permission(permission: str, *, key_scopes=None, sessions_only: bool 
         doc["x-permission"] = permission
         doc["x-scopes"] = list(scopes)
         return _guarded(func, check, **doc)
+
+    return decorator
+
+
+def shows_more_with(permission: str, what: str):
+    """A public route that shows ``what`` more to a caller holding ``permission``.
+
+    No guard: it only documents the credentials as optional (``security: [{}, ...]``), so
+    Swagger UI and generated clients send them.
+    """
+    scopes = scopes_for(permission)
+
+    def decorator(func):
+        sentence = (
+            f"Public. A caller holding `{permission}` (or an API key with the scope "
+            + " or ".join(f"`{s}`" for s in scopes)
+            + f") also sees {what}."
+        )
+        doc = {"security": [{}, ADMIN_COOKIE, BEARER], "description": _describe(func, sentence)}
+        return add_doc(func, **doc)
 
     return decorator
 

@@ -1,0 +1,82 @@
+// Type-checked (tsc --noEmit, strict) against the types openapi-typescript generates from our
+// /openapi.json by .ci/openapi: what a TypeScript integrator writes must compile, and what the
+// description forbids must not (each @ts-expect-error fails the check if it stops failing).
+import type { components, operations } from "./schema";
+
+type Schemas = components["schemas"];
+type Order = Schemas["Order"];
+type OrderStatus = Schemas["OrderStatusValue"];
+type ErrorBody = Schemas["Error"];
+
+type Json<O, S extends keyof O> = O[S] extends { content: { "application/json": infer B } } ? B : never;
+type Responses<K extends keyof operations> = operations[K]["responses"];
+
+// Each status of the lifecycle, exhaustively: a new status breaks this switch.
+export function nextStatuses(status: OrderStatus): OrderStatus[] {
+  switch (status) {
+    case "pending":
+      return ["paid", "cancelled"];
+    case "paid":
+      return ["shipped", "refunded"];
+    case "shipped":
+      return ["delivered"];
+    case "delivered":
+      return ["refunded"];
+    case "cancelled":
+    case "refunded":
+      return [];
+    default: {
+      const unknown: never = status;
+      return unknown;
+    }
+  }
+}
+
+// Nullable references keep their type: an erased address is null, else a real address.
+export function shipsTo(order: Order): string {
+  const address = order.shipping_address;
+  return address === null ? "(erased)" : `${address.city}, ${address.country}`;
+}
+
+export const erased: Order["shipping_address"] = null;
+export const unpaid: Order["payment"] = null;
+
+// Always-present fields are not optional: no `undefined` to handle.
+export function summary(order: Order): string {
+  const paid = order.payment?.status ?? "no payment";
+  return `${order.number} ${order.status} ${order.total_cents} ${order.currency} ${paid}`;
+}
+
+// Success and error bodies are told apart by status, each typed.
+type Checkout = Responses<"checkout">;
+export const placed: Json<Checkout, 201> extends Order ? true : false = true;
+export const replayed: Json<Checkout, 200> extends Order ? true : false = true;
+export const conflict: Json<Checkout, 409> extends ErrorBody ? true : false = true;
+export const limited: Json<Checkout, 429> extends ErrorBody ? true : false = true;
+type Denied = Json<Responses<"changeOrderStatus">, 403>;
+export const denied: Denied = { message: "Access denied: this needs the permission orders.update_status." };
+type Missing = Json<Responses<"getProduct">, 404>;
+export const missing: Missing = { message: "Product not found." };
+export const unauthorized: Json<Responses<"listOrders">, 401> = { message: "Authentication required." };
+export const retryAfter: Responses<"login">[429]["headers"]["Retry-After"] = 30;
+
+// Query parameters: the named enum of sort orders.
+type ListProducts = operations["listProducts"]["parameters"]["query"];
+export const cheapestFirst: ListProducts = { sort: "price", page: 1, page_size: 50 };
+export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, page_size: 20, total: 0 };
+
+// Request bodies: the status change takes an order status, the key a scope.
+export const ship: Schemas["OrderStatusChange"] = { status: "shipped", note: "DHL 123" };
+export const key: Schemas["ApiKeyCreate"] = { label: "sync", scopes: ["read:product", "write:product"] };
+
+// What the description forbids does not compile.
+// @ts-expect-error: not an order status
+export const lost: OrderStatus = "lost";
+// @ts-expect-error: not a sort order
+export const random: ListProducts = { sort: "random" };
+// @ts-expect-error: an error body has a message
+export const silent: ErrorBody = {};
+// @ts-expect-error: number is always present
+export const numberless: Pick<Order, "number"> = {};
+// @ts-expect-error: a 204 has no body
+export const deletedBody: Json<Responses<"deleteProduct">, 204> = { message: "gone" };

@@ -1,0 +1,214 @@
+"""A Python client generated from our OpenAPI description works, as an integrator uses it.
+
+openapi-python-client (requirements-dev.txt) turns ``/openapi.json`` into a package, with no
+warning; then a shop's day runs through it against a live gunicorn: the owner signs in, makes
+a category, products and an API key used as Bearer, a customer registers and checks out
+twice with one Idempotency-Key, the order moves on, another is cancelled, lists page and
+filter, and 401, 403, 404, 409 and 429 come back parsed as the documented ``Error``.
+"""
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PASSWORD
+from tests.live import LiveServer
+
+PACKAGE = "shop_client"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """The generated client package, imported."""
+    generator = Path(sys.executable).with_name("openapi-python-client")
+    if not generator.exists():
+        found = shutil.which("openapi-python-client")
+        if found is None:
+            pytest.skip("openapi-python-client is not installed (requirements-dev.txt)")
+        generator = Path(found)
+    from shop import create_app
+
+    folder = tmp_path_factory.mktemp("client")
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{folder / 'unused.db'}"})
+    (folder / "openapi.json").write_bytes(app.test_client().get("/openapi.json").data)
+    result = subprocess.run(
+        [str(generator), "generate", "--path", "openapi.json", "--meta", "none"]
+        + ["--output-path", PACKAGE],
+        cwd=folder,
+        # Its post-generation hooks run ruff, from our venv.
+        env={**os.environ, "PATH": f"{generator.parent}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "warning" not in output.lower(), output
+    sys.path.insert(0, str(folder))
+    try:
+        yield importlib.import_module(PACKAGE)
+    finally:
+        sys.path.remove(str(folder))
+        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
+
+
+@pytest.fixture
+def server(make_app, database_url):
+    """A live gunicorn with rate limits on (memory storage) and an owner to sign in."""
+    from shop.api.users import create_user
+
+    app = make_app()
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
+    live = LiveServer({"DATABASE_URL": database_url, "SHOP_COOKIE_SECURE": "0"})
+    yield live
+    live.stop()
+
+
+class api:  # noqa: N801 - reads as the generated package's path
+    """``api("orders").cancel_order``: a module of the generated package, by tag."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+    def __getattr__(self, operation: str):
+        return importlib.import_module(f"{PACKAGE}.api.{self.tag}.{operation}")
+
+
+def test_a_shops_day_through_the_generated_client(generated, server):
+    m = importlib.import_module(f"{PACKAGE}.models")
+    products, categories, orders = api("products"), api("categories"), api("orders")
+    auth, keys, payments = api("auth"), api("api_keys"), api("payments")
+    customers = api("customers")
+    client_module = importlib.import_module(f"{PACKAGE}.client")
+    Client, Authenticated = client_module.Client, client_module.AuthenticatedClient
+
+    def anonymous():
+        return Client(base_url=server.url, raise_on_unexpected_status=True)
+
+    # The owner signs in: the session cookie stays in the client.
+    owner = anonymous()
+    me = auth.login.sync(client=owner, body=m.Login(email="owner@example.com", password=PASSWORD))
+    assert isinstance(me, m.Human) and me.kind == m.HumanKind.ADMIN and me.role == "owner"
+
+    category = categories.create_category.sync(client=owner, body=m.CategoryCreate(name="Tea"))
+    assert isinstance(category, m.Category) and category.parent_id is None
+    made = [
+        products.create_product.sync(
+            client=owner,
+            body=m.ProductCreate(
+                name=name, price_cents=price, stock=10, category_id=category.id, active=active
+            ),
+        )
+        for name, price, active in [
+            ("Sencha", 900, True),
+            ("Oolong", 1200, True),
+            ("Draft", 5, False),
+        ]
+    ]
+    assert all(isinstance(p, m.Product) for p in made)
+    assert made[0].created_at.tzinfo is not None  # a real date-time
+
+    # An API key, used as Bearer: it sees inactive products (optional security).
+    created = keys.create_api_key.sync(
+        client=owner,
+        body=m.ApiKeyCreate(
+            label="sync", scopes=[m.ScopeName.READ_PRODUCT, m.ScopeName.WRITE_PRODUCT]
+        ),
+    )
+    assert isinstance(created, m.ApiKeyCreated) and created.status == m.ApiKeyStatus.ACTIVE
+    assert created.owner is not None and created.expires_at is None
+    key = Authenticated(base_url=server.url, token=created.secret, raise_on_unexpected_status=True)
+    drafts = products.list_products.sync(client=key, active=False)
+    assert [p.name for p in drafts.items] == ["Draft"]
+    forbidden = customers.list_customers.sync(client=key)
+    assert isinstance(forbidden, m.Error) and "scope" in forbidden.message  # 403
+
+    # A customer registers (signed in at once) and checks out twice with one key.
+    customer = anonymous()
+    email = f"casey-{uuid.uuid4().hex[:6]}@example.com"
+    casey = auth.register_customer.sync(
+        client=customer, body=m.Register(email=email, password=PASSWORD, name="Casey")
+    )
+    assert casey.kind == m.HumanKind.CUSTOMER and casey.role is None
+    address = m.ShippingAddress(
+        name="Casey",
+        line1="1 Main St",
+        city="Berlin",
+        postal_code="10115",
+        country=m.CountryCode.DE,
+    )
+    body = m.Checkout(
+        items=[m.CheckoutItem(product_id=made[0].id, quantity=2)],
+        shipping_address=address,
+        payment_method=m.CheckoutPaymentMethod.MANUAL,
+    )
+    first = payments.checkout.sync_detailed(client=customer, body=body, idempotency_key="k-1")
+    again = payments.checkout.sync_detailed(client=customer, body=body, idempotency_key="k-1")
+    assert (first.status_code, again.status_code) == (201, 200)
+    order = first.parsed
+    assert isinstance(order, m.Order) and again.parsed.id == order.id
+    assert order.status == m.OrderStatusValue.PENDING and order.total_cents == 1800
+    assert (
+        isinstance(order.shipping_address, m.OrderAddress) and order.shipping_address.line2 is None
+    )
+    assert order.status_history[0].status == m.OrderStatusValue.PENDING
+
+    # The owner moves it on; a move the lifecycle does not allow is a 409 Error.
+    change = orders.change_order_status
+    paid = change.sync(
+        order.id, client=owner, body=m.OrderStatusChange(status=m.OrderStatusValue.PAID)
+    )
+    assert isinstance(paid, m.Order) and paid.status == m.OrderStatusValue.PAID
+    refused = change.sync_detailed(
+        order.id, client=owner, body=m.OrderStatusChange(status=m.OrderStatusValue.DELIVERED)
+    )
+    assert refused.status_code == 409 and isinstance(refused.parsed, m.Error)
+
+    # The customer cancels a second order; cancelling it again is a 409.
+    body.items = [m.CheckoutItem(product_id=made[1].id, quantity=1)]
+    second = payments.checkout.sync(client=customer, body=body, idempotency_key="k-2")
+    cancelled = orders.cancel_order.sync(second.id, client=customer)
+    assert cancelled.status == m.OrderStatusValue.CANCELLED
+    assert isinstance(orders.cancel_order.sync(second.id, client=customer), m.Error)
+
+    # Lists: paginated, filtered, sorted.
+    page = products.list_products.sync(
+        client=anonymous(),
+        page=1,
+        page_size=1,
+        category_id=category.id,
+        sort=m.ProductSort.PRICE_DESC,
+    )
+    assert isinstance(page, m.ProductPage) and (page.total, page.page_size) == (2, 1)
+    assert [p.name for p in page.items] == ["Oolong"]
+    mine = orders.list_orders.sync(client=customer, status=m.OrderStatusValue.CANCELLED)
+    assert isinstance(mine, m.OrderPage) and [o.id for o in mine.items] == [second.id]
+    assert orders.list_orders.sync(client=owner, created_after=date(2000, 1, 1)).total == 2
+    later = datetime.now(UTC) + timedelta(days=1)
+    assert orders.list_orders.sync(client=owner, created_after=later).total == 0
+
+    # Errors, each the documented Error: 401, 404, 429 (with Retry-After).
+    nobody = orders.list_orders.sync_detailed(client=anonymous())
+    assert nobody.status_code == 401 and isinstance(nobody.parsed, m.Error)
+    bad_key = Authenticated(base_url=server.url, token="eck_" + "x" * 43)
+    refused = products.list_products.sync_detailed(client=bad_key)
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Bearer")
+    missing = products.get_product.sync_detailed("0" * 24, client=anonymous())
+    assert missing.status_code == 404 and isinstance(missing.parsed, m.Error)
+    statuses = []
+    for i in range(4):  # registration allows 3 a minute per address
+        other = m.Register(email=f"n{i}-{email}", password=PASSWORD, name="N")
+        statuses.append(auth.register_customer.sync_detailed(client=anonymous(), body=other))
+    limited = statuses[-1]
+    assert limited.status_code == 429 and isinstance(limited.parsed, m.Error)
+    assert int(limited.headers["Retry-After"]) >= 1
