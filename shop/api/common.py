@@ -12,10 +12,10 @@ from webargs import missing
 from webargs.flaskparser import FlaskParser
 from werkzeug.routing import BaseConverter
 
-from shop import db
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
+from shop.pages import LIKE, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
@@ -162,28 +162,3 @@ def page_schema(item_schema: type[Schema]) -> type[Schema]:
             },
         )
     return _page_schemas[name]
-
-
-def paginate(select_sql: str, count_sql: str, params: dict, args: dict, convert=None) -> dict:
-    """Run a page query (``select_sql`` ends with its ORDER BY) and its count query."""
-    page, page_size = args["page"], args["page_size"]
-    rows = db.query(
-        select_sql + " LIMIT :limit OFFSET :offset",
-        {**params, "limit": page_size, "offset": (page - 1) * page_size},
-    )
-    if rows and len(rows) < page_size or not rows and page == 1:
-        total = (page - 1) * page_size + len(rows)  # the last page tells the total itself
-    else:
-        total = db.value(count_sql, params)
-    items = [convert(row) for row in rows] if convert else rows
-    return {"items": items, "page": page, "page_size": page_size, "total": total}
-
-
-# Case-insensitive containment: ``LOWER(column) LIKE :q ESCAPE '\'`` with ``like_pattern``.
-LIKE = "LIKE :q ESCAPE '\\'"
-
-
-def like_pattern(text: str) -> str:
-    """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"

@@ -171,7 +171,7 @@ def list_page(viewer: Caller | None, status: str | None, page: int, page_size: i
     elif status == "active":
         where.append("k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > :now)")
     clause = (" WHERE " + " AND ".join(where)) if where else ""
-    from shop.api.common import paginate
+    from shop.pages import paginate
 
     return paginate(
         _SELECT + clause + " ORDER BY k.created_at DESC, k.id DESC",

@@ -1,0 +1,33 @@
+"""Lists and search, below every layer that lists: one page and its total, and LIKE patterns.
+
+Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N}``: one query for the
+page and, unless the page itself tells it, one for the total. The API's blueprints, the auth
+package (API keys) and the console share these.
+"""
+
+from shop import db
+
+
+def paginate(select_sql: str, count_sql: str, params: dict, args: dict, convert=None) -> dict:
+    """Run a page query (``select_sql`` ends with its ORDER BY) and its count query."""
+    page, page_size = args["page"], args["page_size"]
+    rows = db.query(
+        select_sql + " LIMIT :limit OFFSET :offset",
+        {**params, "limit": page_size, "offset": (page - 1) * page_size},
+    )
+    if rows and len(rows) < page_size or not rows and page == 1:
+        total = (page - 1) * page_size + len(rows)  # the last page tells the total itself
+    else:
+        total = db.value(count_sql, params)
+    items = [convert(row) for row in rows] if convert else rows
+    return {"items": items, "page": page, "page_size": page_size, "total": total}
+
+
+# Case-insensitive containment: ``LOWER(column) LIKE :q ESCAPE '\'`` with ``like_pattern``.
+LIKE = "LIKE :q ESCAPE '\\'"
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
