@@ -17,7 +17,7 @@ def create_app(config: dict | None = None) -> Flask:
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
-    from shop.auth import context
+    from shop.auth import context, key_usage
     from shop.auth.decorators import run_route_guard
     from shop.extensions import limiter
 
@@ -93,6 +93,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.before_request(context.load_caller)
     app.before_request(run_route_guard)
     app.after_request(context.finish_response)
+    app.after_request(key_usage.after_request)
 
     cli.register(app)
     return app
