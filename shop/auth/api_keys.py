@@ -192,17 +192,21 @@ def is_dormant(record: dict, days: int, moment=None) -> bool:
     return (moment or now()) - since >= timedelta(days=days)
 
 
-def lifecycle(event: str, key: dict, details: dict | None = None, actor: dict | None = None):
+def lifecycle(
+    event: str, key: dict, details: dict | None = None, actor: dict | None = None, system=False
+):
     """Record one event in a key's life, in the caller's transaction.
 
     The single place for created, rolled, updated, revoked, expiring (within 7 days),
     expired_unused and new_address: the audit entry now, the webhook event (issue 15) here
-    too. ``actor`` defaults to the request's caller; the key itself for what it did.
+    too. ``actor`` defaults to the request's caller; ``system``: found by the service's own
+    batch or sweep, not asked for by the request that happens to run it.
     """
     audit.record(
         f"api_key.{event}",
         {"key_id": key["id"], "label": key["label"], **(details or {})},
         actor=actor,
+        from_request=not system,
     )
 
 
@@ -461,6 +465,7 @@ def address_seen(key_id: str, ip: str, at: str, first_use: bool) -> None:
             row,
             {"ip": ip, "first_seen_at": at, "first_use": first_use},
             actor={"kind": "api_key", "id": row["id"], "label": row["label"]},
+            system=True,
         )
 
 
@@ -507,7 +512,7 @@ def _once(row: dict, marker: str, event: str, details: dict) -> None:
             {"now": now_iso(), "id": row["id"]},
         ):
             actor = {"kind": "system", "id": None, "label": "API key sweep"}
-            lifecycle(event, row, details, actor=actor)
+            lifecycle(event, row, details, actor=actor, system=True)
 
 
 def present(row: dict) -> dict:

@@ -2,7 +2,7 @@
 
 Each process keeps, per key, its requests per day (and the 401, 403 and 429 answers among
 them), its last accepted use (time and address) and the addresses it was accepted from. At
-most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), after the response of the
+most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the
 request that finds the time has come, the process adds its counts to ``api_key_usage``,
 moves ``last_used_at`` forward, records new addresses (auditing ``api_key.new_address``) and
 runs the lifecycle sweep (keys expiring within 7 days, keys that expired unused). A worker
@@ -19,7 +19,7 @@ import logging
 import threading
 from datetime import timedelta
 
-from flask import current_app, g
+from flask import current_app, g, request
 
 from shop import db
 from shop.clock import iso, now
@@ -104,13 +104,11 @@ def buffer() -> UsageBuffer:
 
 
 def after_request(response):
-    """after_request: count a keyed request; once an interval, write after the response."""
+    """after_request: count a keyed request, and note when this process's interval is up."""
     key_id = g.get("api_key_id")
     moment = now()
     usage = buffer()
     if key_id is not None:
-        from flask import request
-
         usage.note(
             key_id, response.status_code, request.remote_addr, moment, g.get("api_key_accepted")
         )
@@ -119,22 +117,25 @@ def after_request(response):
     elif moment >= usage.next_flush and not usage.flushing:
         usage.flushing = True
         usage.next_flush = moment + _interval()
-        app = current_app._get_current_object()
-        response.call_on_close(lambda: _flush_in(app))
+        g.key_usage_flush = True
     return response
 
 
-def _interval() -> timedelta:
-    return timedelta(seconds=current_app.config["KEY_LAST_USED_INTERVAL"])
+def teardown_request(error=None) -> None:
+    """teardown_request: the one request an interval that writes this process's batch.
 
-
-def _flush_in(app) -> None:
-    """Write this process's usage and run the sweep, outside any request (after a response)."""
-    with app.app_context():
+    It runs once the answer is made (its status and headers are final), so the batch never
+    changes what the request answered, and it cannot fail it: ``flush`` never raises.
+    """
+    if g.get("key_usage_flush"):
         try:
             flush()
         finally:
             buffer().flushing = False
+
+
+def _interval() -> timedelta:
+    return timedelta(seconds=current_app.config["KEY_LAST_USED_INTERVAL"])
 
 
 def _flush_at_exit(app) -> None:
