@@ -93,8 +93,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.before_request(context.load_caller)
     app.before_request(run_route_guard)
     app.after_request(context.finish_response)
-    app.after_request(key_usage.after_request)
-    app.teardown_request(key_usage.teardown_request)
+    key_usage.init_app(app)
 
     cli.register(app)
     return app

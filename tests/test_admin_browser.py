@@ -171,7 +171,8 @@ def test_manage_a_key_in_the_browser(browser, live):
     browser.find_element(By.LINK_TEXT, "Done: back to the keys").click()
     arrive(browser, "API keys")
     row = browser.find_element(By.XPATH, "//tr[th[text()='content sync (CI)']]")
-    assert row.find_element(By.CSS_SELECTOR, ".last-used").text == "just now"
+    last_used = row.find_element(By.CSS_SELECTOR, ".last-used").text  # time and address shown
+    assert last_used.startswith("just now") and "from 127.0.0.1" in last_used
     assert "2099-01-31" in row.find_element(
         By.CSS_SELECTOR, "td[data-label=Expires] time"
     ).get_attribute("title")

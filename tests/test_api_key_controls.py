@@ -385,3 +385,35 @@ def test_a_key_over_its_own_limit_gets_429_with_retry_after(make_app):
     assert [free_client.get("/products").status_code for _ in range(5)] == [200] * 5
     usage = owner.get(f"/api-keys/{limited['id']}").json["usage"]
     assert usage["requests"] == 4 and usage["rate_limited"] == 1
+
+
+def test_a_worker_that_stops_normally_writes_the_counts_it_holds(make_app, database_url):
+    import urllib.request
+
+    from shop import db
+    from shop.auth import api_keys
+    from tests.live import LiveServer
+
+    app = make_app()
+    with app.test_request_context():
+        record, secret = api_keys.create("counted", ["read:product"], None, None)
+    server = LiveServer({"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"})
+    try:
+        for _ in range(3):
+            request = urllib.request.Request(
+                server.url + "/products", headers={"Authorization": f"Bearer {secret}"}
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - 127.0.0.1
+                assert answer.status == 200
+        with app.app_context():  # nothing written yet: the interval has not passed
+            assert db.value("SELECT COUNT(*) FROM api_key_usage") == 0
+    finally:
+        server.stop()  # SIGTERM: gunicorn's worker exits normally
+    with app.app_context():
+        assert (
+            db.value("SELECT requests FROM api_key_usage WHERE key_id = :k", {"k": record["id"]})
+            == 3
+        )
+        assert db.value("SELECT last_used_ip FROM api_keys WHERE id = :k", {"k": record["id"]}) == (
+            "127.0.0.1"
+        )

@@ -19,10 +19,12 @@ pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is no
 
 
 def readme_block(name: str) -> str:
-    """The shell block that follows ``<!-- tested: name`` in README.md."""
-    text = (ROOT / "README.md").read_text()
+    """The shell block that follows ``<!-- tested: name`` in README.md (or, for a name of
+    the form ``docs/guide.md:name``, in that guide)."""
+    document, _, name = name.rpartition(":")
+    text = (ROOT / (document or "README.md")).read_text()
     match = re.search(r"<!-- tested: " + re.escape(name) + r"\b.*?-->\n```sh\n(.*?)```", text, re.S)
-    assert match, f"README has no tested block {name}"
+    assert match, f"{document or 'README'} has no tested block {name}"
     return match.group(1)
 
 
@@ -95,6 +97,14 @@ def test_api_key_walkthrough(live, tmp_path):
     assert "secret" not in lines[7]
     assert lines[8] == "204"
     assert json.loads(lines[9]) == {"message": "API key revoked."}
+
+
+def test_api_key_controls_walkthrough(live, tmp_path):
+    lines = run_walkthrough(live, tmp_path, "walkthrough-auth", "docs/api-keys.md:keys-controls")
+    assert lines[5:8] == ["200", "200", "200"]  # the old key, the new one, the old one again
+    successor, expires_at, requests = lines[8].split()
+    assert len(successor) == 24 and expires_at.endswith("Z")
+    assert requests == "2"  # the old key's two requests, counted without a write
 
 
 @pytest.mark.parametrize(

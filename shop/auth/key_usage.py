@@ -92,15 +92,19 @@ class UsageBuffer:
             return {day: list(row) for (kid, day), row in self.counts.items() if kid == key_id}
 
 
+def init_app(app) -> None:
+    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys) and,
+    outside tests, write what it holds when the process exits normally."""
+    app.extensions["shop.key_usage"] = UsageBuffer()
+    app.after_request(after_request)
+    app.teardown_request(teardown_request)
+    if not app.testing:
+        atexit.register(_flush_at_exit, app)
+
+
 def buffer() -> UsageBuffer:
-    """This app's buffer (one per app, so tests with several apps never mix their keys)."""
-    extensions = current_app.extensions
-    found = extensions.get("shop.key_usage")
-    if found is None:
-        found = extensions["shop.key_usage"] = UsageBuffer()
-        if not current_app.testing:
-            atexit.register(_flush_at_exit, current_app._get_current_object())
-    return found
+    """This app's buffer."""
+    return current_app.extensions["shop.key_usage"]
 
 
 def after_request(response):
@@ -139,14 +143,15 @@ def _interval() -> timedelta:
 
 
 def _flush_at_exit(app) -> None:
+    """atexit: write what this process still holds (no sweep: another process will)."""
     try:
         with app.app_context():
-            flush()
+            flush(sweep=False)
     except Exception:  # noqa: BLE001 - a worker on its way out: log and go
         log.warning("API key usage: could not write the last counts at exit", exc_info=True)
 
 
-def flush() -> None:
+def flush(sweep: bool = True) -> None:
     """Write what this process counted, then the lifecycle sweep. Never raises."""
     from shop.auth import api_keys
 
@@ -158,6 +163,8 @@ def flush() -> None:
         except Exception:  # noqa: BLE001 - the database is away: keep the counts for next time
             usage.give_back(counts, last_use, addresses)
             log.warning("API key usage: write failed, kept for the next try", exc_info=True)
+    if not sweep:
+        return
     try:
         api_keys.sweep()
     except Exception:  # noqa: BLE001
