@@ -565,7 +565,7 @@ def resolve(secret: str) -> Caller:
     row = db.one(_RESOLVE, {"token_hash": db.sha256(secret)})
     if row is None:
         abort(401, "Invalid API key.", _UNAUTHORIZED)
-    g.api_key_id = row["id"]
+    g.api_key_use = use = [row["id"], False, None]  # counted by key_usage after the answer
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":
@@ -579,14 +579,15 @@ def resolve(secret: str) -> Caller:
         abort(
             401, "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
         )
-    if row["allowed_ips"] and not _address_allowed(row["allowed_ips"], request.remote_addr):
+    address = request.remote_addr
+    if row["allowed_ips"] and not _address_allowed(row["allowed_ips"], address):
         abort(
             403,
-            f"API key refused from {request.remote_addr}: its allowed_ips rule admits only "
+            f"API key refused from {address}: its allowed_ips rule admits only "
             + ", ".join(row["allowed_ips"].split())
             + ".",
         )
-    g.api_key_accepted = True
+    use[1], use[2] = True, address
     if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
         _check_key_limit(row["id"], row["rate_limit_per_minute"])
     scopes = frozenset(row["scopes"].split())

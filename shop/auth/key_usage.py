@@ -19,10 +19,10 @@ import logging
 import threading
 from datetime import timedelta
 
-from flask import current_app, g, request
+from flask import current_app, g
 
 from shop import db
-from shop.clock import iso, now
+from shop.clock import clock_of, iso, now
 
 log = logging.getLogger("shop")
 
@@ -35,15 +35,17 @@ class UsageBuffer:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.counts = {}  # (key_id, day) -> [requests, unauthorized, forbidden, rate_limited]
-        self.last_use = {}  # key_id -> (iso time, ip)
-        self.addresses = {}  # (key_id, ip) -> [first iso, last iso]
+        # Kept as datetimes and dates, made text only when written: this runs per request.
+        self.counts = {}  # (key_id, date) -> [requests, unauthorized, forbidden, rate_limited]
+        self.last_use = {}  # key_id -> (datetime, ip)
+        self.addresses = {}  # (key_id, ip) -> [first datetime, last datetime]
         self.next_flush = None  # when this process writes next (the app's clock)
         self.flushing = False
 
     def note(self, key_id: str, status: int, ip: str | None, moment, accepted: bool) -> None:
-        """Count one request made with ``key_id`` (``accepted``: the key was let in)."""
-        day = moment.date().isoformat()
+        """Count one request made with ``key_id`` (``accepted``: the key was let in, from
+        ``ip``)."""
+        day = moment.date()
         with self.lock:
             row = self.counts.get((key_id, day))
             if row is None:
@@ -53,13 +55,12 @@ class UsageBuffer:
             if column:
                 row[column] += 1
             if accepted:
-                stamp = iso(moment)
-                self.last_use[key_id] = (stamp, ip)
+                self.last_use[key_id] = (moment, ip)
                 seen = self.addresses.get((key_id, ip))
                 if seen is None:
-                    self.addresses[(key_id, ip)] = [stamp, stamp]
+                    self.addresses[(key_id, ip)] = [moment, moment]
                 else:
-                    seen[1] = stamp
+                    seen[1] = moment
 
     def take(self) -> tuple[dict, dict, dict]:
         """Everything unwritten, leaving the buffer empty."""
@@ -84,18 +85,44 @@ class UsageBuffer:
 
     def pending_last_use(self, key_id: str):
         """This process's unwritten last use of a key: (iso time, ip) or None."""
-        return self.last_use.get(key_id)
+        use = self.last_use.get(key_id)
+        return None if use is None else (iso(use[0]), use[1])
 
     def pending_days(self, key_id: str) -> dict:
-        """This process's unwritten counts of a key, by day."""
+        """This process's unwritten counts of a key, by day (ISO date)."""
         with self.lock:
-            return {day: list(row) for (kid, day), row in self.counts.items() if kid == key_id}
+            return {
+                day.isoformat(): list(row)
+                for (kid, day), row in self.counts.items()
+                if kid == key_id
+            }
 
 
 def init_app(app) -> None:
-    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys) and,
-    outside tests, write what it holds when the process exits normally."""
-    app.extensions["shop.key_usage"] = UsageBuffer()
+    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys), its
+    request hooks and, outside tests, a last write when the process exits normally."""
+    usage = app.extensions["shop.key_usage"] = UsageBuffer()
+    config = app.config
+    interval = timedelta(seconds=config["KEY_LAST_USED_INTERVAL"])
+
+    def after_request(response):
+        """Count a keyed request; note when this process's interval is up.
+
+        It runs on every request, so it reads the app, the clock and the key's facts
+        (``g.api_key_use``, set by ``api_keys.resolve``) without Flask's proxies where it can.
+        """
+        moment = clock_of(config)
+        use = g.get("api_key_use")
+        if use is not None:
+            usage.note(use[0], response.status_code, use[2], moment, use[1])
+        if usage.next_flush is None:
+            usage.next_flush = moment + interval
+        elif moment >= usage.next_flush and not usage.flushing:
+            usage.flushing = True
+            usage.next_flush = moment + interval
+            g.key_usage_flush = True
+        return response
+
     app.after_request(after_request)
     app.teardown_request(teardown_request)
     if not app.testing:
@@ -105,24 +132,6 @@ def init_app(app) -> None:
 def buffer() -> UsageBuffer:
     """This app's buffer."""
     return current_app.extensions["shop.key_usage"]
-
-
-def after_request(response):
-    """after_request: count a keyed request, and note when this process's interval is up."""
-    key_id = g.get("api_key_id")
-    moment = now()
-    usage = buffer()
-    if key_id is not None:
-        usage.note(
-            key_id, response.status_code, request.remote_addr, moment, g.get("api_key_accepted")
-        )
-    if usage.next_flush is None:
-        usage.next_flush = moment + _interval()
-    elif moment >= usage.next_flush and not usage.flushing:
-        usage.flushing = True
-        usage.next_flush = moment + _interval()
-        g.key_usage_flush = True
-    return response
 
 
 def teardown_request(error=None) -> None:
@@ -136,10 +145,6 @@ def teardown_request(error=None) -> None:
             flush()
         finally:
             buffer().flushing = False
-
-
-def _interval() -> timedelta:
-    return timedelta(seconds=current_app.config["KEY_LAST_USED_INTERVAL"])
 
 
 def _flush_at_exit(app) -> None:
@@ -181,22 +186,23 @@ def _write(counts: dict, last_use: dict, addresses: dict) -> None:
         if counts:
             db.execute_many(
                 "INSERT INTO api_key_usage (key_id, day, requests, unauthorized, forbidden,"
-                " rate_limited) VALUES (:key_id, :day, :r, :u, :f, :l)"
+                " rate_limited) SELECT :key_id, :day, :r, :u, :f, :l"
+                " WHERE EXISTS (SELECT 1 FROM api_keys WHERE id = :key_id)"  # deleted by hand?
                 " ON CONFLICT (key_id, day) DO UPDATE SET"
                 " requests = api_key_usage.requests + excluded.requests,"
                 " unauthorized = api_key_usage.unauthorized + excluded.unauthorized,"
                 " forbidden = api_key_usage.forbidden + excluded.forbidden,"
                 " rate_limited = api_key_usage.rate_limited + excluded.rate_limited",
                 [
-                    {"key_id": k, "day": d, "r": r[0], "u": r[1], "f": r[2], "l": r[3]}
+                    {"key_id": k, "day": d.isoformat(), "r": r[0], "u": r[1], "f": r[2], "l": r[3]}
                     for (k, d), r in sorted(counts.items())
                 ],
             )
-        for key_id, (stamp, ip) in sorted(last_use.items()):
+        for key_id, (used_at, ip) in sorted(last_use.items()):
             db.execute(
                 "UPDATE api_keys SET last_used_at = :at, last_used_ip = :ip WHERE id = :id"
                 " AND (last_used_at IS NULL OR last_used_at < :at)",
-                {"at": stamp, "ip": ip, "id": key_id},
+                {"at": iso(used_at), "ip": ip, "id": key_id},
             )
         for (key_id, ip), (first, last) in sorted(addresses.items(), key=str):
             if ip is None:
@@ -204,9 +210,11 @@ def _write(counts: dict, last_use: dict, addresses: dict) -> None:
             known = db.value(
                 "SELECT COUNT(*) FROM api_key_addresses WHERE key_id = :k", {"k": key_id}
             )
+            first, last = iso(first), iso(last)
             inserted = db.execute(
                 "INSERT INTO api_key_addresses (key_id, ip, first_seen_at, last_seen_at)"
-                " VALUES (:k, :ip, :first, :last) ON CONFLICT (key_id, ip) DO NOTHING",
+                " SELECT :k, :ip, :first, :last WHERE EXISTS (SELECT 1 FROM api_keys"
+                " WHERE id = :k) ON CONFLICT (key_id, ip) DO NOTHING",
                 {"k": key_id, "ip": ip, "first": first, "last": last},
             )
             if inserted:
