@@ -143,7 +143,10 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
 
 def _allowed_ips_field():
     return fields.List(
-        fields.String(validate=validate.Length(max=64)),
+        fields.String(
+            validate=validate.Length(max=64),
+            metadata={"pattern": r"^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$"},
+        ),
         allow_none=True,
         metadata={
             "maxItems": api_keys.MAX_ALLOWED_IPS,
