@@ -109,11 +109,37 @@ CREATE TABLE IF NOT EXISTS api_keys (
     last_used_ip TEXT,
     revoked_at TEXT,
     revoked_by TEXT,
-    refused_audit_at TEXT
+    refused_audit_at TEXT,
+    rolled_from TEXT,
+    rolled_to TEXT,
+    allowed_ips TEXT,
+    rate_limit_per_minute INTEGER,
+    expiry_warned_at TEXT,
+    idle_audited_at TEXT
 );
 
 CREATE INDEX IF NOT EXISTS api_keys_owner_id ON api_keys (owner_id, created_at);
 CREATE INDEX IF NOT EXISTS api_keys_created_at ON api_keys (created_at);
+
+-- Requests per key and day, and the refusals among them, flushed in batches (issue 14).
+CREATE TABLE IF NOT EXISTS api_key_usage (
+    key_id TEXT NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    unauthorized INTEGER NOT NULL DEFAULT 0,
+    forbidden INTEGER NOT NULL DEFAULT 0,
+    rate_limited INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (key_id, day)
+);
+
+-- The addresses each key was used from (a new one is audited).
+CREATE TABLE IF NOT EXISTS api_key_addresses (
+    key_id TEXT NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+    ip TEXT NOT NULL,
+    first_seen_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    PRIMARY KEY (key_id, ip)
+);
 
 -- Audit log -------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ def create_app(config: dict | None = None) -> Flask:
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
-    from shop.auth import context
+    from shop.auth import context, key_usage
     from shop.auth.decorators import run_route_guard
     from shop.extensions import limiter
 
@@ -100,6 +100,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.before_request(context.load_caller)
     app.before_request(run_route_guard)
     app.after_request(context.finish_response)
+    key_usage.init_app(app)
 
     cli.register(app)
     return app

@@ -8,16 +8,20 @@ from shop import db
 from shop.clock import now_iso
 
 
-def record(event: str, details: dict | None = None, *, actor: dict | None = None) -> None:
+def record(
+    event: str, details: dict | None = None, *, actor: dict | None = None, from_request=True
+) -> None:
     """Append an audit entry; the actor defaults to the current caller.
 
     ``actor`` is ``{"kind", "id", "label"}``. Never pass a secret or a hash in ``details``.
+    ``from_request=False``: an entry the service writes on its own (a sweep, a batch) while
+    some unrelated request is running, so that request's address and agent stay out of it.
     """
     if actor is None and has_request_context():
         caller = g.get("caller")
         actor = caller.actor if caller is not None else None
     ip = user_agent = None
-    if has_request_context():
+    if from_request and has_request_context():
         ip = request.remote_addr
         user_agent = request.headers.get("User-Agent", "")[:512]
     actor = actor or {}

@@ -1,5 +1,5 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
-``api-keys create|list|revoke``.
+``api-keys create|list|roll|revoke``.
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -221,6 +221,10 @@ def api_keys_create(label, scopes, expires):
         _fail(str(error).replace("scopes:", "--scopes:").replace("expires_at:", "--expires:"))
     record, secret = api_keys.create(label, scope_list, expires_at, owner=None)
     click.echo(f"Created API key {record['id']} ({label}) with scopes {' '.join(scope_list)}.")
+    _echo_secret(secret)
+
+
+def _echo_secret(secret: str) -> None:
     click.echo("The secret follows on its own line. It cannot be shown again: store it now.")
     click.echo(secret)
 
@@ -243,6 +247,34 @@ def api_keys_list():
         if page * 100 >= result["total"]:
             break
         page += 1
+
+
+@api_keys_group.command("roll")
+@click.argument("key_id")
+@click.option(
+    "--grace",
+    type=click.IntRange(0, 7 * 24 * 3600),
+    default=24 * 3600,
+    show_default=True,
+    help="Seconds the old key keeps working (0 to 604800, 7 days).",
+)
+def api_keys_roll(key_id, grace):
+    """Replace a key by a successor (printed once); the old one works --grace seconds more."""
+    from shop.auth import api_keys
+
+    try:
+        rolled = api_keys.roll(key_id, None, grace)
+    except HTTPException as error:
+        _fail(error.description)
+    if rolled is None:
+        _fail(f"No API key with id {key_id}.")
+    record, secret = rolled
+    old = api_keys.get(key_id)
+    click.echo(
+        f"Rolled API key {key_id} ({record['label']}) to {record['id']}. The old key works"
+        f" {grace} s more, until {old['expires_at']}."
+    )
+    _echo_secret(secret)
 
 
 @api_keys_group.command("revoke")

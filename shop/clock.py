@@ -12,6 +12,12 @@ def _system_now() -> datetime:
     return datetime.now(UTC)
 
 
+def clock_of(config) -> datetime:
+    """The current time by an app's ``config`` (for hooks that run on every request and
+    already hold the app: no context lookups)."""
+    return config.get("CLOCK", _system_now)()
+
+
 def now() -> datetime:
     """The current time, in UTC."""
     if has_app_context():

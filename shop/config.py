@@ -70,8 +70,9 @@ def from_environment(environ=None) -> dict:
         "PASSWORD_HASH_METHOD": env.get("SHOP_PASSWORD_HASH", "").strip() or "scrypt:32768:8:1",
         "PASSWORD_HASH_CONCURRENCY": _int(env, "SHOP_PASSWORD_HASH_CONCURRENCY", 1, minimum=1),
         # API keys.
-        "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60),
+        "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
+        "API_KEY_IDLE_DAYS": _int(env, "SHOP_API_KEY_IDLE_DAYS", 90),
         # Requests.
         "MAX_CONTENT_LENGTH": _int(env, "SHOP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024),
         "CONTENT_SYNC_MAX_BYTES": _int(

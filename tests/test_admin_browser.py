@@ -171,7 +171,8 @@ def test_manage_a_key_in_the_browser(browser, live):
     browser.find_element(By.LINK_TEXT, "Done: back to the keys").click()
     arrive(browser, "API keys")
     row = browser.find_element(By.XPATH, "//tr[th[text()='content sync (CI)']]")
-    assert row.find_element(By.CSS_SELECTOR, ".last-used").text == "just now"
+    last_used = row.find_element(By.CSS_SELECTOR, ".last-used").text  # time and address shown
+    assert last_used.startswith("just now") and "from 127.0.0.1" in last_used
     assert "2099-01-31" in row.find_element(
         By.CSS_SELECTOR, "td[data-label=Expires] time"
     ).get_attribute("title")
@@ -224,3 +225,30 @@ def test_the_console_reads_on_a_phone(browser, live):
     assert width <= browser.execute_script("return window.innerWidth")
     Path(ARTIFACTS).mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "admin-keys-phone.png"))
+
+
+def test_roll_a_key_in_the_browser(browser, live):
+    """The Roll button: the grace choice, then the successor's secret once; it works."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(live.url + "/admin/login")
+    arrive(browser, "Sign in")
+    browser.find_element(By.ID, "email").send_keys("owner@example.com")
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    arrive(browser, "API keys")
+    row = browser.find_element(By.XPATH, "//tr[th[text()='bootstrap (CLI)']]")
+    assert "expires unused in 45 days" in row.text  # the dormant flag warns, in words
+    row.find_element(By.CSS_SELECTOR, "a.roll").click()
+    arrive(browser, "Roll bootstrap (CLI)")
+    browser.find_element(By.CSS_SELECTOR, "input[name=grace_seconds][value='3600']").click()
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    arrive(browser, "Key rolled")
+    assert "keeps working until" in browser.page_source
+    secret = browser.find_element(By.ID, "secret").get_attribute("value")
+    assert secret.startswith("eck_") and len(secret) == 47
+    assert call(live.url + "/products", secret) == 200
+    browser.find_element(By.LINK_TEXT, "Done: back to the keys").click()
+    arrive(browser, "API keys")
+    assert "rolled: works until its grace ends" in browser.page_source
+    assert secret not in browser.page_source

@@ -425,3 +425,59 @@ def test_console_and_api_sign_in_share_one_rate_limit(make_app, owner_client):
     assert response.status_code == 429
     assert response.mimetype == "text/html"
     assert "Too many requests" in response.text
+
+
+def test_rolling_from_the_console_reveals_the_successor_once(app, owner, make_key, clock):
+    key = make_key("read:product", label="feed")
+    url = f"/admin/api-keys/{key.key['id']}/roll"
+    assert f'href="{url}"' in _row(owner.get("/admin/api-keys").text, "feed")
+    confirm = owner.get(url)
+    assert confirm.status_code == 200
+    assert 'value="86400" checked' in confirm.text and 'value="0"' in confirm.text
+    bad = owner.post(url, data={**hidden_fields(confirm.text), "grace_seconds": "5"})
+    assert bad.status_code == 400
+    assert key_total_of(app, owner) == 1
+    rolled = owner.post(url, data={**hidden_fields(confirm.text), "grace_seconds": "3600"})
+    assert rolled.status_code == 200
+    assert "Key “feed” rolled" in rolled.text and "keeps working until" in rolled.text
+    secret = secret_in(rolled.text)
+    new = app.test_client()
+    new.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {secret}"
+    assert new.get("/products").status_code == 200
+    assert key.get("/products").status_code == 200  # within the grace period
+    again = owner.post(url, data={**hidden_fields(confirm.text), "grace_seconds": "0"})
+    assert again.status_code == 409 and "already rolled" in again.text
+    page = owner.get("/admin/api-keys").text
+    assert secret not in page
+    old_row = page.split(f'id="key-{key.key["id"]}"')[1].split("</tr>")[0]
+    assert "rolled: works until its grace ends" in old_row and "Roll<" not in old_row
+    clock.advance(3601)
+    assert key.get("/products").status_code == 401
+    assert new.get("/products").status_code == 200
+
+
+def key_total_of(app, owner) -> int:
+    from shop import db
+
+    with app.app_context():
+        return db.value("SELECT COUNT(*) FROM api_keys")
+
+
+def test_the_console_shows_the_last_address_and_when_a_dormant_key_expires(
+    app, owner_client, make_key, clock
+):
+    used = make_key("read:product", label="busy key")
+    make_key("read:product", label="idle key")
+    used.get("/products", environ_base={"REMOTE_ADDR": "198.51.100.4"})
+    clock.advance(31 * 86400)
+    used.get("/products", environ_base={"REMOTE_ADDR": "198.51.100.4"})
+    page = console_client(app, owner_client.email).get("/admin/api-keys").text
+    busy = _row(page, "busy key").split('class="last-used"')[1].split("</td>")[0]
+    assert "from <code>198.51.100.4</code>" in busy  # in the cell, not only in a tooltip
+    idle = _row(page, "idle key")
+    assert "tag dormant" in idle and "expires unused in 59 days" in idle
+    clock.advance(59 * 86400 + 1)
+    page = console_client(app, owner_client.email).get("/admin/api-keys").text
+    idle = _row(page, "idle key")
+    assert "tag expired" in idle and "unused for 90 days" in idle
+    assert "Roll<" not in idle and "Revoke<" in idle

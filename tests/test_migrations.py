@@ -317,9 +317,9 @@ def test_two_upgrades_at_once_apply_each_migration_once(make_app, migrations_cop
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        (["0002_a.sql", "0002_b.sql"], "two migrations numbered 0002"),
-        (["0002_a.sqlite.sql"], "needs both"),
-        (["0002_a.sql", "0002_a.sqlite.sql"], "a shared file and engine files"),
+        (["0901_a.sql", "0901_b.sql"], "two migrations numbered 0901"),
+        (["0901_a.sqlite.sql"], "needs both"),
+        (["0901_a.sql", "0901_a.sqlite.sql"], "a shared file and engine files"),
         (["2_a.sql"], "not NNNN_snake_name"),
     ],
 )

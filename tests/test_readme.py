@@ -160,11 +160,20 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "readme-first-key",
         "walkthrough-auth",
         "walkthrough-keys",
+        "keys-controls",
         "content-sync",
         "orders-setup",
         "orders-walkthrough",
         "operations-backup",
     }
+
+
+def test_api_key_controls_walkthrough(live, tmp_path):
+    for lines in run_walkthrough(live, tmp_path, "walkthrough-auth", "keys-controls"):
+        assert lines[5:8] == ["200", "200", "200"]  # the old key, the new one, the old again
+        successor, expires_at, requests = lines[8].split()
+        assert len(successor) == 24 and expires_at.endswith("Z")
+        assert requests == "2"  # the old key's two requests, counted without a write
 
 
 @pytest.mark.parametrize(

@@ -104,16 +104,17 @@ def two_nodes(shared_database):
     servers = []
     prefix = f"scale-out-{secrets.token_hex(6)}"  # this test's own counters in Redis
 
-    def start(limits=True):
+    def start(limits=True, app="app:app", **extra):
         env = {
             "DATABASE_URL": shared_database,
             "REDIS_URL": REDIS_URL,
             "SHOP_RATELIMIT_KEY_PREFIX": prefix,
             "SHOP_RATELIMIT_ENABLED": "1" if limits else "0",
             "SHOP_COOKIE_SECURE": "0",
+            **extra,
         }
         for _ in range(2):
-            servers.append(LiveServer(env, workers=2, threads=4))
+            servers.append(LiveServer(env, workers=2, threads=4, app=app))
         return servers[-2], servers[-1]
 
     yield start
@@ -211,3 +212,37 @@ def test_concurrent_checkouts_over_both_nodes_never_oversell(two_nodes):
     assert call(b, "GET", f"/products/{product_id}", cookie=owner).json["stock"] == 0
     orders = call(a, "GET", "/orders?page_size=100", cookie=owner).json
     assert orders["total"] == 3
+
+
+def test_a_key_rolled_through_a_keeps_working_on_b_until_its_grace_ends(two_nodes, tmp_path):
+    clock_file = tmp_path / "clock"
+    clock_file.write_text("0")
+    a, b = two_nodes(app="tests.clock_app:app", SHOP_TEST_CLOCK_FILE=str(clock_file))
+    cookie = sign_in(a, OWNER)
+    old = call(a, "POST", "/api-keys", {"label": "sync", "scopes": ["read:product"]}, cookie)
+    assert call(b, "GET", "/products", key=old.json["secret"]).status == 200
+    rolled = call(a, "POST", f"/api-keys/{old.json['id']}/roll", {"grace_seconds": 600}, cookie)
+    assert rolled.status == 201
+    new_secret = rolled.json["secret"]
+
+    clock_file.write_text("590")  # within the grace window, on every worker of both nodes
+    for node in (a, b, a, b):
+        assert call(node, "GET", "/products", key=old.json["secret"]).status == 200
+        assert call(node, "GET", "/products", key=new_secret).status == 200
+    clock_file.write_text("601")
+    for node in (a, b, a, b):
+        refused = call(node, "GET", "/products", key=old.json["secret"])
+        assert refused.status == 401 and "rolled" in refused.json["message"]
+        assert call(node, "GET", "/products", key=new_secret).status == 200
+
+
+def test_a_keys_own_limit_is_exact_across_two_nodes_of_two_workers(two_nodes):
+    a, b = two_nodes()
+    cookie = sign_in(a, OWNER)
+    body = {"label": "metered", "scopes": ["read:product"], "rate_limit_per_minute": 5}
+    secret = call(a, "POST", "/api-keys", body, cookie).json["secret"]
+    answers = [call(node, "GET", "/products", key=secret) for node in (a, b) * 8]
+    assert [r.status for r in answers].count(200) == 5
+    refused = [r for r in answers if r.status != 200]
+    assert len(refused) == 11 and {r.status for r in refused} == {429}
+    assert all(1 <= int(r.headers["Retry-After"]) <= 60 for r in refused)

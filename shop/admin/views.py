@@ -28,7 +28,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, NotFound
 
 from shop import audit, db
-from shop.api.api_keys import ApiKeyCreateSchema, issue
+from shop.api.api_keys import ApiKeyCreateSchema, issue, roll
 from shop.api.auth import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_in, sign_out
 from shop.auth import api_keys, sessions
 from shop.auth.permissions import ALL_SCOPES
@@ -238,6 +238,10 @@ def keys():
     moment = now()
     for key in result["items"]:
         key["dormant"] = api_keys.is_dormant(key, days, moment)
+        key["idle_days_left"] = None
+        if key["idle_expires_at"]:
+            left = parse(key["idle_expires_at"]) - moment
+            key["idle_days_left"] = max(0, left.days + (1 if left.seconds else 0))
     revoked = request.args.get("revoked", "")
     revoked = api_keys.get(revoked, g.caller) if _ID_RE.fullmatch(revoked) else None
     pages = max(1, -(-result["total"] // PAGE_SIZE))
@@ -253,6 +257,7 @@ def keys():
         pages=pages,
         page_url=page_url,
         dormant_days=days,
+        idle_days=current_app.config["API_KEY_IDLE_DAYS"],
         revoked=revoked,
     )
 
@@ -349,6 +354,35 @@ def revoke_key(key_id):
     if not _ID_RE.fullmatch(key_id) or not api_keys.revoke(key_id, g.caller):
         abort(404, "API key not found.")
     return redirect(url_for("admin.keys", revoked=key_id), 303)
+
+
+GRACE_CHOICES = (
+    (0, "none: the old key stops at once"),
+    (3600, "1 hour"),
+    (24 * 3600, "1 day"),
+    (7 * 24 * 3600, "7 days"),
+)
+
+
+@bp.route("/api-keys/<id:key_id>/roll")
+def roll_confirm(key_id):
+    """Ask how long the old key may keep working, then roll."""
+    _require("api_key.delete")
+    return render_template("admin/roll.html", key=_visible_key(key_id), choices=GRACE_CHOICES)
+
+
+@bp.route("/api-keys/<id:key_id>/roll", methods=["POST"])
+def roll_key(key_id):
+    """Roll a key, and answer the only page that will ever show its successor's secret."""
+    _require("api_key.delete")
+    grace = request.form.get("grace_seconds", "")
+    if grace not in {str(seconds) for seconds, _ in GRACE_CHOICES}:
+        abort(400, "Choose how long the old key keeps working.")
+    old = _visible_key(key_id)
+    created = roll(key_id, {"grace_seconds": int(grace)}, g.caller)
+    return render_template(
+        "admin/created.html", key=created, rolled=api_keys.get(old["id"], g.caller)
+    )
 
 
 # My sessions -------------------------------------------------------------------------------

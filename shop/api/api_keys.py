@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
 from shop.api.common import Blueprint, PageQuerySchema, page_schema
-from shop.auth import api_keys
+from shop.auth import api_keys, key_usage
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
 from shop.clock import iso, now
@@ -43,6 +43,71 @@ class ApiKeySchema(Schema):
     source = enum_field("ApiKeySource", ["admin", "cli"], required=True)
     owner = fields.Nested(
         OwnerSchema, required=True, allow_none=True, metadata={"description": "null: CLI-made."}
+    )
+    expired_reason = enum_field(
+        "ApiKeyExpiredReason",
+        ["expires_at", "rolled", "unused"],
+        validate_input=False,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Why an expired key expired: its date passed (`expires_at`), the"
+            " grace window after a roll ended (`rolled`), or it went unused for"
+            " SHOP_API_KEY_IDLE_DAYS days (`unused`). Null unless `status` is `expired`.",
+        },
+    )
+    idle_expires_at = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "When an active key expires unused if nobody uses it before"
+            " (null when idle expiry is off or the key is not active)."
+        },
+    )
+    allowed_ips = fields.List(
+        fields.String(),
+        required=True,
+        allow_none=True,
+        metadata={"description": "Addresses and CIDR ranges it is accepted from; null: any."},
+    )
+    rate_limit_per_minute = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Its own limit per minute; null: none."},
+    )
+    rolled_from = fields.String(
+        required=True, allow_none=True, metadata={"description": "The key it replaced."}
+    )
+    rolled_to = fields.String(
+        required=True, allow_none=True, metadata={"description": "Its successor."}
+    )
+
+
+class ApiKeyUsageDaySchema(Schema):
+    date = fields.String(required=True)
+    requests = fields.Integer(required=True)
+    unauthorized = fields.Integer(required=True, metadata={"description": "401 answers"})
+    forbidden = fields.Integer(required=True, metadata={"description": "403 answers"})
+    rate_limited = fields.Integer(required=True, metadata={"description": "429 answers"})
+
+
+class ApiKeyUsageSchema(Schema):
+    since = fields.String(required=True, metadata={"description": "The first day counted."})
+    days = fields.List(fields.Nested(ApiKeyUsageDaySchema), required=True)
+    requests = fields.Integer(required=True)
+    unauthorized = fields.Integer(required=True)
+    forbidden = fields.Integer(required=True)
+    rate_limited = fields.Integer(required=True)
+
+
+class ApiKeyDetailSchema(ApiKeySchema):
+    usage = fields.Nested(
+        ApiKeyUsageSchema,
+        required=True,
+        metadata={
+            "description": "Requests per day over the last 30 days and the refusals among"
+            " them; written about once a minute (docs/api-keys.md)."
+        },
     )
 
 
@@ -76,13 +141,45 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
     try:
         scopes = api_keys.parse_scopes(data["scopes"])
         expires_at = parse_expiry(data["expires_at"]) if data.get("expires_at") else None
+        allowed_ips = api_keys.parse_allowed_ips(data.get("allowed_ips"))
     except ValueError as error:
         abort(400, str(error))
     api_keys.check_ceiling(scopes, caller)
     record, secret = api_keys.create(
-        data["label"].strip() or data["label"], scopes, expires_at, caller, key_id=key_id
+        data["label"].strip() or data["label"],
+        scopes,
+        expires_at,
+        caller,
+        key_id=key_id,
+        allowed_ips=allowed_ips,
+        rate_limit=data.get("rate_limit_per_minute"),
     )
     return {**record, "secret": secret}
+
+
+def _allowed_ips_field():
+    return fields.List(
+        fields.String(
+            validate=validate.Length(max=64),
+            metadata={"pattern": r"^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$"},
+        ),
+        allow_none=True,
+        metadata={
+            "maxItems": api_keys.MAX_ALLOWED_IPS,
+            "description": "Optional: the addresses and CIDR ranges (IPv4 and IPv6) the key is"
+            " accepted from, such as `203.0.113.7` or `2001:db8::/32`; null or empty: any."
+            " The address is the client's as SHOP_TRUSTED_PROXIES lets the service see it.",
+        },
+    )
+
+
+def _rate_limit_field():
+    return fields.Integer(
+        strict=True,
+        allow_none=True,
+        validate=validate.Range(min=1, max=100_000),
+        metadata={"description": "Optional: at most this many requests a minute (429 beyond)."},
+    )
 
 
 class ApiKeyCreateSchema(Schema):
@@ -97,6 +194,39 @@ class ApiKeyCreateSchema(Schema):
         allow_none=True,
         validate=validate.Length(max=64),
         metadata={"description": "Optional; a future ISO 8601 date or date-time (UTC by default)."},
+    )
+    allowed_ips = _allowed_ips_field()
+    rate_limit_per_minute = _rate_limit_field()
+
+
+class ApiKeyUpdateSchema(Schema):
+    label = fields.String(validate=validate.Length(min=1, max=100))
+    allowed_ips = _allowed_ips_field()
+    rate_limit_per_minute = _rate_limit_field()
+
+    @pre_load
+    def scopes_are_fixed(self, data, **kwargs):
+        """Name the way to other scopes rather than calling them an unknown field."""
+        if isinstance(data, dict) and "scopes" in data:
+            raise ValidationError(
+                {"scopes": ["a key's scopes are fixed: roll it with new scopes instead."]}
+            )
+        return data
+
+
+class ApiKeyRollSchema(Schema):
+    grace_seconds = fields.Integer(
+        strict=True,
+        load_default=api_keys.DEFAULT_GRACE_SECONDS,
+        validate=validate.Range(min=0, max=api_keys.MAX_GRACE_SECONDS),
+        metadata={
+            "description": "How long the old key keeps working: 0 to 604800 (7 days);"
+            " default 86400 (1 day). Its expiry becomes the earlier of its own and this."
+        },
+    )
+    scopes = fields.List(
+        enum_field("ScopeName", ALL_SCOPES, validate_input=False, validate=validate.Length(max=64)),
+        metadata={"description": "Optional: other scopes for the successor (within yours)."},
     )
 
 
@@ -141,11 +271,38 @@ class ApiKeys(MethodView):
 @blp.route("/<id:key_id>")
 class ApiKeyById(MethodView):
     @blp.doc(operationId="getApiKey")
-    @blp.response(200, ApiKeySchema)
+    @blp.response(200, ApiKeyDetailSchema)
     @require_permission("api_key.read", sessions_only=True)
     def get(self, key_id):
-        """One API key you may see"""
+        """One API key you may see, with its usage
+
+        `usage` counts its requests per day over the last 30 days and the 401, 403 and 429
+        answers among them; `last_used_at` and `last_used_ip` are its last accepted use.
+        """
         record = api_keys.get(key_id, g.caller)
+        if record is None:
+            abort(404, "API key not found.")
+        return {**record, "usage": key_usage.summary(key_id)}
+
+    @blp.doc(operationId="updateApiKey")
+    @blp.arguments(ApiKeyUpdateSchema)
+    @blp.response(200, ApiKeySchema)
+    @require_permission("api_key.create", sessions_only=True)
+    def patch(self, data, key_id):
+        """Change an API key's label, allowed_ips or rate limit
+
+        Scopes stay fixed: roll the key to change them. `allowed_ips: null` (or `[]`) and
+        `rate_limit_per_minute: null` remove the rule. A revoked key is 409.
+        """
+        changes = dict(data)
+        if "label" in changes:
+            changes["label"] = changes["label"].strip() or changes["label"]
+        if "allowed_ips" in changes:
+            try:
+                changes["allowed_ips"] = api_keys.parse_allowed_ips(changes["allowed_ips"])
+            except ValueError as error:
+                abort(400, str(error))
+        record = api_keys.update(key_id, g.caller, changes)
         if record is None:
             abort(404, "API key not found.")
         return record
@@ -160,6 +317,42 @@ class ApiKeyById(MethodView):
         """
         if not api_keys.revoke(key_id, g.caller):
             abort(404, "API key not found.")
+
+
+def roll(key_id: str, data: dict, caller) -> dict:
+    """Roll a key from ``ApiKeyRollSchema`` input: the successor plus its secret (API and
+    console). New scopes are checked like at creation."""
+    scopes = None
+    if data.get("scopes") is not None:
+        try:
+            scopes = api_keys.parse_scopes(data["scopes"])
+        except ValueError as error:
+            abort(400, str(error))
+        if caller is not None:
+            api_keys.check_ceiling(scopes, caller)
+    rolled = api_keys.roll(key_id, caller, data["grace_seconds"], scopes)
+    if rolled is None:
+        abort(404, "API key not found.")
+    record, secret = rolled
+    return {**record, "secret": secret}
+
+
+@blp.route("/<id:key_id>/roll")
+class RollApiKey(MethodView):
+    @blp.doc(operationId="rollApiKey")
+    @blp.arguments(ApiKeyRollSchema)
+    @blp.response(201, ApiKeyCreatedSchema)
+    @require_permission("api_key.delete", sessions_only=True)
+    def post(self, data, key_id):
+        """Roll an API key: a successor now, the old key for a grace window
+
+        Creates a key with the same label, scopes (or the `scopes` given, within yours),
+        expiry, owner, allowed_ips and limit, and answers its secret this once. The old key
+        keeps working for `grace_seconds` (default one day) and then expires; both show the
+        link (`rolled_from`, `rolled_to`). Rolling a revoked, expired or already rolled key
+        is 409. Needs the right to revoke the key.
+        """
+        return roll(key_id, data, g.caller)
 
 
 @blp.route("/revoke-leaked")

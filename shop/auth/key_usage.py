@@ -1,0 +1,253 @@
+"""What API keys did, counted in memory and written in batches: no database write per request.
+
+Each process keeps, per key, its requests per day (and the 401, 403 and 429 answers among
+them), its last accepted use (time and address) and the addresses it was accepted from. At
+most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the
+request that finds the time has come, the process adds its counts to ``api_key_usage``,
+moves ``last_used_at`` forward, records new addresses (auditing ``api_key.new_address``) and
+runs the lifecycle sweep (keys expiring within 7 days, keys that expired unused). A worker
+that stops normally writes what it holds; one that crashes or is killed loses at most one
+interval of its counts, last uses and new-address entries (docs/api-keys.md).
+
+A read (``GET /api-keys/{id}``) adds this process's unwritten counts to the stored ones, so
+one process (the default) is always exact; with several workers or nodes another worker's
+counts appear within one interval.
+"""
+
+import atexit
+import logging
+import threading
+from datetime import timedelta
+
+from flask import current_app, g
+
+from shop import db
+from shop.clock import clock_of, iso, now
+
+log = logging.getLogger("shop")
+
+_STATUS_COLUMN = {401: 1, 403: 2, 429: 3}  # index in a day's [requests, 401, 403, 429]
+USAGE_DAYS = 30
+
+
+class UsageBuffer:
+    """One process's unwritten key usage, shared by its threads under a lock."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        # Kept as datetimes and dates, made text only when written: this runs per request.
+        self.counts = {}  # (key_id, date) -> [requests, unauthorized, forbidden, rate_limited]
+        self.last_use = {}  # key_id -> (datetime, ip)
+        self.addresses = {}  # (key_id, ip) -> [first datetime, last datetime]
+        self.next_flush = None  # when this process writes next (the app's clock)
+        self.flushing = False
+
+    def note(self, key_id: str, status: int, ip: str | None, moment, accepted: bool) -> None:
+        """Count one request made with ``key_id`` (``accepted``: the key was let in, from
+        ``ip``)."""
+        day = moment.date()
+        with self.lock:
+            row = self.counts.get((key_id, day))
+            if row is None:
+                row = self.counts[(key_id, day)] = [0, 0, 0, 0]
+            row[0] += 1
+            column = _STATUS_COLUMN.get(status)
+            if column:
+                row[column] += 1
+            if accepted:
+                self.last_use[key_id] = (moment, ip)
+                seen = self.addresses.get((key_id, ip))
+                if seen is None:
+                    self.addresses[(key_id, ip)] = [moment, moment]
+                else:
+                    seen[1] = moment
+
+    def take(self) -> tuple[dict, dict, dict]:
+        """Everything unwritten, leaving the buffer empty."""
+        with self.lock:
+            taken = self.counts, self.last_use, self.addresses
+            self.counts, self.last_use, self.addresses = {}, {}, {}
+        return taken
+
+    def give_back(self, counts: dict, last_use: dict, addresses: dict) -> None:
+        """Put back what a failed write took, merged with what came in meanwhile."""
+        with self.lock:
+            for key, row in counts.items():
+                mine = self.counts.setdefault(key, [0, 0, 0, 0])
+                for i, n in enumerate(row):
+                    mine[i] += n
+            for key_id, use in last_use.items():
+                if key_id not in self.last_use or self.last_use[key_id][0] < use[0]:
+                    self.last_use[key_id] = use
+            for key, (first, last) in addresses.items():
+                mine = self.addresses.setdefault(key, [first, last])
+                mine[0], mine[1] = min(mine[0], first), max(mine[1], last)
+
+    def pending_last_use(self, key_id: str):
+        """This process's unwritten last use of a key: (iso time, ip) or None."""
+        use = self.last_use.get(key_id)
+        return None if use is None else (iso(use[0]), use[1])
+
+    def pending_days(self, key_id: str) -> dict:
+        """This process's unwritten counts of a key, by day (ISO date)."""
+        with self.lock:
+            return {
+                day.isoformat(): list(row)
+                for (kid, day), row in self.counts.items()
+                if kid == key_id
+            }
+
+
+def init_app(app) -> None:
+    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys), its
+    request hooks and, outside tests, a last write when the process exits normally."""
+    usage = app.extensions["shop.key_usage"] = UsageBuffer()
+    config = app.config
+    interval = timedelta(seconds=config["KEY_LAST_USED_INTERVAL"])
+
+    def after_request(response):
+        """Count a keyed request; note when this process's interval is up.
+
+        It runs on every request, so it reads the app, the clock and the key's facts
+        (``g.api_key_use``, set by ``api_keys.resolve``) without Flask's proxies where it can.
+        """
+        moment = clock_of(config)
+        use = g.get("api_key_use")
+        if use is not None:
+            usage.note(use[0], response.status_code, use[2], moment, use[1])
+        if usage.next_flush is None:
+            usage.next_flush = moment + interval
+        elif moment >= usage.next_flush and not usage.flushing:
+            usage.flushing = True
+            usage.next_flush = moment + interval
+            g.key_usage_flush = True
+        return response
+
+    app.after_request(after_request)
+    app.teardown_request(teardown_request)
+    if not app.testing:
+        atexit.register(_flush_at_exit, app)
+
+
+def buffer() -> UsageBuffer:
+    """This app's buffer."""
+    return current_app.extensions["shop.key_usage"]
+
+
+def teardown_request(error=None) -> None:
+    """teardown_request: the one request an interval that writes this process's batch.
+
+    It runs once the answer is made (its status and headers are final), so the batch never
+    changes what the request answered, and it cannot fail it: ``flush`` never raises.
+    """
+    if g.get("key_usage_flush"):
+        try:
+            flush()
+        finally:
+            buffer().flushing = False
+
+
+def _flush_at_exit(app) -> None:
+    """atexit: write what this process still holds (no sweep: another process will)."""
+    try:
+        with app.app_context():
+            flush(sweep=False)
+    except Exception:  # noqa: BLE001 - a worker on its way out: log and go
+        log.warning("API key usage: could not write the last counts at exit", exc_info=True)
+
+
+def flush(sweep: bool = True) -> None:
+    """Write what this process counted, then the lifecycle sweep. Never raises."""
+    from shop.auth import api_keys
+
+    usage = buffer()
+    counts, last_use, addresses = usage.take()
+    if counts or last_use or addresses:
+        try:
+            _write(counts, last_use, addresses)
+        except Exception:  # noqa: BLE001 - the database is away: keep the counts for next time
+            usage.give_back(counts, last_use, addresses)
+            log.warning("API key usage: write failed, kept for the next try", exc_info=True)
+    if not sweep:
+        return
+    try:
+        api_keys.sweep()
+    except Exception:  # noqa: BLE001
+        log.warning("API key sweep failed; it runs again next interval", exc_info=True)
+
+
+def _write(counts: dict, last_use: dict, addresses: dict) -> None:
+    """One transaction: add the counts, move last uses forward, record (and audit) addresses
+    no process had recorded before."""
+    from shop.auth import api_keys
+
+    moment = now()
+    with db.transaction():
+        if counts:
+            db.execute_many(
+                "INSERT INTO api_key_usage (key_id, day, requests, unauthorized, forbidden,"
+                " rate_limited) SELECT :key_id, :day, :r, :u, :f, :l"
+                " WHERE EXISTS (SELECT 1 FROM api_keys WHERE id = :key_id)"  # deleted by hand?
+                " ON CONFLICT (key_id, day) DO UPDATE SET"
+                " requests = api_key_usage.requests + excluded.requests,"
+                " unauthorized = api_key_usage.unauthorized + excluded.unauthorized,"
+                " forbidden = api_key_usage.forbidden + excluded.forbidden,"
+                " rate_limited = api_key_usage.rate_limited + excluded.rate_limited",
+                [
+                    {"key_id": k, "day": d.isoformat(), "r": r[0], "u": r[1], "f": r[2], "l": r[3]}
+                    for (k, d), r in sorted(counts.items())
+                ],
+            )
+        for key_id, (used_at, ip) in sorted(last_use.items()):
+            db.execute(
+                "UPDATE api_keys SET last_used_at = :at, last_used_ip = :ip WHERE id = :id"
+                " AND (last_used_at IS NULL OR last_used_at < :at)",
+                {"at": iso(used_at), "ip": ip, "id": key_id},
+            )
+        for (key_id, ip), (first, last) in sorted(addresses.items(), key=str):
+            if ip is None:
+                continue
+            known = db.value(
+                "SELECT COUNT(*) FROM api_key_addresses WHERE key_id = :k", {"k": key_id}
+            )
+            first, last = iso(first), iso(last)
+            inserted = db.execute(
+                "INSERT INTO api_key_addresses (key_id, ip, first_seen_at, last_seen_at)"
+                " SELECT :k, :ip, :first, :last WHERE EXISTS (SELECT 1 FROM api_keys"
+                " WHERE id = :k) ON CONFLICT (key_id, ip) DO NOTHING",
+                {"k": key_id, "ip": ip, "first": first, "last": last},
+            )
+            if inserted:
+                api_keys.address_seen(key_id, ip, first, first_use=not known)
+            else:
+                db.execute(
+                    "UPDATE api_key_addresses SET last_seen_at = :last"
+                    " WHERE key_id = :k AND ip = :ip AND last_seen_at < :last",
+                    {"k": key_id, "ip": ip, "last": last},
+                )
+        cutoff = (moment - timedelta(days=USAGE_DAYS + 5)).date().isoformat()
+        db.execute("DELETE FROM api_key_usage WHERE day < :cutoff", {"cutoff": cutoff})
+
+
+def summary(key_id: str) -> dict:
+    """Requests per day over the last 30 days (oldest first) and the refusals among them."""
+    today = now().date()
+    first = today - timedelta(days=USAGE_DAYS - 1)
+    days = {(first + timedelta(days=i)).isoformat(): [0, 0, 0, 0] for i in range(USAGE_DAYS)}
+    rows = db.query(
+        "SELECT day, requests, unauthorized, forbidden, rate_limited FROM api_key_usage"
+        " WHERE key_id = :k AND day >= :first",
+        {"k": key_id, "first": first.isoformat()},
+    )
+    stored = {
+        r["day"]: [r["requests"], r["unauthorized"], r["forbidden"], r["rate_limited"]]
+        for r in rows
+    }
+    for source in (stored, buffer().pending_days(key_id)):
+        for day, row in source.items():
+            if day in days:
+                days[day] = [a + b for a, b in zip(days[day], row, strict=True)]
+    names = ("requests", "unauthorized", "forbidden", "rate_limited")
+    per_day = [{"date": day, **dict(zip(names, row, strict=True))} for day, row in days.items()]
+    totals = {name: sum(d[name] for d in per_day) for name in names}
+    return {"since": first.isoformat(), "days": per_day, **totals}
