@@ -12,16 +12,20 @@ def register_blueprints(api) -> None:
         content,
         customers,
         orders,
+        password_reset,
         payments,
         products,
         roles,
         settings,
+        two_factor,
         users,
     )
 
     api.register_converter(content.KeyConverter, content.key_parameter_schema)
     for module in (
         auth,
+        two_factor,
+        password_reset,
         users,
         roles,
         api_keys,

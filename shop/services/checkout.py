@@ -16,8 +16,8 @@ import hashlib
 import json
 from datetime import timedelta
 
-from shop import audit, db, settings, totals
-from shop.api.orders import record_history
+from shop import audit, db, mail, settings, totals
+from shop.api.orders import load, record_history
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.services import payments
@@ -111,6 +111,7 @@ def place_order(
             },
         )
         record_history(order_id, status, None, moment)
+        mail.queue_order_mail(load(order_id), placed=True)
         if idempotency_key is not None:
             _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
         audit.record(
