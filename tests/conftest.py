@@ -207,3 +207,14 @@ def sql_count(app):
         result["writes"] = after["writes"] - before["writes"]
 
     return count
+
+
+@pytest.fixture
+def smtp():
+    """A real SMTP server on 127.0.0.1 (aiosmtpd) keeping what it receives: ``smtp.url``
+    for SMTP_URL, ``smtp.messages``."""
+    from tests.mail_helpers import SmtpServer
+
+    server = SmtpServer()
+    yield server
+    server.stop()
