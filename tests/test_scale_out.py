@@ -41,9 +41,11 @@ class Response:
         return None
 
 
-def call(node, method, path, body=None, cookie=None, key=None) -> Response:
+def call(node, method, path, body=None, cookie=None, key=None, headers=None) -> Response:
     """One HTTP request to a node; never raises on an error status."""
-    headers = {"Content-Type": "application/json"} if body is not None else {}
+    headers = dict(headers or {})
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     if cookie:
         headers["Cookie"] = cookie
     if key:
@@ -104,13 +106,14 @@ def two_nodes(shared_database):
     servers = []
     prefix = f"scale-out-{secrets.token_hex(6)}"  # this test's own counters in Redis
 
-    def start(limits=True):
+    def start(limits=True, **extra):
         env = {
             "DATABASE_URL": shared_database,
             "REDIS_URL": REDIS_URL,
             "SHOP_RATELIMIT_KEY_PREFIX": prefix,
             "SHOP_RATELIMIT_ENABLED": "1" if limits else "0",
             "SHOP_COOKIE_SECURE": "0",
+            **extra,
         }
         for _ in range(2):
             servers.append(LiveServer(env, workers=2, threads=4))
@@ -211,3 +214,53 @@ def test_concurrent_checkouts_over_both_nodes_never_oversell(two_nodes):
     assert call(b, "GET", f"/products/{product_id}", cookie=owner).json["stock"] == 0
     orders = call(a, "GET", "/orders?page_size=100", cookie=owner).json
     assert orders["total"] == 3
+
+
+def test_the_account_lockout_is_exact_across_nodes_and_addresses(two_nodes):
+    """Failures from a new address each time (behind a trusted proxy), on both nodes at
+    once: the per-address limit never bites, the per-account count does, exactly."""
+    a, b = two_nodes(SHOP_TRUSTED_PROXIES="1")
+    owner = sign_in(a, OWNER)
+    created = call(
+        a,
+        "POST",
+        "/users",
+        {"email": "ed@example.com", "name": "Ed", "password": PASSWORD, "role": "editor"},
+        owner,
+    )
+    assert created.status == 201, created.json
+    addresses = (f"198.51.100.{n}" for n in range(1, 250))
+
+    def attempt(node, password):
+        body = {"email": "ed@example.com", "password": password}
+        return call(node, "POST", "/auth/login", body, headers={"X-Forwarded-For": next(addresses)})
+
+    def failures_at_once(count):
+        start = threading.Barrier(count)
+        statuses = []
+        forwarded = [next(addresses) for _ in range(count)]
+
+        def fail(i):
+            start.wait()
+            body = {"email": "ed@example.com", "password": "not the password"}
+            headers = {"X-Forwarded-For": forwarded[i]}
+            answer = call((a, b)[i % 2], "POST", "/auth/login", body, headers=headers)
+            statuses.append(answer.status)
+
+        threads = [threading.Thread(target=fail, args=(i,)) for i in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert statuses == [401] * count
+
+    failures_at_once(9)
+    assert attempt(b, PASSWORD).status == 200  # nine are not ten, whichever node counted
+    failures_at_once(10)
+    locked = attempt(a, PASSWORD)
+    assert locked.status == 401 and locked.json == {"message": "Invalid email or password."}
+    assert attempt(b, PASSWORD).status == 401
+    events = call(b, "GET", "/audit-log?event=login.locked_out", cookie=owner).json["items"]
+    assert len(events) == 1 and events[0]["details"]["email"] == "ed@example.com"
+    assert call(b, "POST", f"/users/{created.json['id']}/unlock", cookie=owner).status == 204
+    assert attempt(a, PASSWORD).status == 200
