@@ -253,6 +253,7 @@ def mail_group():
 @click.option("--once", is_flag=True, help="Send what is due now, then stop.")
 def mail_work(once):
     """Send queued mail (SMTP_URL; the log without it), polling every SHOP_MAIL_POLL_INTERVAL."""
+    import logging
     import time
 
     from flask import current_app
@@ -260,7 +261,13 @@ def mail_work(once):
     from shop import mail
 
     while True:
-        sent = mail.deliver_due()
+        try:
+            sent = mail.deliver_due()
+        except Exception:  # noqa: BLE001 - the database away: log, wait, try again
+            if once:
+                raise
+            logging.getLogger("shop.mail").exception("mail worker: delivery failed")
+            sent = 0
         if once:
             click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
             return

@@ -84,35 +84,34 @@ def _send(messages: list[EmailMessage]) -> None:
             client.send_message(message)
 
 
-def _claim_due(moment) -> list[dict]:
-    """The due messages this worker now holds (another worker skips them for ``LEASE``)."""
-    rows = db.query(
+def _due(moment) -> list[dict]:
+    return db.query(
         "SELECT id, recipient, subject, text_body, html_body, attempts, next_attempt_at"
         " FROM mail_outbox WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= :now"
         " ORDER BY next_attempt_at LIMIT :batch",
         {"now": iso(moment), "batch": BATCH},
     )
-    lease = iso_in(LEASE)
-    claimed = []
-    for row in rows:
-        taken = db.execute(
+
+
+def _claim(row: dict) -> bool:
+    """Hold a message for ``LEASE`` seconds, unless another worker took it first."""
+    return bool(
+        db.execute(
             "UPDATE mail_outbox SET next_attempt_at = :lease"
             " WHERE id = :id AND next_attempt_at = :seen",
-            {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
+            {"lease": iso_in(LEASE), "id": row["id"], "seen": row["next_attempt_at"]},
         )
-        if taken:
-            claimed.append(row)
-    return claimed
+    )
 
 
 def deliver_due() -> int:
-    """Send every message that is due; answer how many were sent."""
-    moment = now()
-    rows = _claim_due(moment)
-    if not rows:
-        return 0
+    """Send every message that is due (each claimed just before it is sent); answer how
+    many were sent."""
+    rows = _due(now())
     sent = 0
     for row in rows:
+        if not _claim(row):
+            continue
         try:
             if current_app.config["SMTP_URL"]:
                 _send([_message(row)])
@@ -198,12 +197,16 @@ ORDER_HEADLINES = {
 }
 
 
-def queue_order_mail(order: dict, placed: bool) -> str | None:
-    """Queue the confirmation (``placed``) or status e-mail of an order to its customer."""
+def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) -> str | None:
+    """Queue the confirmation (``placed``) or status e-mail of an order to its customer.
+
+    ``order`` has at least number, status, currency, total_cents, created_at, items (name,
+    quantity, line_total_cents) and customer (email, name).
+    """
     recipient = order["customer"]["email"]
     if not recipient:  # an erased customer
         return None
-    shop_name = site.current()["shop_name"]
+    shop_name = shop_name or site.current()["shop_name"]
     if placed:
         subject = f"{shop_name}: order {order['number']} confirmed"
     else:

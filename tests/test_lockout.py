@@ -129,3 +129,13 @@ def test_the_console_sign_in_counts_too(locking_app):
         browser, "/admin/login", "/admin/login", email="owner@example.com", password=PASSWORD
     )
     assert response.status_code == 401 and b"Invalid email or password." in response.data
+
+
+def test_with_redis_away_each_process_counts_in_memory(make_app, caplog):
+    from tests.live import free_port
+
+    app = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")  # nobody listens there
+    owner(app)
+    fail(app, "owner@example.com", 10)
+    assert attempt(app, "owner@example.com", PASSWORD).status_code == 401
+    assert "counting in memory" in caplog.text

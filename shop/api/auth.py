@@ -9,7 +9,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, page_schema
+from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
@@ -139,6 +139,7 @@ class Login(MethodView):
     @blp.response(200, HumanSchema)
     @blp.alt_response(
         401,
+        schema=ErrorSchema,
         description=(
             f"Wrong email or password, or a locked account (the same answer). With the header"
             f" `{OTP_HEADER}: required` the password was right and the account needs a"
