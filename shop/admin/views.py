@@ -1,4 +1,5 @@
-"""The admin console under ``/admin``: sign-in, API keys and one's own sessions, as HTML.
+"""The admin console under ``/admin``: sign-in (with a second step for two-factor codes),
+password reset, API keys, one's own sessions and two-factor sign-in, as HTML.
 
 It applies the JSON API's rules through the same functions (``shop/api/api_keys.py``,
 ``shop/api/auth.py``, ``shop/auth``), so a page can never allow what the API refuses. Only a
@@ -194,6 +195,7 @@ def _signed_in():
 
 def _remember_challenge(user_id: str) -> None:
     """The password was right: this browser may send a code for ``user_id`` for 5 minutes."""
+    db.execute("DELETE FROM two_factor_challenges WHERE expires_at < :now", {"now": now_iso()})
     db.execute(
         "INSERT INTO two_factor_challenges (token_hash, user_id, expires_at)"
         " VALUES (:hash, :user_id, :expires) ON CONFLICT (token_hash) DO UPDATE SET"
