@@ -98,6 +98,7 @@ def create_app(config: dict | None = None) -> Flask:
         app.before_request(context.start_sql_count)
         app.after_request(context.sql_count_headers)
     app.before_request(context.load_caller)
+    app.before_request(context.require_two_factor)
     app.before_request(run_route_guard)
     app.after_request(context.finish_response)
     key_usage.init_app(app)

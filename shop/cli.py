@@ -1,5 +1,5 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
-``api-keys create|list|roll|revoke``.
+``api-keys create|list|roll|revoke``, ``mail work``.
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -288,7 +288,40 @@ def api_keys_revoke(key_id):
     click.echo(f"Revoked API key {key_id}.")
 
 
+@click.group("mail", cls=AppGroup)
+@with_appcontext
+def mail_group():
+    """Outgoing mail."""
+    _require_schema()
+
+
+@mail_group.command("work")
+@click.option("--once", is_flag=True, help="Send what is due now, then stop.")
+def mail_work(once):
+    """Send queued mail (SMTP_URL; the log without it), polling every SHOP_MAIL_POLL_INTERVAL."""
+    import logging
+    import time
+
+    from flask import current_app
+
+    from shop import mail
+
+    while True:
+        try:
+            sent = mail.deliver_due()
+        except Exception:  # noqa: BLE001 - the database away: log, wait, try again
+            if once:
+                raise
+            logging.getLogger("shop.mail").exception("mail worker: delivery failed")
+            sent = 0
+        if once:
+            click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
+            return
+        if not sent:
+            time.sleep(current_app.config["MAIL_POLL_INTERVAL"])
+
+
 def register(app: Flask) -> None:
     """Attach the commands to the app."""
-    for command in (db_group, init_db_command, users_group, api_keys_group):
+    for command in (db_group, init_db_command, users_group, api_keys_group, mail_group):
         app.cli.add_command(command)

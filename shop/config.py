@@ -56,6 +56,14 @@ def _database_url(environ) -> str:
 def from_environment(environ=None) -> dict:
     """The service's settings from environment variables (``os.environ`` by default)."""
     env = os.environ if environ is None else environ
+    config = _read(env)
+    if config["SMTP_URL"] and not config["PUBLIC_URL"]:
+        # Links in mail must not be built from a request's Host header (reset poisoning).
+        raise ConfigError("SHOP_PUBLIC_URL must be set when SMTP_URL is (links in e-mails)")
+    return config
+
+
+def _read(env) -> dict:
     return {
         # Where data lives.
         "DATABASE_URL": _database_url(env),
@@ -67,8 +75,22 @@ def from_environment(environ=None) -> dict:
         "SESSION_LIFETIME": _int(env, "SHOP_SESSION_LIFETIME", 7 * 24 * 3600, minimum=60),
         "SESSION_REFRESH": _int(env, "SHOP_SESSION_REFRESH", 60),
         "COOKIE_SECURE": _bool(env, "SHOP_COOKIE_SECURE", True),
+        "SESSION_MAX_LIFETIME": _int(env, "SHOP_SESSION_MAX_LIFETIME", 30 * 24 * 3600, minimum=60),
         "PASSWORD_HASH_METHOD": env.get("SHOP_PASSWORD_HASH", "").strip() or "scrypt:32768:8:1",
         "PASSWORD_HASH_CONCURRENCY": _int(env, "SHOP_PASSWORD_HASH_CONCURRENCY", 1, minimum=1),
+        # Account protection (docs/accounts.md).
+        "LOCKOUT_THRESHOLD": _int(env, "SHOP_LOCKOUT_THRESHOLD", 10, minimum=1),
+        "LOCKOUT_WINDOW": _int(env, "SHOP_LOCKOUT_WINDOW", 15 * 60, minimum=1),
+        "LOCKOUT_COOLDOWN": _int(env, "SHOP_LOCKOUT_COOLDOWN", 15 * 60, minimum=1),
+        "LOCKOUT_MAX_COOLDOWN": _int(env, "SHOP_LOCKOUT_MAX_COOLDOWN", 24 * 3600, minimum=1),
+        "PASSWORD_RESET_LIFETIME": _int(env, "SHOP_PASSWORD_RESET_LIFETIME", 30 * 60, minimum=60),
+        "PUBLIC_URL": env.get("SHOP_PUBLIC_URL", "").strip().rstrip("/") or None,
+        "CUSTOMER_RESET_URL": env.get("SHOP_CUSTOMER_RESET_URL", "").strip() or None,
+        # Mail (shop/mail.py): SMTP_URL unset writes mail to the log (development).
+        "SMTP_URL": env.get("SMTP_URL", "").strip() or None,
+        "SMTP_TIMEOUT": _int(env, "SHOP_SMTP_TIMEOUT", 10, minimum=1),
+        "MAIL_FROM": env.get("SHOP_MAIL_FROM", "").strip() or "shop@localhost",
+        "MAIL_POLL_INTERVAL": _int(env, "SHOP_MAIL_POLL_INTERVAL", 5, minimum=1),
         # API keys.
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),

@@ -16,6 +16,8 @@ DEFAULTS = {
     "contact_phone": None,
     "address": None,
     "order_number_prefix": "SO-",
+    # Administrators must sign in with a second factor (they can only set it up until then).
+    "require_two_factor": False,
 }
 
 # The subset anybody may read at GET /settings/public.

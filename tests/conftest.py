@@ -215,6 +215,17 @@ def sql_count(app):
     return count
 
 
+@pytest.fixture
+def smtp():
+    """A real SMTP server on 127.0.0.1 (aiosmtpd) keeping what it receives: ``smtp.url``
+    for SMTP_URL, ``smtp.messages``."""
+    from tests.mail_helpers import SmtpServer
+
+    server = SmtpServer()
+    yield server
+    server.stop()
+
+
 def pytest_terminal_summary(terminalreporter):
     """Skipped tests counted by reason, one line each, before pytest's closing summary.
 

@@ -107,10 +107,30 @@ def test_session_expires_after_its_lifetime_without_use(owner_client, clock):
     assert "expired" in response.json["message"]
 
 
-def test_session_slides_with_use(owner_client, clock):
-    for _ in range(10):
+def test_session_slides_with_use_up_to_its_absolute_cap(owner_client, clock):
+    for _ in range(4):  # 24 days of use, each gap under the 7-day sliding window
         clock.advance(6 * 24 * 3600)
         assert owner_client.get("/auth/me").status_code == 200
+    clock.advance(6 * 24 * 3600 - 1)  # 30 days less a second after sign-in
+    response = owner_client.get("/auth/me")
+    assert response.status_code == 200
+    clock.advance(1)  # the 30-day cap, though it was used a moment ago
+    response = owner_client.get("/auth/me")
+    assert response.status_code == 401 and "expired" in response.json["message"]
+
+
+def test_the_absolute_cap_is_a_setting(make_app, clock):
+    app = make_app(SESSION_MAX_LIFETIME=3600)
+    from shop.api.users import create_user
+
+    with app.app_context():
+        create_user("o@example.com", "O", PASSWORD, "owner")
+    client = app.test_client()
+    login(client, "o@example.com")
+    clock.advance(3000)
+    assert client.get("/auth/me").status_code == 200
+    clock.advance(600)
+    assert client.get("/auth/me").status_code == 401
 
 
 def test_refresh_writes_at_most_once_per_interval(owner_client, clock, sql_count):
@@ -192,6 +212,7 @@ def test_sessions_list_and_revoke(make_admin, app):
         "last_seen_at",
         "expires_at",
         "user_agent",
+        "device",
         "ip",
         "current",
     }

@@ -41,9 +41,11 @@ class Response:
         return None
 
 
-def call(node, method, path, body=None, cookie=None, key=None) -> Response:
+def call(node, method, path, body=None, cookie=None, key=None, headers=None) -> Response:
     """One HTTP request to a node; never raises on an error status."""
-    headers = {"Content-Type": "application/json"} if body is not None else {}
+    headers = dict(headers or {})
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     if cookie:
         headers["Cookie"] = cookie
     if key:
@@ -246,3 +248,53 @@ def test_a_keys_own_limit_is_exact_across_two_nodes_of_two_workers(two_nodes):
     refused = [r for r in answers if r.status != 200]
     assert len(refused) == 11 and {r.status for r in refused} == {429}
     assert all(1 <= int(r.headers["Retry-After"]) <= 60 for r in refused)
+
+
+def test_the_account_lockout_is_exact_across_nodes_and_addresses(two_nodes):
+    """Failures from a new address each time (behind a trusted proxy), on both nodes at
+    once: the per-address limit never bites, the per-account count does, exactly."""
+    a, b = two_nodes(SHOP_TRUSTED_PROXIES="1")
+    owner = sign_in(a, OWNER)
+    created = call(
+        a,
+        "POST",
+        "/users",
+        {"email": "ed@example.com", "name": "Ed", "password": PASSWORD, "role": "editor"},
+        owner,
+    )
+    assert created.status == 201, created.json
+    addresses = (f"198.51.100.{n}" for n in range(1, 250))
+
+    def attempt(node, password):
+        body = {"email": "ed@example.com", "password": password}
+        return call(node, "POST", "/auth/login", body, headers={"X-Forwarded-For": next(addresses)})
+
+    def failures_at_once(count):
+        start = threading.Barrier(count)
+        statuses = []
+        forwarded = [next(addresses) for _ in range(count)]
+
+        def fail(i):
+            start.wait()
+            body = {"email": "ed@example.com", "password": "not the password"}
+            headers = {"X-Forwarded-For": forwarded[i]}
+            answer = call((a, b)[i % 2], "POST", "/auth/login", body, headers=headers)
+            statuses.append(answer.status)
+
+        threads = [threading.Thread(target=fail, args=(i,)) for i in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert statuses == [401] * count
+
+    failures_at_once(9)
+    assert attempt(b, PASSWORD).status == 200  # nine are not ten, whichever node counted
+    failures_at_once(10)
+    locked = attempt(a, PASSWORD)
+    assert locked.status == 401 and locked.json == {"message": "Invalid email or password."}
+    assert attempt(b, PASSWORD).status == 401
+    events = call(b, "GET", "/audit-log?event=login.locked_out", cookie=owner).json["items"]
+    assert len(events) == 1 and events[0]["details"]["email"] == "ed@example.com"
+    assert call(b, "POST", f"/users/{created.json['id']}/unlock", cookie=owner).status == 204
+    assert attempt(a, PASSWORD).status == 200

@@ -1,4 +1,5 @@
-"""The admin console under ``/admin``: sign-in, API keys and one's own sessions, as HTML.
+"""The admin console under ``/admin``: sign-in (with a second step for two-factor codes),
+password reset, API keys, one's own sessions and two-factor sign-in, as HTML.
 
 It applies the JSON API's rules through the same functions (``shop/api/api_keys.py``,
 ``shop/api/auth.py``, ``shop/auth``), so a page can never allow what the API refuses. Only a
@@ -28,11 +29,13 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, NotFound
 
 from shop import audit, db
+from shop.api import two_factor as two_factor_api
 from shop.api.api_keys import ApiKeyCreateSchema, issue, roll
-from shop.api.auth import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_in, sign_out
-from shop.auth import api_keys, sessions
+from shop.api.auth import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_out
+from shop.auth import api_keys, lockout, password_reset, sessions, signin
+from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.permissions import ALL_SCOPES
-from shop.clock import now, parse
+from shop.clock import iso_in, now, now_iso, parse
 from shop.errors import abort, error_response, fold_messages
 from shop.extensions import limiter
 
@@ -54,6 +57,11 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 LOGIN_COOKIE = "shop_admin_signin"
+# Pages before sign-in: their forms carry a token derived from the sign-in cookie.
+_SIGN_IN_ENDPOINTS = frozenset({"admin.login", "admin.login_code"})
+# The reset page's form carries the reset token itself, which no other site can know.
+_PUBLIC_ENDPOINTS = _SIGN_IN_ENDPOINTS | {"admin.password_reset_page"}
+CHALLENGE_SECONDS = 300
 PAGE_SIZE = 25
 _NEXT_RE = re.compile(r"/admin(/[A-Za-z0-9_\-/]*)?")
 _ID_RE = re.compile(r"[0-9a-f]{24}")
@@ -66,7 +74,7 @@ def _sign(secret: str, label: str) -> str:
 
 def csrf_token() -> str:
     """This browser's form token: derived from its session cookie, or its sign-in cookie."""
-    if request.endpoint == "admin.login":
+    if request.endpoint in _SIGN_IN_ENDPOINTS:
         return _sign(g.signin_cookie or "", "shop admin sign-in csrf")
     return _sign(request.cookies.get(sessions.ADMIN.cookie, ""), "shop admin console csrf")
 
@@ -83,15 +91,15 @@ def gate():
     if request.endpoint == "admin.static":
         return None
     caller = g.caller
-    if request.endpoint != "admin.login":
+    if request.endpoint not in _PUBLIC_ENDPOINTS:
         if caller is None or caller.kind == "customer":
             target = request.path if _NEXT_RE.fullmatch(request.path) else None
             query = {"next": target} if target and request.method == "GET" else {}
             return redirect(url_for("admin.login", **query), 303)
         if caller.kind != "admin":
             abort(403, "The admin console is for signed-in administrators, not API keys.")
-    if request.method == "POST":
-        if request.endpoint == "admin.login" and not g.signin_cookie:
+    if request.method == "POST" and request.endpoint != "admin.password_reset_page":
+        if request.endpoint in _SIGN_IN_ENDPOINTS and not g.signin_cookie:
             return _login_page("Your sign-in form had expired: please sign in again.", status=400)
         sent = request.form.get("csrf_token", "")
         if not hmac.compare_digest(sent, csrf_token()):
@@ -169,11 +177,71 @@ def login():
     password = request.form.get("password", "")[:1024]
     if not email.strip() or not password:
         return _login_page("Enter your email and your password.", email, 400)
-    if sign_in(email, password, ["admin"]) is None:
+    try:
+        found = signin.sign_in(email, password, ["admin"])
+    except signin.SecondFactorNeeded as needed:
+        _remember_challenge(needed.row["id"])
+        return _code_page()
+    if found is None:
         return _login_page("Invalid email or password.", email, 401)
+    return _signed_in()
+
+
+def _signed_in():
     response = redirect(_next_page(), 303)
     response.delete_cookie(LOGIN_COOKIE, path=url_for("admin.login"))
     return response
+
+
+def _remember_challenge(user_id: str) -> None:
+    """The password was right: this browser may send a code for ``user_id`` for 5 minutes."""
+    db.execute("DELETE FROM two_factor_challenges WHERE expires_at < :now", {"now": now_iso()})
+    db.execute(
+        "INSERT INTO two_factor_challenges (token_hash, user_id, expires_at)"
+        " VALUES (:hash, :user_id, :expires) ON CONFLICT (token_hash) DO UPDATE SET"
+        " user_id = excluded.user_id, expires_at = excluded.expires_at",
+        {
+            "hash": db.sha256(g.signin_cookie),
+            "user_id": user_id,
+            "expires": iso_in(CHALLENGE_SECONDS),
+        },
+    )
+
+
+def _code_page(error: str | None = None, status: int = 200):
+    page = render_template(
+        "admin/login_code.html", error=error, next=request.values.get("next", "")
+    )
+    return page, status
+
+
+@bp.route("/login/code", methods=["POST"])
+@limiter.shared_limit(LOGIN_LIMIT, scope=LOGIN_SCOPE)
+def login_code():
+    """The second sign-in step: a code of the app (or a recovery code) after the password."""
+    row = db.one(
+        "SELECT u.id, u.email, u.name, u.active FROM two_factor_challenges c"
+        " JOIN users u ON u.id = c.user_id WHERE c.token_hash = :hash AND c.expires_at > :now",
+        {"hash": db.sha256(g.signin_cookie), "now": now_iso()},
+    )
+    if row is None or not row["active"]:
+        return _login_page("Your sign-in took too long: please sign in again.", status=400)
+    code = request.form.get("code", "")[:64].strip()
+    if not code:
+        return _code_page("Enter the code of your authenticator app.", 400)
+    if lockout.is_locked(row["email"]):
+        signin.failed(row["email"], "locked")
+        return _login_page("Invalid email or password.", row["email"], 401)
+    try:
+        used = signin.check_second_factor("admin", row, code)
+    except signin.SecondFactorNeeded:
+        return _code_page("That code is not right, or was used already: try the next one.", 401)
+    db.execute(
+        "DELETE FROM two_factor_challenges WHERE token_hash = :hash",
+        {"hash": db.sha256(g.signin_cookie)},
+    )
+    signin.open_session("admin", row, used)
+    return _signed_in()
 
 
 def _login_page(error: str | None = None, email: str = "", status: int = 200):
@@ -418,3 +486,73 @@ def end_other_sessions():
         ended = sessions.end_all(sessions.ADMIN, g.caller.id, g.caller.session_id)
         audit.record("session.ended_others", {"ended": ended})
     return redirect(url_for("admin.my_sessions", ended=ended), 303)
+
+
+# Password reset (the link of the e-mail) --------------------------------------------------
+
+
+@bp.route("/password-reset", methods=["GET", "POST"])
+@limiter.limit("10 per minute", methods=["POST"])
+def password_reset_page():
+    """Choose a new password with the token of a reset e-mail, then sign in."""
+    token = request.values.get("token", "")[:100]
+    if request.method == "GET":
+        return render_template("admin/password_reset.html", token=token, error=None)
+    password = request.form.get("new_password", "")
+    if not MIN_LENGTH <= len(password) <= MAX_LENGTH:
+        error = f"Choose a password of at least {MIN_LENGTH} characters."
+        return render_template("admin/password_reset.html", token=token, error=error), 400
+    if password_reset.confirm(token, password) is None:
+        error = "This link is invalid, used or expired: ask for a new one."
+        return render_template("admin/password_reset.html", token=token, error=error), 400
+    return redirect(url_for("admin.login", reset=1), 303)
+
+
+# Two-factor sign-in ------------------------------------------------------------------------
+
+
+@bp.route("/two-factor")
+def two_factor():
+    """This administrator's two-factor sign-in: on or off, and how to change that."""
+    state = two_factor_api.status(g.caller.id)
+    return render_template("admin/two_factor.html", state=state, setup=None, error=None)
+
+
+@bp.route("/two-factor/setup", methods=["POST"])
+def two_factor_setup():
+    """A new secret and its QR code, with the form to confirm it with a code."""
+    setup = two_factor_api.set_up(g.caller)
+    state = two_factor_api.status(g.caller.id)
+    return render_template("admin/two_factor.html", state=state, setup=setup, error=None)
+
+
+@bp.route("/two-factor/confirm", methods=["POST"])
+def two_factor_confirm():
+    """Turn it on with a code of the app: the recovery codes, shown this once."""
+    try:
+        codes = two_factor_api.confirm(g.caller, request.form.get("code", "")[:16])
+    except HTTPException as error:
+        return _two_factor_refused(error)
+    return render_template("admin/recovery_codes.html", codes=codes)
+
+
+@bp.route("/two-factor/disable", methods=["POST"])
+def two_factor_disable():
+    """Turn it off with the password and a code."""
+    try:
+        two_factor_api.turn_off(
+            g.caller,
+            request.form.get("password", "")[:MAX_LENGTH],
+            request.form.get("code", "")[:64],
+        )
+    except HTTPException as error:
+        return _two_factor_refused(error)
+    return redirect(url_for("admin.two_factor"), 303)
+
+
+def _two_factor_refused(error: HTTPException):
+    """The two-factor page again, saying why the change was refused."""
+    body, status, _ = error_response(error)
+    state = two_factor_api.status(g.caller.id)
+    page = render_template("admin/two_factor.html", state=state, setup=None, error=body["message"])
+    return page, status

@@ -12,11 +12,13 @@ def register_blueprints(api) -> None:
         content,
         customers,
         orders,
+        password_reset,
         payments,
         products,
         roles,
         service,
         settings,
+        two_factor,
         users,
     )
 
@@ -33,6 +35,8 @@ def register_blueprints(api) -> None:
         settings,
         service,
         auth,
+        two_factor,
+        password_reset,
         users,
         roles,
         api_keys,

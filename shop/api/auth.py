@@ -1,7 +1,7 @@
 """Human authentication: sign in, register, sign out, me, password and sessions (spec 4.1, 5.1).
 
-Without ``kind`` sign-in tries an administrator account, then a customer account, checking a
-password hash for each, so the answer takes the same time whether or not the email exists.
+Signing in itself (lockout, two-factor codes, the session) is ``shop/auth/signin.py``, shared
+with the console.
 """
 
 from flask import g
@@ -9,24 +9,20 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, page_schema
+from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
+from shop.auth.signin import SecondFactorNeeded, sign_in
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.extensions import limiter
-from shop.openapi import enum_field, responds, sets_cookie
+from shop.openapi import HEADERS, enum_field, responds, sets_cookie
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
 
-_FIND = {
-    "admin": "SELECT id, email, name, password_hash, active FROM users WHERE email = :email",
-    "customer": (
-        "SELECT id, email, name, password_hash, active FROM customers"
-        " WHERE email = :email AND erased_at IS NULL"
-    ),
-}
+# The header of a 401 that asks for a two-factor code (after a right password).
+OTP_HEADER = "X-Shop-OTP"
 
 Password = validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
 
@@ -35,6 +31,13 @@ class LoginSchema(Schema):
     email = fields.String(required=True, validate=validate.Length(min=1, max=320))
     password = fields.String(required=True, validate=validate.Length(min=1, max=MAX_LENGTH))
     kind = enum_field("HumanKind", ["admin", "customer"])
+    otp = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "The 6-digit code of an administrator's authenticator app, or one"
+            f" of their recovery codes, when two-factor sign-in is on (see `{OTP_HEADER}`)."
+        },
+    )
 
 
 class RegisterSchema(Schema):
@@ -69,6 +72,9 @@ class SessionSchema(Schema):
     last_seen_at = fields.String(required=True)
     expires_at = fields.String(required=True)
     user_agent = fields.String(required=True)
+    device = fields.String(
+        required=True, metadata={"description": 'The user agent in words: "Firefox on macOS".'}
+    )
     ip = fields.String(required=True, allow_none=True)
     current = fields.Boolean(required=True)
 
@@ -97,32 +103,6 @@ def _admin_role_and_permissions(user_id: str) -> tuple[str, list[str]]:
     )
     perms = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
     return row["role"], sorted(set(perms))
-
-
-def sign_in(email: str, password: str, kinds) -> tuple[str, dict] | None:
-    """Check credentials and open a session: ``(kind, row)``, or None (audited) when wrong.
-
-    Each kind in ``kinds`` costs a password check, found or not, so timing tells nothing.
-    """
-    email = email.strip().lower()
-    found = None
-    for kind in kinds:
-        row = db.one(_FIND[kind], {"email": email})
-        stored = row["password_hash"] if row else None
-        if check_password(stored, password) and row["active"] and found is None:
-            found = kind, row
-    if found is None:
-        audit.record("login.failed", {"email": email}, actor={"kind": "anonymous", "label": email})
-        return None
-    kind, row = found
-    with db.transaction():
-        sessions.create(sessions.KINDS[kind], row["id"])
-        audit.record(
-            "login.succeeded",
-            {"kind": kind},
-            actor={"kind": kind, "id": row["id"], "label": row["email"]},
-        )
-    return found
 
 
 def sign_out(caller) -> None:
@@ -160,14 +140,40 @@ class Login(MethodView):
     @limiter.shared_limit(LOGIN_LIMIT, scope=LOGIN_SCOPE)
     @blp.arguments(LoginSchema)
     @blp.response(200, HumanSchema)
+    @blp.alt_response(
+        401,
+        schema=ErrorSchema,
+        description=(
+            f"Wrong email or password, or a locked account (the same answer). With the header"
+            f" `{OTP_HEADER}: required` the password was right and the account needs a"
+            " two-factor code: send the same request again with `otp`."
+        ),
+        headers={
+            "WWW-Authenticate": HEADERS["WWW-Authenticate"],
+            OTP_HEADER: {
+                "description": "`required`: send `otp` (a TOTP or recovery code) as well.",
+                "schema": {"type": "string", "enum": ["required"]},
+            }
+        },
+    )
     def post(self, data):
         """Sign in with email and password
 
         Sets the `shop_admin_session` or `shop_customer_session` cookie (HttpOnly, Secure,
-        SameSite=Strict). Limited to 5 requests a minute per client address.
+        SameSite=Strict). Limited to 5 requests a minute per client address. After 10 failures
+        within 15 minutes an email is locked for a cool-down that doubles on each repeat; an
+        administrator with two-factor sign-in on also sends `otp` (docs/accounts.md).
         """
         kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]
-        found = sign_in(data["email"], data["password"], kinds)
+        try:
+            found = sign_in(data["email"], data["password"], kinds, data.get("otp"))
+        except SecondFactorNeeded as needed:
+            message = (
+                "Invalid two-factor code."
+                if needed.wrong
+                else "Two-factor code required: send otp with your email and password."
+            )
+            abort(401, message, {OTP_HEADER: "required"})
         if found is None:
             abort(401, "Invalid email or password.")
         kind, row = found

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop import settings as site
-from shop.api.common import Blueprint
+from shop.api.common import Blueprint, StrictBoolean
 from shop.auth.decorators import require_permission
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
@@ -25,6 +25,13 @@ class SettingsSchema(Schema):
     address = fields.String(required=True, allow_none=True)
     order_number_prefix = fields.String(
         required=True, metadata={"description": "Put before every new order's number."}
+    )
+    require_two_factor = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "Administrators must sign in with two-factor codes; one without"
+            " them can only set them up."
+        },
     )
 
 
@@ -45,6 +52,7 @@ class SettingsUpdateSchema(Schema):
             error="Use up to 20 letters, digits, '-', '_', '.' or '/'.",
         )
     )
+    require_two_factor = StrictBoolean()
 
 
 class PublicSettingsSchema(Schema):

@@ -24,7 +24,7 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.roles import Permissions, check_grant, role_by_name
-from shop.auth import sessions
+from shop.auth import lockout, sessions
 from shop.auth.decorators import require_permission
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
 from shop.auth.permissions import OWNER_ROLE
@@ -323,3 +323,24 @@ class UserById(MethodView):
             )
             db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
             audit.record("user.deleted", {"user_id": user_id, "email": row["email"]})
+
+
+@blp.route("/<id:user_id>/unlock")
+class UserUnlock(MethodView):
+    @blp.response(204)
+    @blp.doc(operationId="unlockUser")
+    @require_permission("users.update", sessions_only=True)
+    def post(self, user_id):
+        """Lift an administrator's sign-in lockout
+
+        Forgets the failed sign-ins counted for their email and the repeats that lengthen
+        the next cool-down. Answers 204 whether or not a lockout was in force (audited).
+        """
+        row = _get(user_id)
+        _guard_target(row)
+        was_locked = lockout.clear(row["email"])
+        with db.transaction():
+            audit.record(
+                "user.unlocked",
+                {"user_id": user_id, "email": row["email"], "was_locked": was_locked},
+            )

@@ -24,6 +24,8 @@ class Caller:
     scopes: frozenset = field(default_factory=frozenset)
     owner_id: str | None = None
     label: str | None = None
+    # An administrator without two-factor sign-in while the shop's settings require it.
+    needs_two_factor: bool = False
 
     def can(self, permission: str) -> bool:
         """Whether the caller holds ``permission`` right now."""

@@ -5,7 +5,7 @@ is a 401 on every route. Otherwise the administrator cookie, then the customer c
 resolved; a stale cookie leaves the caller anonymous and is cleared in the response.
 """
 
-from flask import g, request
+from flask import g, redirect, request, url_for
 
 from shop import db
 from shop.auth import api_keys, sessions
@@ -52,6 +52,39 @@ def load_caller() -> None:
             g.caller = caller
             return
         g.stale_cookies.append(kind)
+
+
+# What an administrator without two-factor sign-in may still do when the shop requires it.
+_SETUP_ENDPOINTS = frozenset(
+    {
+        "auth.Logout",
+        "auth.Me",
+        "admin.login",
+        "admin.logout",
+        "admin.static",
+        "admin.two_factor",
+        "admin.two_factor_setup",
+        "admin.two_factor_confirm",
+    }
+)
+
+
+def require_two_factor():
+    """before_request: while ``require_two_factor`` is on, an administrator signed in without
+    two-factor sign-in can only set it up (403 in the API, the set-up page in the console)."""
+    caller = g.get("caller")
+    if caller is None or not caller.needs_two_factor:
+        return None
+    endpoint = request.endpoint or ""
+    if endpoint in _SETUP_ENDPOINTS or endpoint.startswith("two_factor."):
+        return None
+    if request.blueprint == "admin":
+        return redirect(url_for("admin.two_factor"), 303)
+    abort(
+        403,
+        "Two-factor sign-in is required of administrators: set it up first"
+        " (POST /auth/two-factor/setup).",
+    )
 
 
 def finish_response(response):

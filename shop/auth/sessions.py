@@ -2,15 +2,19 @@
 (``customer_session``).
 
 The cookie holds 32 random bytes (base64url); the table holds only their SHA-256. A session
-lives ``SESSION_LIFETIME`` seconds after its last refresh; a request refreshes it (row and
-cookie) at most once per ``SESSION_REFRESH`` seconds, so ordinary reads write nothing.
+lives ``SESSION_LIFETIME`` seconds after its last refresh, and never more than
+``SESSION_MAX_LIFETIME`` seconds after it was opened (OWASP's absolute timeout); a request
+refreshes it (row and cookie) at most once per ``SESSION_REFRESH`` seconds, so ordinary
+reads write nothing.
 Another User-Agent ends the session; another address is audited and the session goes on.
 """
 
+import functools
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+import ua_parser
 from flask import current_app, g, request
 
 from shop import audit, db
@@ -35,7 +39,11 @@ KINDS = {k.name: k for k in (ADMIN, CUSTOMER)}
 _RESOLVE = {
     "admin": """
         SELECT s.id AS session_id, s.user_agent, s.ip, s.last_seen_at, s.expires_at,
-               u.id, u.email, u.name, u.active, r.name AS role,
+               s.created_at, u.id, u.email, u.name, u.active, r.name AS role,
+               (SELECT t.enabled_at FROM user_two_factor t WHERE t.user_id = u.id)
+                 AS two_factor_at,
+               (SELECT st.value FROM settings st WHERE st.key = 'require_two_factor')
+                 AS two_factor_required,
                (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
                  WHERE rp.role_id = u.role_id) AS role_permissions,
                (SELECT string_agg(up.permission, ' ') FROM user_permissions up
@@ -46,7 +54,8 @@ _RESOLVE = {
         WHERE s.token_hash = :token_hash""",
     "customer": """
         SELECT s.id AS session_id, s.user_agent, s.ip, s.last_seen_at, s.expires_at,
-               c.id, c.email, c.name, c.active, NULL AS role,
+               s.created_at, c.id, c.email, c.name, c.active, NULL AS role, NULL AS two_factor_at,
+               NULL AS two_factor_required,
                NULL AS role_permissions, NULL AS extra_permissions
         FROM customer_session s
         JOIN customers c ON c.id = s.customer_id
@@ -62,6 +71,8 @@ def create(kind: Kind, holder_id: str) -> str:
     """Open a session for a human; answer the cookie value (shown to nobody else)."""
     token = secrets.token_urlsafe(32)
     moment = now()
+    config = current_app.config
+    lifetime = min(config["SESSION_LIFETIME"], config["SESSION_MAX_LIFETIME"])
     db.execute(
         f"INSERT INTO {kind.table} (id, token_hash, {kind.holder}, created_at, last_seen_at,"
         " expires_at, user_agent, ip)"
@@ -71,7 +82,7 @@ def create(kind: Kind, holder_id: str) -> str:
             "token_hash": db.sha256(token),
             "holder": holder_id,
             "now": iso(moment),
-            "expires": iso(moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"])),
+            "expires": iso(moment + timedelta(seconds=lifetime)),
             "ua": _user_agent(),
             "ip": request.remote_addr,
         },
@@ -89,7 +100,12 @@ def resolve(kind: Kind, token: str) -> Caller | None:
         g.auth_problem = "Your session has ended; sign in again."
         return None
     moment = now()
-    if parse(row["expires_at"]) <= moment or not row["active"]:
+    cap = timedelta(seconds=current_app.config["SESSION_MAX_LIFETIME"])
+    if (
+        parse(row["expires_at"]) <= moment
+        or parse(row["created_at"]) + cap <= moment
+        or (not row["active"])
+    ):
         db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
         g.auth_problem = "Your session has expired; sign in again."
         return None
@@ -103,6 +119,7 @@ def resolve(kind: Kind, token: str) -> Caller | None:
             f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
         ),
         session_id=row["session_id"],
+        needs_two_factor=not row["two_factor_at"] and row["two_factor_required"] == "true",
     )
     if row["user_agent"] != _user_agent():
         with db.transaction():
@@ -126,7 +143,11 @@ def resolve(kind: Kind, token: str) -> Caller | None:
                     {"session_id": row["session_id"], "from": row["ip"], "to": request.remote_addr},
                     actor=caller.actor,
                 )
-            expires = moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"])
+            expires = min(
+                moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"]),
+                parse(row["created_at"])
+                + timedelta(seconds=current_app.config["SESSION_MAX_LIFETIME"]),
+            )
             db.execute(
                 f"UPDATE {kind.table} SET last_seen_at = :now, expires_at = :expires, ip = :ip"
                 " WHERE id = :id",
@@ -161,12 +182,30 @@ def end_all(kind: Kind, holder_id: str, keep_session_id: str | None = None) -> i
 
 
 def live(kind: Kind, holder_id: str) -> list[dict]:
-    """A human's live sessions, newest first."""
-    return db.query(
+    """A human's live sessions, newest first, each with its device in words."""
+    rows = db.query(
         f"SELECT id, created_at, last_seen_at, expires_at, user_agent, ip FROM {kind.table}"
         f" WHERE {kind.holder} = :holder AND expires_at > :now ORDER BY last_seen_at DESC",
         {"holder": holder_id, "now": iso(now())},
     )
+    for row in rows:
+        row["device"] = device_name(row["user_agent"])
+    return rows
+
+
+@functools.lru_cache(maxsize=256)
+def device_name(user_agent: str) -> str:
+    """A User-Agent in words, as ua-parser reads it: ``Firefox on Mac OS X``."""
+    if not user_agent:
+        return "Unknown device"
+    parsed = ua_parser.parse(user_agent)
+    browser = parsed.user_agent.family if parsed.user_agent else None
+    system = parsed.os.family if parsed.os else None
+    browser = None if browser in (None, "Other") else browser
+    system = None if system in (None, "Other") else system
+    if browser and system:
+        return f"{browser} on {system}"
+    return browser or system or "Unknown device"
 
 
 def set_cookie(response, kind: Kind, token: str) -> None:

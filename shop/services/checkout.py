@@ -16,7 +16,7 @@ import hashlib
 import json
 from datetime import timedelta
 
-from shop import audit, db, settings, totals
+from shop import audit, db, mail, settings, totals
 from shop.api.orders import record_history
 from shop.clock import iso, now
 from shop.errors import abort
@@ -111,6 +111,16 @@ def place_order(
             },
         )
         record_history(order_id, status, None, moment)
+        confirmation = {
+            "number": number,
+            "status": status,
+            "currency": shop["currency"],
+            "total_cents": total,
+            "created_at": moment,
+            "items": lines,
+            "customer": {"email": customer.email, "name": customer.name},
+        }
+        mail.queue_order_mail(confirmation, placed=True, shop_name=shop["shop_name"])
         if idempotency_key is not None:
             _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
         audit.record(

@@ -1,0 +1,186 @@
+"""Per-account sign-in lockout: after ``LOCKOUT_THRESHOLD`` failures within ``LOCKOUT_WINDOW``
+seconds an email is locked for ``LOCKOUT_COOLDOWN`` seconds, doubling on each repeat (up to
+``LOCKOUT_MAX_COOLDOWN``); a day without a lockout forgets the repeats.
+
+Counted per email as typed (lower-cased), so an unknown email locks exactly like a known one
+and the answer tells nothing. The counters live in Redis when ``REDIS_URL`` is set (one Lua
+script per failure: exact across workers and nodes), in this process's memory otherwise. The
+time is the app's clock (``CLOCK``), so tests move it. Redis keys hold a hash of the email.
+"""
+
+import hashlib
+import logging
+import secrets
+import threading
+from dataclasses import dataclass
+
+from flask import current_app
+
+from shop.clock import now
+
+log = logging.getLogger("shop.lockout")
+
+# KEYS: failures (sorted set of ms stamps), state (hash: until, strikes, at).
+# ARGV: now_ms, window_ms, threshold, cooldown_ms, max_cooldown_ms, member, ttl_s, forget_ms.
+_FAIL_SCRIPT = """
+local now = tonumber(ARGV[1])
+local locked_until = tonumber(redis.call('HGET', KEYS[2], 'until') or '0')
+if locked_until > now then return {1, tostring(locked_until), 0} end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[1], now, ARGV[6])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then return {0, '0', 0} end
+local strikes = tonumber(redis.call('HGET', KEYS[2], 'strikes') or '0')
+local last = tonumber(redis.call('HGET', KEYS[2], 'at') or '0')
+if now - last > tonumber(ARGV[8]) then strikes = 0 end
+strikes = strikes + 1
+local cooldown = math.min(tonumber(ARGV[4]) * 2 ^ (strikes - 1), tonumber(ARGV[5]))
+locked_until = now + cooldown
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'until', tostring(locked_until), 'strikes', strikes, 'at', now)
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+return {2, tostring(locked_until), strikes}
+"""
+
+
+@dataclass(frozen=True)
+class Lockout:
+    """A lockout that has just begun."""
+
+    until_ms: int
+    strikes: int
+
+
+def _settings() -> dict:
+    config = current_app.config
+    return {
+        "window": config["LOCKOUT_WINDOW"] * 1000,
+        "threshold": config["LOCKOUT_THRESHOLD"],
+        "cooldown": config["LOCKOUT_COOLDOWN"] * 1000,
+        "max_cooldown": config["LOCKOUT_MAX_COOLDOWN"] * 1000,
+        "forget": 24 * 3600 * 1000 + config["LOCKOUT_MAX_COOLDOWN"] * 1000,
+    }
+
+
+def _now_ms() -> int:
+    return int(now().timestamp() * 1000)
+
+
+class MemoryStore:
+    """The counters of one process (no REDIS_URL)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._failures = {}
+        self._state = {}
+
+    def locked(self, key: str, moment: int) -> bool:
+        with self._lock:
+            return self._state.get(key, {}).get("until", 0) > moment
+
+    def fail(self, key: str, moment: int, s: dict) -> Lockout | None:
+        with self._lock:
+            state = self._state.setdefault(key, {"until": 0, "strikes": 0, "at": 0})
+            if state["until"] > moment:
+                return None
+            stamps = [t for t in self._failures.get(key, []) if t > moment - s["window"]]
+            stamps.append(moment)
+            self._failures[key] = stamps
+            if len(stamps) < s["threshold"]:
+                return None
+            strikes = 1 if moment - state["at"] > s["forget"] else state["strikes"] + 1
+            until = moment + min(s["cooldown"] * 2 ** (strikes - 1), s["max_cooldown"])
+            self._failures.pop(key, None)
+            state.update(until=until, strikes=strikes, at=moment)
+            return Lockout(until, strikes)
+
+    def succeeded(self, key: str) -> None:
+        with self._lock:
+            self._failures.pop(key, None)
+
+    def clear(self, key: str) -> bool:
+        with self._lock:
+            self._failures.pop(key, None)
+            state = self._state.pop(key, None)
+            return bool(state and state["until"])
+
+
+class RedisStore:
+    """The counters shared by every worker and node through Redis."""
+
+    def __init__(self, url: str, prefix: str):
+        import redis
+
+        self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._script = self._redis.register_script(_FAIL_SCRIPT)
+        self._prefix = f"{prefix}:lockout"
+
+    def _keys(self, key: str) -> tuple[str, str]:
+        return f"{self._prefix}:f:{key}", f"{self._prefix}:s:{key}"
+
+    def locked(self, key: str, moment: int) -> bool:
+        until = self._redis.hget(self._keys(key)[1], "until")
+        return until is not None and int(float(until)) > moment
+
+    def fail(self, key: str, moment: int, s: dict) -> Lockout | None:
+        ttl = (s["forget"] + s["window"]) // 1000
+        args = [moment, s["window"], s["threshold"], s["cooldown"], s["max_cooldown"]]
+        args += [f"{moment}:{secrets.token_hex(4)}", ttl, s["forget"]]
+        state, until, strikes = self._script(keys=self._keys(key), args=args)
+        return Lockout(int(float(until)), int(strikes)) if state == 2 else None
+
+    def succeeded(self, key: str) -> None:
+        self._redis.delete(self._keys(key)[0])
+
+    def clear(self, key: str) -> bool:
+        failures, state = self._keys(key)
+        pipe = self._redis.pipeline()
+        pipe.hget(state, "until")
+        pipe.delete(failures, state)
+        until, _ = pipe.execute()
+        return until is not None
+
+
+def _store():
+    """This app's store: Redis when configured (memory while Redis fails), else memory."""
+    extensions = current_app.extensions
+    if "shop.lockout" not in extensions:
+        memory = MemoryStore()
+        url = current_app.config["REDIS_URL"]
+        prefix = current_app.config["RATELIMIT_KEY_PREFIX"]
+        extensions["shop.lockout"] = (RedisStore(url, prefix) if url else None, memory)
+    return extensions["shop.lockout"]
+
+
+def _call(method: str, *args):
+    shared, memory = _store()
+    if shared is not None:
+        try:
+            return getattr(shared, method)(*args)
+        except Exception as error:  # noqa: BLE001 - Redis down must not stop sign-in
+            log.warning("lockout counters: Redis failed (%s); counting in memory", type(error))
+    return getattr(memory, method)(*args)
+
+
+def _key(email: str) -> str:
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+
+
+def is_locked(email: str) -> bool:
+    """Whether sign-in for ``email`` is locked right now."""
+    return _call("locked", _key(email), _now_ms())
+
+
+def failed(email: str) -> Lockout | None:
+    """Count a failed sign-in; answer the lockout when this failure started one."""
+    return _call("fail", _key(email), _now_ms(), _settings())
+
+
+def succeeded(email: str) -> None:
+    """A right password (and code): forget the failures counted so far."""
+    _call("succeeded", _key(email))
+
+
+def clear(email: str) -> bool:
+    """Lift a lockout and forget failures and repeats; answer whether one was in force."""
+    return _call("clear", _key(email))

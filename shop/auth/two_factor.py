@@ -1,0 +1,151 @@
+"""Two-factor sign-in (TOTP, RFC 6238) for administrators, with one-time recovery codes.
+
+Set-up stores a new secret, not yet in force; a right code confirms it and gives 10 recovery
+codes, shown once and stored as SHA-256. A code is accepted one time step either side of
+now (30 s steps) and only if its step is later than the last one accepted, so no code works
+twice; the update that records the step is conditional, so two nodes cannot both accept it.
+"""
+
+import base64
+import io
+import re
+import secrets
+
+import pyotp
+import segno
+
+from shop import db, settings
+from shop.clock import now, now_iso
+
+ISSUER_FALLBACK = "shop"
+RECOVERY_CODES = 10
+_CODE_RE = re.compile(r"\d{6}")
+
+
+def state(user_id: str) -> dict | None:
+    """The user's two-factor row, or None."""
+    return db.one(
+        "SELECT user_id, secret, enabled_at, last_step FROM user_two_factor WHERE user_id = :id",
+        {"id": user_id},
+    )
+
+
+def is_enabled(user_id: str) -> bool:
+    """Whether two-factor sign-in is on for the user."""
+    row = state(user_id)
+    return bool(row and row["enabled_at"])
+
+
+def start(user_id: str, email: str) -> dict:
+    """Store a new pending secret (replacing a pending one); answer what the app must show."""
+    secret = pyotp.random_base32()
+    db.execute(
+        "INSERT INTO user_two_factor (user_id, secret, created_at, enabled_at, last_step)"
+        " VALUES (:id, :secret, :now, NULL, 0) ON CONFLICT (user_id) DO UPDATE SET"
+        " secret = excluded.secret, created_at = excluded.created_at, enabled_at = NULL,"
+        " last_step = 0",
+        {"id": user_id, "secret": secret, "now": now_iso()},
+    )
+    issuer = settings.current()["shop_name"] or ISSUER_FALLBACK
+    uri = pyotp.TOTP(secret).provisioning_uri(name=email, issuer_name=issuer)
+    return {"secret": secret, "otpauth_uri": uri, "qr_svg": qr_svg(uri)}
+
+
+def qr_svg(text: str) -> str:
+    """A QR code of ``text`` as an SVG document, made here (nothing leaves the server)."""
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="svg", scale=5, xmldecl=False, svgns=True)
+    return out.getvalue().decode()
+
+
+def _step_of(secret: str, code: str) -> int | None:
+    """The time step (now ±1) whose code ``code`` is, or None."""
+    if not _CODE_RE.fullmatch(code):
+        return None
+    totp = pyotp.TOTP(secret)
+    current = totp.timecode(now())
+    found = None
+    for step in (current - 1, current, current + 1):
+        expected = totp.generate_otp(step)
+        if secrets.compare_digest(expected, code):
+            found = step
+    return found
+
+
+def use_code(user_id: str, code: str, *, pending: bool = False) -> bool:
+    """Accept a TOTP code once (the secret in force, or the pending one when ``pending``)."""
+    row = state(user_id)
+    if row is None or bool(row["enabled_at"]) == pending:
+        return False
+    step = _step_of(row["secret"], code.strip().replace(" ", ""))
+    if step is None or step <= row["last_step"]:
+        return False
+    return bool(
+        db.execute(
+            "UPDATE user_two_factor SET last_step = :step"
+            " WHERE user_id = :id AND last_step < :step AND secret = :secret",
+            {"step": step, "id": user_id, "secret": row["secret"]},
+        )
+    )
+
+
+def _normal_recovery(code: str) -> str:
+    return code.strip().lower().replace(" ", "").replace("-", "")
+
+
+def use_recovery_code(user_id: str, code: str) -> bool:
+    """Accept a recovery code once."""
+    normal = _normal_recovery(code)
+    if not normal or len(normal) > 64:
+        return False
+    return bool(
+        db.execute(
+            "UPDATE user_recovery_codes SET used_at = :now"
+            " WHERE user_id = :id AND code_hash = :hash AND used_at IS NULL",
+            {"now": now_iso(), "id": user_id, "hash": db.sha256(normal)},
+        )
+    )
+
+
+def check(user_id: str, code: str) -> str | None:
+    """Accept a TOTP code or a recovery code once: ``"otp"``, ``"recovery_code"`` or None."""
+    if use_code(user_id, code):
+        return "otp"
+    if use_recovery_code(user_id, code):
+        return "recovery_code"
+    return None
+
+
+def confirm(user_id: str) -> list[str]:
+    """Put the pending secret in force (its code was just accepted); answer the recovery codes.
+
+    Call inside a transaction, after ``use_code(..., pending=True)``.
+    """
+    db.execute(
+        "UPDATE user_two_factor SET enabled_at = :now WHERE user_id = :id",
+        {"now": now_iso(), "id": user_id},
+    )
+    db.execute("DELETE FROM user_recovery_codes WHERE user_id = :id", {"id": user_id})
+    codes = []
+    for _ in range(RECOVERY_CODES):
+        raw = base64.b32encode(secrets.token_bytes(10)).decode().lower()  # 80 bits
+        codes.append(f"{raw[:4]}-{raw[4:8]}-{raw[8:12]}-{raw[12:]}")
+    db.execute_many(
+        "INSERT INTO user_recovery_codes (user_id, code_hash, used_at) VALUES (:id, :hash, NULL)",
+        [{"id": user_id, "hash": db.sha256(_normal_recovery(c))} for c in codes],
+    )
+    return codes
+
+
+def recovery_codes_left(user_id: str) -> int:
+    """How many recovery codes the user has not used."""
+    return db.value(
+        "SELECT COUNT(*) FROM user_recovery_codes WHERE user_id = :id AND used_at IS NULL",
+        {"id": user_id},
+    )
+
+
+def turn_off(user_id: str) -> None:
+    """Remove the secret and the recovery codes (inside the caller's transaction)."""
+    db.execute("DELETE FROM user_two_factor WHERE user_id = :id", {"id": user_id})
+    db.execute("DELETE FROM user_recovery_codes WHERE user_id = :id", {"id": user_id})

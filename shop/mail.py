@@ -1,0 +1,227 @@
+"""Outgoing mail: ``queue`` writes a message into ``mail_outbox`` inside the caller's
+transaction; ``deliver_due`` (the worker: ``flask mail work``) sends what is due, so a slow
+or absent mail server never holds a web request.
+
+``SMTP_URL`` says where: ``smtps://user:password@host:465`` (TLS from the start),
+``smtp://user:password@host:587`` (STARTTLS, required) or ``smtp://host:25?tls=off`` (plain,
+for a relay on the same machine). Without ``SMTP_URL`` each message is written to the log
+instead (development: the log then holds the links it carries). A failed attempt is retried
+after 30 s, doubling up to an hour, 10 attempts in all; the log and the outbox keep only the
+kind of error, never the bodies, credentials or tokens. A sent message's bodies are blanked.
+"""
+
+import logging
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import formataddr, make_msgid
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from flask import current_app
+
+from shop import db
+from shop import settings as site
+from shop.clock import iso, iso_in, now, now_iso
+
+log = logging.getLogger("shop.mail")
+
+BATCH = 20
+MAX_ATTEMPTS = 10
+FIRST_RETRY = 30
+MAX_RETRY = 3600
+LEASE = 120  # seconds a worker holds a message it is sending
+
+
+def queue(recipient: str, subject: str, text: str, html: str | None = None) -> str:
+    """Put a message in the outbox (in the caller's transaction); answer its id."""
+    mail_id = db.new_id()
+    moment = now_iso()
+    db.execute(
+        "INSERT INTO mail_outbox (id, recipient, subject, text_body, html_body, created_at,"
+        " next_attempt_at, attempts) VALUES (:id, :to, :subject, :text, :html, :now, :now, 0)",
+        {
+            "id": mail_id,
+            "to": recipient,
+            "subject": subject,
+            "text": text,
+            "html": html,
+            "now": moment,
+        },
+    )
+    return mail_id
+
+
+def _message(row: dict) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = formataddr((site.current()["shop_name"], current_app.config["MAIL_FROM"]))
+    message["To"] = row["recipient"]
+    message["Subject"] = row["subject"]
+    message["Message-ID"] = make_msgid(domain=current_app.config["MAIL_FROM"].split("@")[-1])
+    message.set_content(row["text_body"])
+    if row["html_body"]:
+        message.add_alternative(row["html_body"], subtype="html")
+    return message
+
+
+def _send(messages: list[EmailMessage]) -> None:
+    """Send over one SMTP connection (raise on failure)."""
+    url = urlsplit(current_app.config["SMTP_URL"])
+    options = {k: v[-1] for k, v in parse_qs(url.query).items()}
+    timeout = current_app.config["SMTP_TIMEOUT"]
+    context = ssl.create_default_context()
+    if url.scheme == "smtps":
+        client = smtplib.SMTP_SSL(url.hostname, url.port or 465, timeout=timeout, context=context)
+    elif url.scheme == "smtp":
+        client = smtplib.SMTP(url.hostname, url.port or 587, timeout=timeout)
+    else:
+        raise ValueError("SMTP_URL must start with smtp:// or smtps://")
+    with client:
+        if url.scheme == "smtp" and options.get("tls", "starttls") != "off":
+            client.starttls(context=context)
+        if url.username:
+            client.login(unquote(url.username), unquote(url.password or ""))
+        for message in messages:
+            client.send_message(message)
+
+
+def _due(moment) -> list[dict]:
+    return db.query(
+        "SELECT id, recipient, subject, text_body, html_body, attempts, next_attempt_at"
+        " FROM mail_outbox WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= :now"
+        " ORDER BY next_attempt_at LIMIT :batch",
+        {"now": iso(moment), "batch": BATCH},
+    )
+
+
+def _claim(row: dict) -> bool:
+    """Hold a message for ``LEASE`` seconds, unless another worker took it first."""
+    return bool(
+        db.execute(
+            "UPDATE mail_outbox SET next_attempt_at = :lease"
+            " WHERE id = :id AND next_attempt_at = :seen",
+            {"lease": iso_in(LEASE), "id": row["id"], "seen": row["next_attempt_at"]},
+        )
+    )
+
+
+def deliver_due() -> int:
+    """Send every message that is due (each claimed just before it is sent); answer how
+    many were sent."""
+    rows = _due(now())
+    sent = 0
+    for row in rows:
+        if not _claim(row):
+            continue
+        try:
+            if current_app.config["SMTP_URL"]:
+                _send([_message(row)])
+                log.info("mail %s sent to %s", row["id"], row["recipient"])
+            else:
+                log.info(
+                    "mail %s (SMTP_URL not set, development)\nTo: %s\nSubject: %s\n\n%s",
+                    row["id"],
+                    row["recipient"],
+                    row["subject"],
+                    row["text_body"],
+                )
+        except (OSError, smtplib.SMTPException, ValueError) as error:
+            _failed(row, error)
+            continue
+        db.execute(
+            "UPDATE mail_outbox SET sent_at = :now, next_attempt_at = NULL,"
+            " attempts = attempts + 1, text_body = '', html_body = NULL, last_error = NULL"
+            " WHERE id = :id",
+            {"now": now_iso(), "id": row["id"]},
+        )
+        sent += 1
+    return sent
+
+
+def _failed(row: dict, error: Exception) -> None:
+    """Schedule the next attempt (or give up), keeping only the kind of error."""
+    attempts = row["attempts"] + 1
+    reason = type(error).__name__
+    if isinstance(error, smtplib.SMTPResponseException):
+        reason += f" {error.smtp_code}"
+    if attempts >= MAX_ATTEMPTS:
+        log.error(
+            "mail %s to %s: gave up after %d attempts (%s)",
+            row["id"],
+            row["recipient"],
+            attempts,
+            reason,
+        )
+        next_at, failed_at = None, now_iso()
+    else:
+        delay = min(FIRST_RETRY * 2 ** (attempts - 1), MAX_RETRY)
+        log.warning(
+            "mail %s to %s: attempt %d failed (%s); next in %d s",
+            row["id"],
+            row["recipient"],
+            attempts,
+            reason,
+            delay,
+        )
+        next_at = iso_in(delay)
+        failed_at = None
+    db.execute(
+        "UPDATE mail_outbox SET attempts = :attempts, next_attempt_at = :next,"
+        " failed_at = :failed, last_error = :reason WHERE id = :id",
+        {
+            "attempts": attempts,
+            "next": next_at,
+            "failed": failed_at,
+            "reason": reason,
+            "id": row["id"],
+        },
+    )
+
+
+def queue_rendered(recipient: str, subject: str, template: str, **context) -> str:
+    """Queue ``mail/<template>.txt`` and ``.html`` rendered with ``context`` and the shop's name."""
+    from flask import render_template
+
+    context.setdefault("shop_name", site.current()["shop_name"])
+    text = render_template(f"mail/{template}.txt", **context)
+    html = render_template(f"mail/{template}.html", **context)
+    return queue(recipient, subject, text, html)
+
+
+ORDER_HEADLINES = {
+    "pending": "Thank you: we have your order and are waiting for its payment.",
+    "paid": "Thank you: your order is paid and we are preparing it.",
+    "shipped": "Your order is on its way.",
+    "delivered": "Your order has been delivered.",
+    "cancelled": "Your order has been cancelled.",
+    "refunded": "Your order has been refunded.",
+}
+
+
+def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) -> str | None:
+    """Queue the confirmation (``placed``) or status e-mail of an order to its customer.
+
+    ``order`` has at least number, status, currency, total_cents, created_at, items (name,
+    quantity, line_total_cents) and customer (email, name).
+    """
+    recipient = order["customer"]["email"]
+    if not recipient:  # an erased customer
+        return None
+    shop_name = shop_name or site.current()["shop_name"]
+    if placed:
+        subject = f"{shop_name}: order {order['number']} confirmed"
+    else:
+        subject = f"{shop_name}: order {order['number']} is {order['status']}"
+    currency = order["currency"]
+
+    def money(cents: int) -> str:
+        return f"{cents // 100}.{cents % 100:02d} {currency}"
+
+    return queue_rendered(
+        recipient,
+        subject,
+        "order",
+        order=order,
+        headline=ORDER_HEADLINES.get(order["status"], f"Your order is {order['status']}."),
+        money=money,
+        shop_name=shop_name,
+    )

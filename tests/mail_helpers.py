@@ -1,0 +1,80 @@
+"""A real SMTP server on 127.0.0.1 (aiosmtpd) that keeps what it receives, for the mail tests."""
+
+import email
+import re
+from email import policy
+
+from tests.live import free_port
+
+
+class Inbox:
+    """An aiosmtpd handler that keeps every message, parsed."""
+
+    def __init__(self):
+        self.messages = []
+        self.logins = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's name
+        message = email.message_from_bytes(envelope.content, policy=policy.default)
+        message.rcpt_tos = envelope.rcpt_tos
+        self.messages.append(message)
+        return "250 Message accepted"
+
+    def authenticate(self, server, session, envelope, mechanism, auth_data):
+        """Accept one user (``shop`` / ``s3cret-pass``) and remember who logged in."""
+        from aiosmtpd.smtp import AuthResult
+
+        ok = auth_data.login == b"shop" and auth_data.password == b"s3cret-pass"
+        if ok:
+            self.logins.append(auth_data.login.decode())
+        return AuthResult(success=ok)
+
+
+class SmtpServer:
+    """aiosmtpd's Controller on a port of 127.0.0.1; ``url`` for SMTP_URL."""
+
+    def __init__(self, port=None, auth=False, tls_context=None):
+        from aiosmtpd.controller import Controller
+
+        self.inbox = Inbox()
+        self.port = port or free_port()
+        options = {}
+        if auth:
+            options.update(authenticator=self.inbox.authenticate, auth_required=True)
+            options["auth_require_tls"] = tls_context is not None
+        if tls_context is not None:
+            options.update(tls_context=tls_context, require_starttls=True)
+        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port, **options)
+        self.controller.start()
+        self.url = f"smtp://127.0.0.1:{self.port}?tls=off"
+
+    @property
+    def messages(self):
+        return self.inbox.messages
+
+    def stop(self):
+        self.controller.stop()
+
+
+def text_of(message) -> str:
+    """The plain-text part of a message."""
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+def html_of(message) -> str:
+    """The HTML part of a message."""
+    return message.get_body(preferencelist=("html",)).get_content()
+
+
+def link_in(message) -> str:
+    """The one https link of a message's text."""
+    links = re.findall(r"https?://\S+", text_of(message))
+    assert len(links) == 1, text_of(message)
+    return links[0]
+
+
+def deliver(app) -> int:
+    """Run the mail worker once (``flask mail work --once``); answer how many it sent."""
+    result = app.test_cli_runner().invoke(args=["mail", "work", "--once"])
+    assert result.exit_code == 0, result.output
+    return int(result.output.split()[1])

@@ -1,0 +1,167 @@
+"""Mail: queued in the request's transaction, sent by the worker through a real SMTP server on
+127.0.0.1 (STARTTLS and credentials), retried with backoff while the server is away, written
+to the log without SMTP_URL; order confirmation and status e-mails."""
+
+import logging
+import shutil
+import ssl
+import subprocess
+
+import pytest
+
+from shop import db, mail
+from tests.live import free_port
+from tests.mail_helpers import SmtpServer, deliver, html_of, text_of
+from tests.orders_helpers import add_product, basket, set_setting
+
+SECRET = "s3cret-pass"
+
+
+def outbox(app) -> list[dict]:
+    with app.app_context():
+        return db.query("SELECT * FROM mail_outbox ORDER BY created_at, id")
+
+
+def queue_one(app, to="someone@example.com"):
+    with app.app_context(), db.transaction():
+        mail.queue(to, "Hello", "Plain text", "<p>HTML</p>")
+
+
+def test_a_message_waits_for_the_server_and_is_retried_with_backoff(make_app, clock, caplog):
+    port = free_port()
+    app = make_app(SMTP_URL=f"smtp://shop:{SECRET}@127.0.0.1:{port}?tls=off")
+    queue_one(app)
+    with caplog.at_level(logging.INFO, logger="shop.mail"):
+        assert deliver(app) == 0  # nobody listens yet
+    (row,) = outbox(app)
+    assert row["attempts"] == 1 and row["sent_at"] is None
+    assert row["last_error"] == "ConnectionRefusedError"
+    clock.advance(29)
+    assert deliver(app) == 0 and outbox(app)[0]["attempts"] == 1  # not due yet
+    clock.advance(1)
+    assert deliver(app) == 0 and outbox(app)[0]["attempts"] == 2  # due at 30 s, then 60 s
+    server = SmtpServer(port=port, auth=False)
+    try:
+        clock.advance(59)
+        assert deliver(app) == 0
+        clock.advance(1)
+        # The URL has credentials but this server offers no AUTH: smtplib refuses to send
+        # them, and the message waits (the operator's URL is wrong).
+        assert deliver(app) == 0 and outbox(app)[0]["last_error"] == "SMTPNotSupportedError"
+    finally:
+        server.stop()
+    assert SECRET not in caplog.text and SECRET not in str(outbox(app))
+
+
+def test_credentials_reach_the_server_and_no_log(make_app, caplog):
+    server = SmtpServer(auth=True)
+    try:
+        app = make_app(SMTP_URL=f"smtp://shop:{SECRET}@127.0.0.1:{server.port}?tls=off")
+        queue_one(app)
+        with caplog.at_level(logging.DEBUG):
+            assert deliver(app) == 1
+        assert server.inbox.logins == ["shop"] and len(server.messages) == 1
+        url = f"smtp://shop:wrong@127.0.0.1:{server.port}?tls=off"
+        bad = make_app(SMTP_URL=url, SMTP_TIMEOUT=2)
+        queue_one(bad)
+        assert deliver(bad) == 0
+        (refused,) = [row for row in outbox(bad) if row["sent_at"] is None]
+        assert refused["attempts"] == 1 and refused["last_error"].startswith("SMTP")
+    finally:
+        server.stop()
+    assert SECRET not in caplog.text
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1, trusted through SSL_CERT_FILE."""
+    if not shutil.which("openssl"):
+        pytest.skip("STARTTLS test: the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_starttls_with_credentials(make_app, certificate, monkeypatch):
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server = SmtpServer(auth=True, tls_context=context)
+    try:
+        app = make_app(SMTP_URL=f"smtp://shop:{SECRET}@127.0.0.1:{server.port}")
+        queue_one(app)
+        assert deliver(app) == 0  # the server's certificate is not trusted yet
+        assert outbox(app)[0]["last_error"] == "SSLCertVerificationError"
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        with app.app_context():
+            db.execute("UPDATE mail_outbox SET next_attempt_at = created_at")
+        assert deliver(app) == 1
+        assert server.inbox.logins == ["shop"] and len(server.messages) == 1
+    finally:
+        server.stop()
+
+
+def test_without_smtp_url_mail_goes_to_the_log(make_app, caplog):
+    app = make_app(SMTP_URL=None)
+    queue_one(app, to="dev@example.com")
+    with caplog.at_level(logging.INFO, logger="shop.mail"):
+        assert deliver(app) == 1
+    assert "SMTP_URL not set" in caplog.text and "dev@example.com" in caplog.text
+    assert "Plain text" in caplog.text
+    assert outbox(app)[0]["sent_at"] is not None
+
+
+def test_smtp_url_needs_a_public_url():
+    from shop.config import ConfigError, from_environment
+
+    with pytest.raises(ConfigError, match="SHOP_PUBLIC_URL"):
+        from_environment({"SMTP_URL": "smtps://mail.example:465"})
+    config = from_environment(
+        {"SMTP_URL": "smtps://mail.example:465", "SHOP_PUBLIC_URL": "https://shop.example/"}
+    )
+    assert config["PUBLIC_URL"] == "https://shop.example"
+
+
+def test_two_workers_never_send_a_message_twice(make_app, smtp):
+    app = make_app(SMTP_URL=smtp.url)
+    for number in range(3):
+        queue_one(app, to=f"r{number}@example.com")
+    with app.app_context():
+        seen_by_both = mail._due(mail.now())
+        assert all(mail._claim(row) for row in seen_by_both)  # the first worker
+        assert not any(mail._claim(row) for row in seen_by_both)  # the second one
+        assert mail.deliver_due() == 0  # held by the first worker for LEASE seconds
+    assert len(seen_by_both) == 3 and smtp.messages == []
+
+
+def test_order_confirmation_and_status_mails(app, smtp, customer_client, owner_client):
+    app.config["SMTP_URL"] = smtp.url
+    set_setting(app, "shop_name", "Tea & Co")
+    teapot = add_product(app, "Teapot <large>", price_cents=2550, stock=5)
+    order = customer_client.post("/payments/checkout", json=basket((teapot, 2))).json
+    moved = owner_client.patch(f"/orders/{order['id']}/status", json={"status": "cancelled"})
+    assert moved.status_code == 200, moved.json
+    assert deliver(app) == 2
+    confirmed, cancelled = smtp.messages
+    assert confirmed["To"] == "customer@example.com"
+    assert confirmed["Subject"] == f"Tea & Co: order {order['number']} confirmed"
+    assert "Tea & Co" in confirmed["From"]
+    text = text_of(confirmed)
+    assert "2 x Teapot <large>" in text and "51.00 EUR" in text and "Tea & Co" in text
+    html = html_of(confirmed)
+    assert "Teapot &lt;large&gt;" in html and "Tea &amp; Co" in html and "51.00 EUR" in html
+    assert cancelled["Subject"] == f"Tea & Co: order {order['number']} is cancelled"
+    assert "has been cancelled" in text_of(cancelled)
+
+
+def test_a_failed_checkout_queues_no_mail(app, customer_client):
+    teapot = add_product(app, "Teapot", stock=1)
+    response = customer_client.post("/payments/checkout", json=basket((teapot, 2)))
+    assert response.status_code == 409
+    assert outbox(app) == []
