@@ -144,7 +144,8 @@ def test_status_then_upgrade_of_an_empty_database(make_app):
     assert again.exit_code == 0 and "nothing to apply" in again.output
     with app.app_context():
         records = app.extensions["shop.db"].query("SELECT * FROM schema_migrations")
-    assert [r["version"] for r in records] == list(range(1, latest + 1))
+    versions = [m.version for m in migrate.available(app.extensions["shop.db"].engine)]
+    assert [r["version"] for r in records] == versions and versions[-1] == latest
     assert records[0]["name"] == "baseline" and len(records[0]["checksum"]) == 64
     assert records[0]["applied_at"].endswith("Z")
     # the upgrade also seeded the built-in roles: the first owner can be created
@@ -286,7 +287,8 @@ def test_a_failing_migration_changes_nothing_and_is_not_recorded(make_app, migra
         database = app.extensions["shop.db"]
         assert not migrate.table_exists(database, "half")
         assert migrate.current_version(database) == migrate.latest()
-        assert database.value("SELECT COUNT(*) FROM schema_migrations") == migrate.latest()
+        known = len(migrate.available(database.engine))
+        assert database.value("SELECT COUNT(*) FROM schema_migrations") == known
 
 
 def test_two_upgrades_at_once_apply_each_migration_once(make_app, migrations_copy):

@@ -17,6 +17,7 @@ def register_blueprints(api) -> None:
         roles,
         settings,
         users,
+        webhooks,
     )
 
     api.register_converter(content.KeyConverter, content.key_parameter_schema)
@@ -34,5 +35,6 @@ def register_blueprints(api) -> None:
         customers,
         orders,
         payments,
+        webhooks,
     ):
         api.register_blueprint(module.blp)

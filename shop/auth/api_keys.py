@@ -14,9 +14,14 @@ from datetime import timedelta
 
 from flask import current_app, request
 
-from shop import audit, db
+from shop import audit, db, webhooks
 from shop.auth.caller import Caller
-from shop.auth.permissions import ALL_SCOPES, SCOPES, scope_permissions
+from shop.auth.permissions import (
+    ALL_SCOPES,
+    OWNER_PERMISSIONS_SQL,
+    SCOPES,
+    rights_of,
+)
 from shop.clock import iso, now, parse
 from shop.errors import abort
 
@@ -26,14 +31,10 @@ _SCOPE_RE = re.compile(r"(read|write):[a-z_]+")
 REFUSAL_AUDIT_INTERVAL = 60
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="shop"'}
 
-_RESOLVE = """
+_RESOLVE = f"""
     SELECT k.id, k.label, k.scopes, k.source, k.owner_id, k.expires_at, k.revoked_at,
            k.last_used_at, k.last_used_ip, k.refused_audit_at,
-           u.active AS owner_active, r.name AS owner_role,
-           (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
-             WHERE rp.role_id = u.role_id) AS role_permissions,
-           (SELECT string_agg(up.permission, ' ') FROM user_permissions up
-             WHERE up.user_id = u.id) AS extra_permissions
+           u.active AS owner_active, r.name AS owner_role, {OWNER_PERMISSIONS_SQL}
     FROM api_keys k
     LEFT JOIN users u ON u.id = k.owner_id
     LEFT JOIN roles r ON r.id = u.role_id
@@ -137,6 +138,7 @@ def create(
             {"key_id": key_id, "label": label, "scopes": scopes, "expires_at": expires_at},
             actor=owner.actor if owner else {"kind": "cli", "id": None, "label": "flask CLI"},
         )
+        webhooks.emit("api_key.created", key_id, get)
     return get(key_id), secret
 
 
@@ -203,6 +205,7 @@ def revoke(key_id: str, viewer: Caller | None) -> bool:
                 },
                 actor=viewer.actor if viewer else {"kind": "cli", "id": None, "label": "flask CLI"},
             )
+            webhooks.emit("api_key.revoked", key_id, get)
     return True
 
 
@@ -226,6 +229,7 @@ def revoke_leaked(secret: str) -> None:
             {"key_id": row["id"], "label": row["label"], "by": "leaked-key report"},
             actor={"kind": "anonymous", "id": None, "label": "leaked-key report"},
         )
+        webhooks.emit("api_key.revoked", row["id"], get)
 
 
 def present(row: dict) -> dict:
@@ -265,10 +269,7 @@ def resolve(secret: str) -> Caller:
             401, "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
         )
     scopes = frozenset(row["scopes"].split())
-    rights = scope_permissions(scopes)
-    if row["source"] == "admin":
-        owner_rights = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}"
-        rights &= frozenset(owner_rights.split())
+    rights = rights_of(row)
     interval = current_app.config["KEY_LAST_USED_INTERVAL"]
     if row["last_used_at"] is None or moment - parse(row["last_used_at"]) >= timedelta(
         seconds=interval
