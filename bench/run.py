@@ -102,7 +102,7 @@ def main(argv=None) -> int:
         if args.webhook:
             from bench.webhook import Subscribed
 
-            hook = Subscribed(_app, main_url, env, work / "worker.log")
+            hook = Subscribed(_app, main_url, env, work / "worker.log", args.webhook)
             cleanups.append(hook.stop)
         rows = []
         base = _run_baseline(args, env, seeded, work, rows)
@@ -153,8 +153,11 @@ def _parse(argv):
     )
     parser.add_argument(
         "--webhook",
-        action="store_true",
-        help="one webhook subscribed to every event, delivered by a worker (bench/webhook.py)",
+        nargs="?",
+        const="deliver",
+        choices=["deliver", "outbox"],
+        help="one webhook subscribed to every event, delivered by a worker meanwhile"
+        " (deliver, the default) or only queued (outbox); see bench/webhook.py",
     )
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 6)

@@ -1,8 +1,9 @@
-"""``--webhook``: the checkout measured with one webhook subscribed to every event.
+"""``--webhook``: the scenarios measured with one webhook subscribed to every event.
 
 A receiver on 127.0.0.1 answers 204 to every POST; one webhook, the owner's, subscribes to
 all events; the Procfile's worker (``flask --app app webhooks work``) delivers while the
-scenarios run, as it would in production. Everything stops and is removed at the end.
+scenarios run, as it would in production (``--webhook outbox``: no worker, to measure the
+web side's cost alone). Everything stops and is removed at the end.
 """
 
 import os
@@ -31,7 +32,7 @@ class _Handler(BaseHTTPRequestHandler):
 class Subscribed:
     """A receiver, a webhook to it and a worker process, until ``stop``."""
 
-    def __init__(self, app_factory, database_url: str, env: dict, log_path: Path):
+    def __init__(self, app_factory, database_url: str, env: dict, log_path: Path, mode: str):
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
@@ -49,7 +50,10 @@ class Subscribed:
                             permissions=ALL_PERMISSIONS)  # fmt: skip
             store.create({"url": url, "events": list(ALL_EVENTS)}, caller)
         app.extensions["shop.db"].close_all()
+        self.worker = None
         self.log = open(log_path, "ab")  # noqa: SIM115 - closed by stop()
+        if mode == "outbox":  # only the web side's cost: events queue, nobody sends them
+            return
         worker_env = {
             **env,
             "DATABASE_URL": database_url,
@@ -70,12 +74,13 @@ class Subscribed:
         return _Handler.received
 
     def stop(self) -> None:
-        self.worker.terminate()
-        try:
-            self.worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.worker.kill()
-            self.worker.wait()
+        if self.worker is not None:
+            self.worker.terminate()
+            try:
+                self.worker.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.worker.kill()
+                self.worker.wait()
         self.server.shutdown()
         self.server.server_close()
         self.log.close()

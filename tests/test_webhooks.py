@@ -3,10 +3,17 @@ deliveries checked with the Standard Webhooks library, retries with the same web
 replay, ping, secret rotation, the outbox's transaction, workers sharing the outbox, the
 rights ceiling, address safety and disabling after exhaustion. Time moves by the CLOCK."""
 
+import json
 import os
 import re
+import signal
+import socket
 import subprocess
+import sys
 import threading
+import time
+import urllib.request
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,9 +22,12 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from shop import db
 from shop.webhooks import worker
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, login
+from tests.live import free_port
 from tests.orders_helpers import add_product, basket
 from tests.webhook_helpers import Receiver, create_hook, deliveries, verify, work
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -427,7 +437,7 @@ def test_the_console_lists_creates_shows_the_log_replays_and_pings(
 
 def doc_block(language: str, after: str) -> str:
     """The first ``language`` code block of docs/webhooks.md after the text ``after``."""
-    text = (Path(__file__).parent.parent / "docs" / "webhooks.md").read_text()
+    text = (ROOT / "docs" / "webhooks.md").read_text()
     text = text[text.index(after) :]
     start = text.index(f"```{language}\n") + len(language) + 4
     return text[start : text.index("```", start)]
@@ -466,3 +476,191 @@ def test_the_verification_examples_of_the_guide_accept_a_delivery_and_refuse_a_f
         ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert forged.returncode == 1 and "bad signature" in forged.stderr
+
+
+def test_order_content_and_customer_events(app, owner_client, make_customer, receiver):
+    create_hook(
+        owner_client,
+        receiver.url,
+        "order.status_changed",
+        "order.cancelled",
+        "content.synced",
+        "customer.registered",
+    )
+    customer = make_customer(email="new@example.com")
+    teapot = add_product(app)
+    order = customer.post("/payments/checkout", json=basket((teapot, 1))).json
+    assert customer.post(f"/orders/{order['id']}/cancel").status_code == 200
+    entries = [{"key": "home", "type": "page", "data": {"title": "Home"}}]
+    assert owner_client.post("/content/sync", json={"entries": entries}).status_code == 200
+    owner_client.post("/content/sync", json={"entries": entries})  # unchanged: no event
+    work(app)
+    by_type = {e["type"]: e["data"] for e in receiver.events()}
+    assert sorted(by_type) == [
+        "content.synced",
+        "customer.registered",
+        "order.cancelled",
+        "order.status_changed",
+    ]
+    assert by_type["customer.registered"]["email"] == "new@example.com"
+    assert "password" not in str(by_type["customer.registered"])
+    assert by_type["order.cancelled"] == owner_client.get(f"/orders/{order['id']}").json
+    assert by_type["order.status_changed"]["status"] == "cancelled"
+    assert by_type["content.synced"] == {
+        "keys": {"created": ["home"], "updated": [], "deleted": []}
+    }
+
+
+class Misbehaving:
+    """A receiver that redirects, answers a megabyte, or accepts and never answers."""
+
+    def __init__(self, mode):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
+        self.mode = mode
+        self.held = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.mode == "silent":
+                self.held.append(conn)  # read nothing, answer nothing
+                continue
+            conn.recv(65536)
+            if self.mode == "redirect":
+                conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: http://10.0.0.1/\r\n"
+                             b"Content-Length: 0\r\n\r\n")  # fmt: skip
+            else:
+                body = b"x" * (1024 * 1024)
+                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                with suppress(OSError):  # the client stops reading early, as it should
+                    conn.sendall(head + body)
+            conn.close()
+
+    def stop(self):
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("mode", ["redirect", "large", "silent"])
+def test_redirects_are_not_followed_reads_are_bounded_and_attempts_time_out(
+    make_app, owner_client, mode
+):
+    app = make_app(
+        prepare=False, WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_TIMEOUT=1
+    )
+    owner = app.test_client()
+    login(owner, "owner@example.com")
+    receiver = Misbehaving(mode)
+    try:
+        create_hook(owner, receiver.url, "webhook.ping", status=400)  # not subscribable
+        hook = create_hook(owner, receiver.url, "product.created")
+        delivery = owner.post(f"/webhooks/{hook['id']}/ping").json
+        (attempt,) = delivery["attempts"]
+    finally:
+        receiver.stop()
+    if mode == "redirect":
+        assert delivery["status"] == "failed" and attempt["status_code"] == 302
+        assert attempt["error"] == "redirect not followed (Location: http://10.0.0.1/)"
+    elif mode == "large":
+        assert delivery["status"] == "succeeded"
+        assert attempt["response_excerpt"] == "x" * 500
+    else:
+        assert delivery["status"] == "failed" and attempt["status_code"] is None
+        assert attempt["error"] == "timed out after 1 s" and attempt["duration_ms"] < 5000
+
+
+def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_client, receiver):
+    (line,) = [x for x in (ROOT / "Procfile").read_text().splitlines() if x.startswith("worker:")]
+    command = line.removeprefix("worker:").split()
+    assert command == ["flask", "--app", "app", "webhooks", "work"]
+    create_hook(owner_client, receiver.url, "product.created")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the venv's flask
+        "DATABASE_URL": database_url,
+        "SHOP_WEBHOOKS_ALLOW_PRIVATE": "1",
+        "SHOP_WEBHOOKS_ALLOW_HTTP": "1",
+    }
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        add_product(app)
+        deadline = time.monotonic() + 30
+        while not receiver.requests and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling a real process, bounded
+        assert len(receiver.requests) == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=30)[0]
+    assert process.returncode == 0, output
+    assert "Webhook worker stopped." in output
+
+
+def test_dev_serve_runs_the_worker_beside_gunicorn_and_stops_both(tmp_path, receiver):
+    port = free_port()
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "PORT": str(port),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'dev.db'}",
+        "SHOP_PASSWORD_HASH": "scrypt:1024:8:1",
+    }
+    serve = subprocess.Popen(
+        [str(ROOT / "dev"), "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # polling a real server, bounded
+            try:
+                urllib.request.urlopen(base + "/openapi.json", timeout=2).close()  # noqa: S310
+                break
+            except OSError:
+                time.sleep(0.1)
+        made = subprocess.run(
+            ["flask", "--app", "app", "users", "create", "--email", "dev@example.com",
+             "--password", PASSWORD],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        session = http_json(base, "POST", "/auth/login", None, email="dev@example.com",
+                            password=PASSWORD)[1]  # fmt: skip
+        http_json(base, "POST", "/webhooks", session, url=receiver.url, events=["product.created"])
+        http_json(base, "POST", "/products", session, name="Dev teapot", price_cents=100)
+        deadline = time.monotonic() + 30
+        while not receiver.requests and time.monotonic() < deadline:
+            time.sleep(0.05)  # the worker delivers within its poll interval
+        assert receiver.events()[0]["type"] == "product.created"
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        output = serve.communicate(timeout=60)[0]
+    assert "Webhook worker stopped." in output, output
+    with pytest.raises(OSError):
+        urllib.request.urlopen(base + "/openapi.json", timeout=2)  # noqa: S310
+
+
+def http_json(base, method, path, cookie, **body):
+    """A JSON request to a live server; answer (JSON, the session cookie it set or kept)."""
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), method=method,
+        headers={"Content-Type": "application/json", **({"Cookie": cookie} if cookie else {})},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        assert response.status in (200, 201), response.status
+        cookies = response.headers.get_all("Set-Cookie") or []
+        session = next((c.split(";")[0] for c in cookies if "admin_session" in c), cookie)
+        return json.loads(response.read()), session

@@ -34,7 +34,6 @@ SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
-LEASE = timedelta(seconds=60)  # longer than an attempt may take
 BATCH = 20
 EXPIRING_WITHIN = timedelta(days=7)
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
@@ -47,11 +46,14 @@ _DUE = """
 _LOAD = """
     SELECT d.id, d.webhook_id, d.event_type, d.status, d.scheduled_attempts, e.payload,
            w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
-           w.failing_since
+           w.failing_since, w.last_success_at
     FROM webhook_deliveries d
     JOIN webhook_events e ON e.id = d.event_id
-    JOIN webhooks w ON w.id = d.webhook_id
-    WHERE d.id = :id"""
+    JOIN webhooks w ON w.id = d.webhook_id"""
+
+# A success is written to the endpoint's health at most this often (a busy endpoint would
+# otherwise rewrite its row on every delivery).
+HEALTH_INTERVAL = timedelta(seconds=60)
 
 
 def backoff(attempts_made: int) -> float:
@@ -60,43 +62,59 @@ def backoff(attempts_made: int) -> float:
 
 
 def claim(batch: int = BATCH) -> list[str]:
-    """Take up to ``batch`` due deliveries for this worker: their ids."""
+    """Take up to ``batch`` due deliveries for this worker: their ids.
+
+    They are leased for as long as sending all of them may take; a worker that dies leaves
+    them due again when the lease ends.
+    """
     moment = now()
+    lease = timedelta(seconds=30 + batch * current_app.config["WEBHOOKS_TIMEOUT"])
     database = db.get_db()
     sql = _DUE + (" FOR UPDATE OF d SKIP LOCKED" if database.engine == "postgresql" else "")
     with db.transaction():
         ids = [row["id"] for row in db.query(sql, {"now": iso(moment), "batch": batch})]
         db.execute_many(
             "UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id = :id",
-            [{"id": i, "lease": iso(moment + LEASE)} for i in ids],
+            [{"id": i, "lease": iso(moment + lease)} for i in ids],
         )
     return ids
 
 
+def _load(ids: list[str]) -> list[dict]:
+    params = {f"d{i}": delivery_id for i, delivery_id in enumerate(ids)}
+    marks = ", ".join(f":{key}" for key in params)
+    return db.query(_LOAD + f" WHERE d.id IN ({marks}) ORDER BY d.id", params)
+
+
 def deliver_due(batch: int = BATCH) -> int:
-    """One pass over the outbox: attempt what is due; answer how many were taken."""
+    """One pass over the outbox: send what is due, record the results together; answer
+    how many deliveries were taken."""
     ids = claim(batch)
-    for delivery_id in ids:
-        attempt(delivery_id, "scheduled")
+    if ids:
+        rights = {}
+        _record([_try(row, "scheduled", rights) for row in _load(ids)])
     return len(ids)
 
 
 def attempt(delivery_id: str, kind: str) -> dict | None:
-    """Send a delivery now (``scheduled``, ``replay`` or ``ping``) and record the result.
+    """Send one delivery now (``replay`` or ``ping``) and record it; answer the attempt's
+    record, or None when the delivery is gone."""
+    rows = _load([delivery_id])
+    return _record([_try(rows[0], kind, {})])[0] if rows else None
 
-    Answers the attempt's record, or None when the delivery is gone.
-    """
-    row = db.one(_LOAD, {"id": delivery_id})
-    if row is None:
-        return None
+
+def _try(row: dict, kind: str, rights: dict) -> tuple:
+    """Send a delivery unless its webhook's creator lost the right it needs."""
     if row["event_type"] != PING:
-        creator = db.one(CREATOR + " WHERE w.id = :id", {"id": row["webhook_id"]})
+        webhook_id = row["webhook_id"]
+        if webhook_id not in rights:
+            creator = db.one(CREATOR + " WHERE w.id = :id", {"id": webhook_id})
+            rights[webhook_id] = creator_rights(creator)
         needed = EVENTS[row["event_type"]]
-        if needed not in creator_rights(creator):
+        if needed not in rights[webhook_id]:
             reason = f"not sent: the webhook's creator no longer holds {needed}"
-            outcome = delivery.Outcome(None, 0, error=reason)
-            return _record(row, outcome, "skipped")
-    return _record(row, _send(row), kind)
+            return row, delivery.Outcome(None, 0, error=reason), "skipped"
+    return row, _send(row), kind
 
 
 def _send(row: dict) -> delivery.Outcome:
@@ -117,69 +135,82 @@ def _send(row: dict) -> delivery.Outcome:
     )
 
 
-def _record(row: dict, outcome: delivery.Outcome, kind: str) -> dict:
-    """The attempt, the delivery's next step and the endpoint's health, in one transaction."""
+def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple:
+    """(status, next attempt or None, scheduled attempts so far, exhausted)."""
+    scheduled = row["scheduled_attempts"] + (kind == "scheduled")
+    if outcome.ok:
+        return "succeeded", None, scheduled, False
+    if kind == "scheduled":
+        if scheduled >= ATTEMPTS:
+            return "failed", None, scheduled, True
+        return "pending", iso(moment + timedelta(seconds=backoff(scheduled))), scheduled, False
+    if kind in ("skipped", "ping"):
+        return ("skipped" if kind == "skipped" else "failed"), None, scheduled, False
+    return row["status"], "keep", scheduled, False  # a failed replay changes no course
+
+
+def _record(results: list[tuple]) -> list[dict]:
+    """Attempts, the deliveries' next steps and the endpoints' health: one transaction."""
     moment = now()
     at = iso(moment)
-    record = {
-        "id": db.new_id(),
-        "delivery_id": row["id"],
-        "at": at,
-        "kind": kind,
-        "status_code": outcome.status_code,
-        "duration_ms": outcome.duration_ms,
-        "response_excerpt": outcome.excerpt,
-        "error": outcome.error,
-    }
-    scheduled = row["scheduled_attempts"] + (kind == "scheduled")
-    exhausted = False
-    if outcome.ok:
-        status, next_at = "succeeded", None
-    elif kind == "skipped":
-        status, next_at = "skipped", None
-    elif kind == "scheduled":
-        exhausted = scheduled >= ATTEMPTS
-        status = "failed" if exhausted else "pending"
-        next_at = None if exhausted else iso(moment + timedelta(seconds=backoff(scheduled)))
-    elif kind == "ping":
-        status, next_at = "failed", None
-    else:  # a failed replay leaves the delivery's own course as it was
-        status, next_at = row["status"], None
+    records, health, exhausted = [], {}, set()
     with db.transaction():
-        db.execute(
+        for row, outcome, kind in results:
+            record = {
+                "id": db.new_id(),
+                "delivery_id": row["id"],
+                "at": at,
+                "kind": kind,
+                "status_code": outcome.status_code,
+                "duration_ms": outcome.duration_ms,
+                "response_excerpt": outcome.excerpt,
+                "error": outcome.error,
+            }
+            records.append(record)
+            status, next_at, scheduled, spent = _next_step(row, outcome, kind, moment)
+            db.execute(
+                "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
+                " updated_at = :now"
+                + ("" if next_at == "keep" else ", next_attempt_at = :next")
+                + " WHERE id = :id",
+                {
+                    "status": status,
+                    "scheduled": scheduled,
+                    "now": at,
+                    "next": next_at,
+                    "id": row["id"],
+                },
+            )
+            if kind != "skipped":
+                health[row["webhook_id"]] = (row, outcome.ok)
+            if spent:
+                exhausted.add(row["webhook_id"])
+        db.execute_many(
             "INSERT INTO webhook_attempts (id, delivery_id, at, kind, status_code, duration_ms,"
             " response_excerpt, error) VALUES (:id, :delivery_id, :at, :kind, :status_code,"
             " :duration_ms, :response_excerpt, :error)",
-            record,
+            records,
         )
-        keep_schedule = kind == "replay" and not outcome.ok
-        db.execute(
-            "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
-            " updated_at = :now"
-            + ("" if keep_schedule else ", next_attempt_at = :next")
-            + " WHERE id = :id",
-            {
-                "status": status,
-                "scheduled": scheduled,
-                "now": at,
-                "next": next_at,
-                "id": row["id"],
-            },
-        )
-        if kind != "skipped":
-            _health(row["webhook_id"], outcome.ok, at)
-        if exhausted:
-            _disable_if_failing(row["webhook_id"], moment)
-    return record
+        for webhook_id, (row, ok) in health.items():
+            _health(webhook_id, row, ok, moment)
+        for webhook_id in exhausted:
+            _disable_if_failing(webhook_id, moment)
+    return records
 
 
-def _health(webhook_id: str, ok: bool, at: str) -> None:
+def _health(webhook_id: str, row: dict, ok: bool, moment) -> None:
+    """The endpoint's last success and since when it fails, after its latest attempt."""
+    at = iso(moment)
     if ok:
+        last = row["last_success_at"]
+        fresh = last and moment - parse(last) < HEALTH_INTERVAL
+        if fresh and not row["failing_since"]:
+            return
         db.execute(
             "UPDATE webhooks SET last_success_at = :at, failing_since = NULL WHERE id = :id",
             {"at": at, "id": webhook_id},
         )
-    else:
+    elif not row["failing_since"]:
         db.execute(
             "UPDATE webhooks SET failing_since = COALESCE(failing_since, :at) WHERE id = :id",
             {"at": at, "id": webhook_id},
