@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     args = _parse(argv)
     wrk.ensure()
     work = Path(tempfile.mkdtemp(prefix="shop-bench-"))
-    databases = []
+    databases, cleanups = [], []
     try:
         size = seed.QUICK if args.quick else seed.FULL
         main_url = _new_database(args.database_url, work, "main", databases)
@@ -44,6 +44,11 @@ def main(argv=None) -> int:
             flush=True,
         )
         env = _server_env(args, main_url)
+        if args.webhook:
+            from bench.webhook import Subscribed
+
+            hook = Subscribed(_app, main_url, env, work / "worker.log", args.webhook)
+            cleanups.append(hook.stop)
         rows = []
         base = _run_baseline(args, env, seeded, work, rows)
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
@@ -55,8 +60,12 @@ def main(argv=None) -> int:
         missed = [name for name, result in rows if any(not ok for _, ok in result.checks)]
         missed += ["worker RSS"] if rss and rss > RSS_LIMIT_MB else []
         missed += [line for line, ok in scaling if ok is False]
+        if args.webhook:
+            print(f"webhook receiver got {hook.received:,} deliveries", flush=True)
         return 1 if missed else 0
     finally:
+        for stop in cleanups:
+            stop()
         for drop in databases:
             drop()
         if args.keep:
@@ -86,6 +95,14 @@ def _parse(argv):
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--only", metavar="TEXT", help="only the scenarios whose name holds TEXT (no scaling)"
+    )
+    parser.add_argument(
+        "--webhook",
+        nargs="?",
+        const="deliver",
+        choices=["deliver", "outbox"],
+        help="one webhook subscribed to every event, delivered by a worker meanwhile"
+        " (deliver, the default) or only queued (outbox); see bench/webhook.py",
     )
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 6)

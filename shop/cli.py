@@ -1,5 +1,6 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
-``api-keys create|list|roll|revoke``, ``mail work``.
+``api-keys create|list|roll|revoke``, ``webhooks work [--once]`` (webhook deliveries and
+mail), ``mail work [--once]`` (mail alone).
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -321,7 +322,42 @@ def mail_work(once):
             time.sleep(current_app.config["MAIL_POLL_INTERVAL"])
 
 
+@click.group("webhooks", cls=AppGroup)
+@with_appcontext
+def webhooks_group():
+    """Deliver webhooks (the Procfile's worker process)."""
+    _require_schema()
+
+
+@webhooks_group.command("work")
+@click.option("--once", is_flag=True, help="Deliver what is due now, then exit.")
+def webhooks_work(once):
+    """Deliver due webhooks (and the other queued jobs) until stopped (SIGTERM, Ctrl-C)."""
+    import signal
+    import threading
+
+    from shop.webhooks import worker
+
+    if once:
+        done = worker.run_once()
+        click.echo(f"Delivered {done} due item(s).")
+        return
+    stop = threading.Event()
+    for name in ("SIGTERM", "SIGINT"):
+        signal.signal(getattr(signal, name), lambda *_: stop.set())
+    click.echo("Webhook worker started; SIGTERM or Ctrl-C stops it after the current pass.")
+    worker.work(stop)
+    click.echo("Webhook worker stopped.")
+
+
 def register(app: Flask) -> None:
     """Attach the commands to the app."""
-    for command in (db_group, init_db_command, users_group, api_keys_group, mail_group):
+    for command in (
+        db_group,
+        init_db_command,
+        users_group,
+        api_keys_group,
+        webhooks_group,
+        mail_group,
+    ):
         app.cli.add_command(command)

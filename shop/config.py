@@ -103,6 +103,12 @@ def _read(env) -> dict:
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         "RATELIMIT_ENABLED": _bool(env, "SHOP_RATELIMIT_ENABLED", True),
         "RATELIMIT_KEY_PREFIX": env.get("SHOP_RATELIMIT_KEY_PREFIX", "").strip() or "shop",
+        # Webhooks (docs/webhooks.md).
+        "WEBHOOKS_ALLOW_PRIVATE": _bool(env, "SHOP_WEBHOOKS_ALLOW_PRIVATE", False),
+        "WEBHOOKS_ALLOW_HTTP": _bool(env, "SHOP_WEBHOOKS_ALLOW_HTTP", False),
+        "WEBHOOKS_TIMEOUT": _int(env, "SHOP_WEBHOOKS_TIMEOUT", 10, minimum=1),
+        "WEBHOOKS_POLL_INTERVAL": _int(env, "SHOP_WEBHOOKS_POLL_INTERVAL", 1, minimum=1),
+        "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
         # Diagnostics.
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

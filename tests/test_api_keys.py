@@ -393,7 +393,16 @@ def test_no_secret_or_hash_in_any_response_or_log(owner_client, app, caplog):
 
 
 def test_all_scopes_are_the_documented_ones():
-    resources = {"product", "category", "collection", "content", "order", "customer", "setting"}
+    resources = {
+        "product",
+        "category",
+        "collection",
+        "content",
+        "order",
+        "customer",
+        "setting",
+        "webhook",
+    }
     assert set(ALL_SCOPES) == {f"{a}:{r}" for a in ("read", "write") for r in resources}
 
 

@@ -20,6 +20,7 @@ def register_blueprints(api) -> None:
         settings,
         two_factor,
         users,
+        webhooks,
     )
 
     api.register_converter(content.KeyConverter, content.key_parameter_schema)
@@ -40,6 +41,7 @@ def register_blueprints(api) -> None:
         users,
         roles,
         api_keys,
+        webhooks,
         audit_log,
     ):
         api.register_blueprint(module.blp)

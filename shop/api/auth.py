@@ -8,7 +8,8 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db
+from shop import audit, db, webhooks
+from shop.api import customers
 from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
@@ -153,7 +154,7 @@ class Login(MethodView):
             OTP_HEADER: {
                 "description": "`required`: send `otp` (a TOTP or recovery code) as well.",
                 "schema": {"type": "string", "enum": ["required"]},
-            }
+            },
         },
     )
     def post(self, data):
@@ -220,6 +221,7 @@ class Register(MethodView):
                 {"customer_id": customer_id},
                 actor={"kind": "customer", "id": customer_id, "label": email},
             )
+            webhooks.emit("customer.registered", customer_id, customers.load)
         return human("customer", {"id": customer_id, "email": email, "name": data["name"].strip()})
 
 

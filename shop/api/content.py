@@ -13,7 +13,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 from werkzeug.routing import BaseConverter
 
-from shop import audit, db
+from shop import audit, db, webhooks
 from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
@@ -280,6 +280,9 @@ class Sync(MethodView):
                         "content.synced",
                         {"created": created, "updated": updated, "deleted": deleted},
                     )
+                    webhooks.emit(
+                        "content.synced", None, lambda _: _synced(created, updated, deleted)
+                    )
         return {
             "created": len(created),
             "updated": len(updated),
@@ -288,6 +291,11 @@ class Sync(MethodView):
             "dry_run": data["dry_run"],
             "keys": {"created": created, "updated": updated, "deleted": deleted},
         }
+
+
+def _synced(created, updated, deleted) -> dict:
+    """The ``content.synced`` event's data: the keys each part of the sync touched."""
+    return {"keys": {"created": created, "updated": updated, "deleted": deleted}}
 
 
 def _require(permission: str, what: str) -> None:

@@ -70,6 +70,11 @@ def _get(customer_id: str) -> dict:
     return row
 
 
+def load(customer_id: str) -> dict:
+    """One customer as ``GET /customers/{id}`` shows it."""
+    return _present(_get(customer_id))
+
+
 @blp.route("")
 class Customers(MethodView):
     @blp.doc(operationId="listCustomers")

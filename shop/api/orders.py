@@ -14,7 +14,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
-from shop import audit, db, mail, totals
+from shop import audit, db, mail, totals, webhooks
 from shop.api.audit_log import ActorSchema
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
 from shop.auth.decorators import require_auth, require_permission
@@ -307,6 +307,9 @@ def change_status(order_id: str, status: str, note: str | None, customer_id=None
         if note:
             details["note"] = note
         audit.record("order.status_changed", details)
+        webhooks.emit("order.status_changed", order_id, load)
+        if status == "cancelled":
+            webhooks.emit("order.cancelled", order_id, load)
         order = load(order_id)
         mail.queue_order_mail(order, placed=False)
     return order

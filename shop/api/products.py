@@ -10,7 +10,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db, slugs, totals
+from shop import audit, db, slugs, totals, webhooks
 from shop.api.categories import check_exists
 from shop.api.common import (
     LIKE,
@@ -153,6 +153,11 @@ def _get(product_id: str, *, visible_only: bool = False) -> dict:
     return present(row)
 
 
+def load(product_id: str) -> dict:
+    """One product as a reader holding ``products.read`` sees it (404 when there is none)."""
+    return _get(product_id)
+
+
 def _check_sku(sku: str | None, own_id: str = "") -> None:
     if sku is not None and db.value(
         "SELECT 1 FROM products WHERE sku = :sku AND id <> :id", {"sku": sku, "id": own_id}
@@ -250,6 +255,7 @@ class Products(MethodView):
                 "product.created",
                 {"product_id": product_id, "slug": slug, "price_cents": data["price_cents"]},
             )
+            webhooks.emit("product.created", product_id, load)
         return _get(product_id)
 
 
@@ -304,6 +310,7 @@ class ProductById(MethodView):
                 _check_sku(data["sku"], product_id)
             if "slug" in data:
                 slugs.claim("products", data["slug"], "", "product", product_id)
+            sold_out = data.get("stock") == 0 and _stock_of(product_id) > 0
             sets = [_SETS[field] for field in _SETS if field in data]
             db.execute(
                 "UPDATE products SET "
@@ -314,6 +321,9 @@ class ProductById(MethodView):
             if "active" in data:
                 totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]) - was_active)
             audit.record("product.updated", {"product_id": product_id, **_audited(data)})
+            webhooks.emit("product.updated", product_id, load)
+            if sold_out:
+                webhooks.emit("product.out_of_stock", product_id, load)
         return _get(product_id)
 
     @blp.doc(operationId="deleteProduct")
@@ -331,10 +341,15 @@ class ProductById(MethodView):
             )
             if row is None:
                 abort(404, "Product not found.")
+            webhooks.emit("product.deleted", product_id, load)  # rendered before it goes
             db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
             totals.bump(totals.PRODUCTS, -1)
             totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
             audit.record("product.deleted", {"product_id": product_id, **row})
+
+
+def _stock_of(product_id: str) -> int:
+    return db.value("SELECT stock FROM products WHERE id = :id", {"id": product_id}) or 0
 
 
 def _audited(data: dict) -> dict:

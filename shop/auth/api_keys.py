@@ -24,10 +24,10 @@ from functools import lru_cache
 from flask import current_app, g, request
 from limits import RateLimitItemPerMinute
 
-from shop import audit, db
+from shop import audit, db, webhooks
 from shop.auth import key_usage
 from shop.auth.caller import Caller
-from shop.auth.permissions import ALL_SCOPES, SCOPES, scope_permissions
+from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
 from shop.clock import iso, now, now_iso, parse
 from shop.errors import abort
 
@@ -43,14 +43,11 @@ _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="shop"'}
 _CLI_ACTOR = {"kind": "cli", "id": None, "label": "flask CLI"}
 log = logging.getLogger("shop")
 
-_RESOLVE = """
+_RESOLVE = f"""
     SELECT k.id, k.label, k.scopes, k.source, k.owner_id, k.created_at, k.expires_at,
            k.revoked_at, k.last_used_at, k.refused_audit_at, k.rolled_to, k.allowed_ips,
            k.rate_limit_per_minute, u.active AS owner_active, r.name AS owner_role,
-           (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
-             WHERE rp.role_id = u.role_id) AS role_permissions,
-           (SELECT string_agg(up.permission, ' ') FROM user_permissions up
-             WHERE up.user_id = u.id) AS extra_permissions
+           {OWNER_PERMISSIONS_SQL}
     FROM api_keys k
     LEFT JOIN users u ON u.id = k.owner_id
     LEFT JOIN roles r ON r.id = u.role_id
@@ -283,6 +280,7 @@ def create(
             details,
             actor=owner.actor if owner else _CLI_ACTOR,
         )
+        webhooks.emit("api_key.created", key_id, get)
     return get(key_id), secret
 
 
@@ -429,6 +427,7 @@ def revoke(key_id: str, viewer: Caller | None) -> bool:
                 {"by": "cli" if viewer is None else "admin"},
                 actor=viewer.actor if viewer else _CLI_ACTOR,
             )
+            webhooks.emit("api_key.revoked", key_id, get)
     return True
 
 
@@ -453,6 +452,7 @@ def revoke_leaked(secret: str) -> None:
             {"by": "leaked-key report"},
             actor={"kind": "anonymous", "id": None, "label": "leaked-key report"},
         )
+        webhooks.emit("api_key.revoked", row["id"], get)
 
 
 def address_seen(key_id: str, ip: str, at: str, first_use: bool) -> None:
@@ -591,10 +591,7 @@ def resolve(secret: str) -> Caller:
     if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
         _check_key_limit(row["id"], row["rate_limit_per_minute"])
     scopes = frozenset(row["scopes"].split())
-    rights = scope_permissions(scopes)
-    if row["source"] == "admin":
-        owner_rights = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}"
-        rights &= frozenset(owner_rights.split())
+    rights = rights_of(row)
     return Caller(
         kind="api_key",
         id=row["id"],

@@ -17,6 +17,7 @@ CATALOGUE = {
     "roles": ("read", "create", "update", "delete"),
     "api_key": ("create", "read", "delete"),
     "audit": ("read",),
+    "webhooks": ("read", "create", "update", "delete"),
 }
 
 ALL_PERMISSIONS = frozenset(
@@ -49,6 +50,7 @@ for _scope_resource, _rbac_resource in (
     ("order", "orders"),
     ("customer", "customers"),
     ("setting", "settings"),
+    ("webhook", "webhooks"),
 ):
     _perms = _of(_rbac_resource)
     SCOPES[f"read:{_scope_resource}"] = frozenset(p for p in _perms if p.endswith(".read"))
@@ -68,3 +70,25 @@ def scope_permissions(scopes) -> frozenset[str]:
 def scopes_for(permission: str) -> tuple[str, ...]:
     """The scopes that carry a permission (empty for api_key, users, roles and audit)."""
     return tuple(scope for scope in ALL_SCOPES if permission in SCOPES[scope])
+
+
+# The permissions of the user ``u`` (its role's and its own), as ``rights_of`` reads
+# them: a fragment of a SELECT that joins ``users u``.
+OWNER_PERMISSIONS_SQL = """
+           (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
+             WHERE rp.role_id = u.role_id) AS role_permissions,
+           (SELECT string_agg(up.permission, ' ') FROM user_permissions up
+             WHERE up.user_id = u.id) AS extra_permissions"""
+
+
+def rights_of(row: dict) -> frozenset[str]:
+    """A key's rights now: its scopes' permissions, within its owner's (admin-made keys).
+
+    ``row`` holds ``scopes``, ``source``, ``role_permissions`` and ``extra_permissions``
+    (the owner's, space-separated, as ``_RESOLVE`` aggregates them).
+    """
+    rights = scope_permissions(row["scopes"].split())
+    if row["source"] == "admin":
+        owner_rights = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}"
+        rights &= frozenset(owner_rights.split())
+    return rights

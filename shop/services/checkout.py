@@ -16,8 +16,9 @@ import hashlib
 import json
 from datetime import timedelta
 
-from shop import audit, db, mail, settings, totals
-from shop.api.orders import record_history
+from shop import audit, db, mail, settings, totals, webhooks
+from shop.api import products
+from shop.api.orders import load, record_history
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.services import payments
@@ -27,7 +28,7 @@ IDEMPOTENCY_WINDOW = timedelta(hours=24)
 _DECREMENT = """
     UPDATE products SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
-    RETURNING name, sku, price_cents"""
+    RETURNING name, sku, price_cents, stock"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -133,6 +134,7 @@ def place_order(
                 "payment_method": provider.name,
             },
         )
+        webhooks.emit("order.placed", order_id, load)
     return order_id, True
 
 
@@ -184,6 +186,8 @@ def _take_stock(items: list[dict]) -> list[dict]:
         if row is None:
             _refuse(item)
         taken[item["product_id"]] = row
+        if row["stock"] == 0:
+            webhooks.emit("product.out_of_stock", item["product_id"], products.load)
     lines = []
     for line, item in enumerate(items, start=1):
         product = taken[item["product_id"]]

@@ -1,0 +1,20 @@
+"""Webhooks: events written to an outbox in the transaction of the change, signed with the
+Standard Webhooks scheme and delivered by a worker process (``flask webhooks work``).
+
+The rest of the service calls one function, ``emit``, inside the transaction that makes the
+change; ``docs/webhooks.md`` is the user's guide.
+
+- ``events``: the event catalogue and the right each event needs.
+- ``outbox``: ``emit``, and the rights of a webhook's creator (checked at enqueue and again
+  at delivery).
+- ``signing``: secrets and the ``webhook-signature`` header.
+- ``delivery``: one HTTP attempt, with the address checks (no private addresses, no
+  redirects, a bounded read, a time limit).
+- ``worker``: the loop that claims due deliveries, retries with backoff and disables an
+  endpoint that keeps failing.
+- ``store``: the webhooks and their delivery log, for the API and the console.
+"""
+
+from shop.webhooks.outbox import emit
+
+__all__ = ["emit"]

@@ -1,0 +1,30 @@
+"""The events a webhook may subscribe to, and the read right each one needs.
+
+A webhook receives an event only while its creator holds the right, with the same ceiling as
+API keys (a key's scopes within its owner's permissions): no data leaves through a webhook
+that its creator could not read through the API.
+"""
+
+EVENTS = {
+    "order.placed": "orders.read",
+    "order.status_changed": "orders.read",
+    "order.cancelled": "orders.read",
+    "product.created": "products.read",
+    "product.updated": "products.read",
+    "product.deleted": "products.read",
+    "product.out_of_stock": "products.read",
+    "content.synced": "content.read",
+    "customer.registered": "customers.read",
+    "api_key.created": "api_key.read",
+    "api_key.revoked": "api_key.read",
+    "api_key.expiring": "api_key.read",
+}
+ALL_EVENTS = tuple(EVENTS)
+
+# Sent by POST /webhooks/{id}/ping only; nobody subscribes to it and it needs no right.
+PING = "webhook.ping"
+
+
+def allowed_events(rights) -> list[str]:
+    """The events whose right is among ``rights``, in catalogue order."""
+    return [event for event, permission in EVENTS.items() if permission in rights]

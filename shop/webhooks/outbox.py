@@ -1,0 +1,104 @@
+"""The outbox: ``emit`` writes an event and its deliveries in the caller's transaction.
+
+A rolled-back change therefore emits nothing and a committed one loses nothing; the worker
+(``shop.webhooks.worker``) sends what the outbox holds. ``emit`` costs one indexed query when
+nobody subscribes to the event; the payload is rendered only when somebody does.
+"""
+
+import json
+from datetime import datetime
+
+from shop import db
+from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
+from shop.clock import iso, now, parse
+from shop.webhooks.events import EVENTS
+
+# A webhook and what its creator may read now: the administrator who made it, or the key
+# (its scopes within its owner's permissions, as for requests made with it).
+CREATOR = f"""
+    SELECT w.id, w.created_with, w.key_id, k.scopes, k.source, k.revoked_at, k.expires_at,
+           u.active AS owner_active, {OWNER_PERMISSIONS_SQL}
+    FROM webhooks w
+    LEFT JOIN api_keys k ON k.id = w.key_id
+    LEFT JOIN users u ON u.id = w.owner_id"""
+
+_SUBSCRIBED = (
+    CREATOR + " JOIN webhook_subscriptions s ON s.webhook_id = w.id"
+    " WHERE s.event = :type AND w.enabled = 1"
+)
+
+
+def creator_rights(row: dict, moment: datetime | None = None) -> frozenset[str]:
+    """The permissions a webhook's creator holds now (a ``CREATOR`` row); deny by default."""
+    if row["created_with"] == "api_key":
+        if row["scopes"] is None or row["revoked_at"]:
+            return frozenset()
+        if row["expires_at"] and parse(row["expires_at"]) <= (moment or now()):
+            return frozenset()
+        if row["source"] == "admin" and not row["owner_active"]:
+            return frozenset()
+        return rights_of(row)
+    if not row["owner_active"]:
+        return frozenset()
+    return frozenset(f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split())
+
+
+def envelope(event_id: str, event_type: str, moment: str, data) -> str:
+    """The body every attempt of an event sends: the resource plus ``type``, ``id`` and
+    ``timestamp``, as compact JSON."""
+    body = {"id": "evt_" + event_id, "type": event_type, "timestamp": moment, "data": data}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def emit(event_type: str, subject_id: str | None, render) -> None:
+    """Queue ``event_type`` for every enabled webhook whose creator may read it.
+
+    Call it inside the transaction that makes the change. ``render(subject_id)`` answers the
+    resource as the API shows it to a reader holding the event's right; it runs only when
+    somebody is subscribed.
+    """
+    rows = db.query(_SUBSCRIBED, {"type": event_type})
+    if not rows:
+        return
+    permission, moment = EVENTS[event_type], now()
+    targets = [row["id"] for row in rows if permission in creator_rights(row, moment)]
+    if targets:
+        store(event_type, subject_id, render(subject_id), targets, iso(moment))
+
+
+def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True) -> list[str]:
+    """Write one event and a delivery of it to each webhook; answer the delivery ids.
+
+    ``due`` deliveries are the worker's at once; the others (a ping) are attempted by the
+    caller and never retried.
+    """
+    event_id = db.new_id()
+    db.execute(
+        "INSERT INTO webhook_events (id, type, subject_id, payload, created_at)"
+        " VALUES (:id, :type, :subject_id, :payload, :now)",
+        {
+            "id": event_id,
+            "type": event_type,
+            "subject_id": subject_id,
+            "payload": envelope(event_id, event_type, moment, data),
+            "now": moment,
+        },
+    )
+    deliveries = [
+        {
+            "id": db.new_id(),
+            "webhook_id": webhook_id,
+            "event_id": event_id,
+            "type": event_type,
+            "due": moment if due else None,
+            "now": moment,
+        }
+        for webhook_id in webhook_ids
+    ]
+    db.execute_many(
+        "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status,"
+        " scheduled_attempts, next_attempt_at, created_at, updated_at) VALUES (:id,"
+        " :webhook_id, :event_id, :type, 'pending', 0, :due, :now, :now)",
+        deliveries,
+    )
+    return [d["id"] for d in deliveries]

@@ -1,0 +1,322 @@
+"""The delivery worker: ``flask webhooks work`` runs ``work``; ``--once`` empties what is due.
+
+Each pass runs the jobs of ``JOBS`` in order: webhook deliveries, then mail
+(``shop.mail.deliver_due``), so one worker process serves both queues. A pass claims due
+deliveries in a short transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so workers on
+several nodes share the outbox; SQLite lets one writer in at a time) by pushing their next
+attempt a lease ahead, then sends them outside any transaction and records each result in
+its own. A worker that dies mid-attempt leaves the delivery due again when the lease ends:
+at least once.
+
+Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
+every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
+webhook is disabled, with the reason, an audit entry and its ``enabled: false`` for all to
+see.
+"""
+
+import logging
+import random
+import threading
+from datetime import timedelta
+
+from flask import current_app
+
+from shop import audit, db, mail
+from shop.auth import api_keys
+from shop.clock import iso, now, parse
+from shop.webhooks import delivery, signing
+from shop.webhooks.events import EVENTS, PING
+from shop.webhooks.outbox import CREATOR, creator_rights, emit
+
+log = logging.getLogger("shop.webhooks")
+
+# Seconds before each retry: 8 attempts over about 27.6 hours.
+SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
+ATTEMPTS = len(SCHEDULE) + 1
+JITTER = 0.2
+DISABLE_AFTER = timedelta(days=3)
+BATCH = 20
+EXPIRING_WITHIN = timedelta(days=7)
+WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
+
+_DUE = """
+    SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.next_attempt_at <= :now AND w.enabled = 1
+    ORDER BY d.next_attempt_at, d.id LIMIT :batch"""
+
+_LOAD = """
+    SELECT d.id, d.webhook_id, d.event_type, d.status, d.scheduled_attempts, e.payload,
+           w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
+           w.failing_since, w.last_success_at
+    FROM webhook_deliveries d
+    JOIN webhook_events e ON e.id = d.event_id
+    JOIN webhooks w ON w.id = d.webhook_id"""
+
+# A success is written to the endpoint's health at most this often (a busy endpoint would
+# otherwise rewrite its row on every delivery).
+HEALTH_INTERVAL = timedelta(seconds=60)
+
+
+def backoff(attempts_made: int) -> float:
+    """Seconds to wait after the ``attempts_made``-th failed attempt, with jitter."""
+    return SCHEDULE[attempts_made - 1] * random.uniform(1 - JITTER, 1 + JITTER)  # noqa: S311
+
+
+def claim(batch: int = BATCH) -> list[str]:
+    """Take up to ``batch`` due deliveries for this worker: their ids.
+
+    They are leased for as long as sending all of them may take; a worker that dies leaves
+    them due again when the lease ends.
+    """
+    moment = now()
+    lease = timedelta(seconds=30 + batch * current_app.config["WEBHOOKS_TIMEOUT"])
+    database = db.get_db()
+    sql = _DUE + (" FOR UPDATE OF d SKIP LOCKED" if database.engine == "postgresql" else "")
+    with db.transaction():
+        ids = [row["id"] for row in db.query(sql, {"now": iso(moment), "batch": batch})]
+        db.execute_many(
+            "UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id = :id",
+            [{"id": i, "lease": iso(moment + lease)} for i in ids],
+        )
+    return ids
+
+
+def _load(ids: list[str]) -> list[dict]:
+    params = {f"d{i}": delivery_id for i, delivery_id in enumerate(ids)}
+    marks = ", ".join(f":{key}" for key in params)
+    return db.query(_LOAD + f" WHERE d.id IN ({marks}) ORDER BY d.id", params)
+
+
+def deliver_due(batch: int = BATCH) -> int:
+    """One pass over the outbox: send what is due, record the results together; answer
+    how many deliveries were taken."""
+    ids = claim(batch)
+    if ids:
+        rights = {}
+        _record([_try(row, "scheduled", rights) for row in _load(ids)])
+    return len(ids)
+
+
+def attempt(delivery_id: str, kind: str) -> dict | None:
+    """Send one delivery now (``replay`` or ``ping``) and record it; answer the attempt's
+    record, or None when the delivery is gone."""
+    rows = _load([delivery_id])
+    return _record([_try(rows[0], kind, {})])[0] if rows else None
+
+
+def _try(row: dict, kind: str, rights: dict) -> tuple:
+    """Send a delivery unless its webhook's creator lost the right it needs."""
+    if row["event_type"] != PING:
+        webhook_id = row["webhook_id"]
+        if webhook_id not in rights:
+            creator = db.one(CREATOR + " WHERE w.id = :id", {"id": webhook_id})
+            rights[webhook_id] = creator_rights(creator)
+        needed = EVENTS[row["event_type"]]
+        if needed not in rights[webhook_id]:
+            reason = f"not sent: the webhook's creator no longer holds {needed}"
+            return row, delivery.Outcome(None, 0, error=reason), "skipped"
+    return row, _send(row), kind
+
+
+def _send(row: dict) -> delivery.Outcome:
+    moment = now()
+    secrets = [row["secret"]]
+    expires = row["previous_secret_expires_at"]
+    if row["previous_secret"] and expires and parse(expires) > moment:
+        secrets.append(row["previous_secret"])
+    body = row["payload"].encode()
+    headers = signing.headers(secrets, "msg_" + row["id"], int(moment.timestamp()), body)
+    config = current_app.config
+    return delivery.post(
+        row["url"],
+        body,
+        headers,
+        timeout=config["WEBHOOKS_TIMEOUT"],
+        allow_private=config["WEBHOOKS_ALLOW_PRIVATE"],
+    )
+
+
+def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple:
+    """(status, next attempt or None, scheduled attempts so far, exhausted)."""
+    scheduled = row["scheduled_attempts"] + (kind == "scheduled")
+    if outcome.ok:
+        return "succeeded", None, scheduled, False
+    if kind == "scheduled":
+        if scheduled >= ATTEMPTS:
+            return "failed", None, scheduled, True
+        return "pending", iso(moment + timedelta(seconds=backoff(scheduled))), scheduled, False
+    if kind in ("skipped", "ping"):
+        return ("skipped" if kind == "skipped" else "failed"), None, scheduled, False
+    return row["status"], "keep", scheduled, False  # a failed replay changes no course
+
+
+def _record(results: list[tuple]) -> list[dict]:
+    """Attempts, the deliveries' next steps and the endpoints' health: one transaction."""
+    moment = now()
+    at = iso(moment)
+    records, health, exhausted = [], {}, set()
+    with db.transaction():
+        for row, outcome, kind in results:
+            record = {
+                "id": db.new_id(),
+                "delivery_id": row["id"],
+                "at": at,
+                "kind": kind,
+                "status_code": outcome.status_code,
+                "duration_ms": outcome.duration_ms,
+                "response_excerpt": outcome.excerpt,
+                "error": outcome.error,
+            }
+            records.append(record)
+            status, next_at, scheduled, spent = _next_step(row, outcome, kind, moment)
+            db.execute(
+                "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
+                " updated_at = :now"
+                + ("" if next_at == "keep" else ", next_attempt_at = :next")
+                + " WHERE id = :id",
+                {
+                    "status": status,
+                    "scheduled": scheduled,
+                    "now": at,
+                    "next": next_at,
+                    "id": row["id"],
+                },
+            )
+            if kind != "skipped":
+                health[row["webhook_id"]] = (row, outcome.ok)
+            if spent:
+                exhausted.add(row["webhook_id"])
+        db.execute_many(
+            "INSERT INTO webhook_attempts (id, delivery_id, at, kind, status_code, duration_ms,"
+            " response_excerpt, error) VALUES (:id, :delivery_id, :at, :kind, :status_code,"
+            " :duration_ms, :response_excerpt, :error)",
+            records,
+        )
+        for webhook_id, (row, ok) in health.items():
+            _health(webhook_id, row, ok, moment)
+        for webhook_id in exhausted:
+            _disable_if_failing(webhook_id, moment)
+    return records
+
+
+def _health(webhook_id: str, row: dict, ok: bool, moment) -> None:
+    """The endpoint's last success and since when it fails, after its latest attempt."""
+    at = iso(moment)
+    if ok:
+        last = row["last_success_at"]
+        fresh = last and moment - parse(last) < HEALTH_INTERVAL
+        if fresh and not row["failing_since"]:
+            return
+        db.execute(
+            "UPDATE webhooks SET last_success_at = :at, failing_since = NULL WHERE id = :id",
+            {"at": at, "id": webhook_id},
+        )
+    elif not row["failing_since"]:
+        db.execute(
+            "UPDATE webhooks SET failing_since = COALESCE(failing_since, :at) WHERE id = :id",
+            {"at": at, "id": webhook_id},
+        )
+
+
+def _disable_if_failing(webhook_id: str, moment) -> None:
+    """Disable an endpoint failing for ``DISABLE_AFTER``: said, audited, visible."""
+    row = db.one(
+        "SELECT url, failing_since FROM webhooks WHERE id = :id AND enabled = 1",
+        {"id": webhook_id},
+    )
+    if row is None or not row["failing_since"]:
+        return
+    if moment - parse(row["failing_since"]) < DISABLE_AFTER:
+        return
+    reason = (
+        f"Disabled automatically: every delivery attempt failed since {row['failing_since']}"
+        f" ({ATTEMPTS} attempts of the last delivery). Fix the endpoint, then enable it again."
+    )
+    db.execute(
+        "UPDATE webhooks SET enabled = 0, disabled_reason = :reason, disabled_at = :now,"
+        " updated_at = :now WHERE id = :id",
+        {"reason": reason, "now": iso(moment), "id": webhook_id},
+    )
+    audit.record(
+        "webhook.disabled",
+        {"webhook_id": webhook_id, "url": row["url"], "reason": reason},
+        actor=WORKER_ACTOR,
+    )
+    log.warning("webhook %s disabled: failing since %s", webhook_id, row["failing_since"])
+
+
+def notify_expiring_keys() -> int:
+    """Emit ``api_key.expiring`` once per live key that expires within 7 days."""
+    moment = now()
+    with db.transaction():
+        db.lock("webhooks:expiring-keys")
+        rows = db.query(
+            "SELECT k.id FROM api_keys k WHERE k.revoked_at IS NULL"
+            " AND k.expires_at > :now AND k.expires_at <= :horizon AND NOT EXISTS ("
+            " SELECT 1 FROM webhook_events e"
+            " WHERE e.type = 'api_key.expiring' AND e.subject_id = k.id)",
+            {"now": iso(moment), "horizon": iso(moment + EXPIRING_WITHIN)},
+        )
+        for row in rows:
+            emit("api_key.expiring", row["id"], api_keys.get)
+    return 0  # nothing a pass should hurry back for
+
+
+def prune() -> int:
+    """Forget finished deliveries and their events after ``SHOP_WEBHOOKS_RETENTION_DAYS``."""
+    days = current_app.config["WEBHOOKS_RETENTION_DAYS"]
+    cutoff = iso(now() - timedelta(days=days))
+    with db.transaction():
+        db.execute(
+            "DELETE FROM webhook_deliveries WHERE next_attempt_at IS NULL AND created_at < :cutoff",
+            {"cutoff": cutoff},
+        )
+        db.execute(
+            "DELETE FROM webhook_events WHERE created_at < :cutoff AND NOT EXISTS ("
+            " SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)",
+            {"cutoff": cutoff},
+        )
+    return 0
+
+
+# The queues a pass works through, in order; each answers how much it did.
+JOBS = (deliver_due, mail.deliver_due)
+# Jobs run every so many seconds rather than on every pass.
+PERIODIC = ((notify_expiring_keys, 60), (prune, 3600))
+MAX_ONCE_PASSES = 1000
+
+
+def run_once() -> int:
+    """Run every job until a pass finds nothing due (``--once``); answer the work done."""
+    for job, _ in PERIODIC:
+        job()
+    total = 0
+    for _ in range(MAX_ONCE_PASSES):
+        done = sum(job() for job in JOBS)
+        total += done
+        if not done:
+            break
+    return total
+
+
+def work(stop: threading.Event) -> None:
+    """Run passes until ``stop`` is set, resting ``SHOP_WEBHOOKS_POLL_INTERVAL`` when idle.
+
+    An error (the database away, say) is logged and the loop carries on after a rest.
+    """
+    interval = current_app.config["WEBHOOKS_POLL_INTERVAL"]
+    last_run = {job: None for job, _ in PERIODIC}
+    while not stop.is_set():
+        done = 0
+        try:
+            for job, every in PERIODIC:
+                moment = now()
+                if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
+                    job()
+                    last_run[job] = moment
+            done = sum(job() for job in JOBS)
+        except Exception:  # noqa: BLE001 - the worker outlives any one failure
+            log.exception("webhook worker pass failed; retrying")
+            db.get_db().close()
+        if not done:
+            stop.wait(interval)

@@ -1,0 +1,77 @@
+"""A real HTTP receiver on 127.0.0.1 for the webhook tests, and small helpers around it."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standardwebhooks import Webhook
+
+
+class Receiver:
+    """An HTTP server in a thread that records every POST and answers the statuses queued
+    in ``answers`` (200 once they run out, or ``default``)."""
+
+    def __init__(self, default=200):
+        self.requests = []
+        self.answers = []
+        self.default = default
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with receiver.lock:
+                    receiver.requests.append(
+                        {"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                    )
+                    status = receiver.answers.pop(0) if receiver.answers else receiver.default
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(f"answer {status}".encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def events(self) -> list[dict]:
+        """The JSON bodies received, in order."""
+        return [json.loads(r["body"]) for r in self.requests]
+
+    def ids(self) -> list[str]:
+        return [r["headers"]["webhook-id"] for r in self.requests]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def verify(secret: str, request: dict) -> dict:
+    """The payload, if the Standard Webhooks library accepts the request's signature."""
+    return Webhook(secret).verify(request["body"], request["headers"])
+
+
+def work(app) -> str:
+    """``flask webhooks work --once``; answer its output."""
+    result = app.test_cli_runner().invoke(args=["webhooks", "work", "--once"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def create_hook(client, url, *events, status=201, **extra):
+    """``POST /webhooks``; answer the JSON."""
+    response = client.post("/webhooks", json={"url": url, "events": list(events), **extra})
+    assert response.status_code == status, response.json
+    return response.json
+
+
+def deliveries(client, hook_id) -> list[dict]:
+    response = client.get(f"/webhooks/{hook_id}/deliveries")
+    assert response.status_code == 200, response.json
+    return response.json["items"]
