@@ -12,6 +12,7 @@ import hashlib
 import logging
 import secrets
 import threading
+import time
 from dataclasses import dataclass
 
 from flask import current_app
@@ -108,10 +109,12 @@ class MemoryStore:
 class RedisStore:
     """The counters shared by every worker and node through Redis."""
 
-    def __init__(self, url: str, prefix: str):
+    def __init__(self, url: str, prefix: str, timeout: float):
         import redis
 
-        self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._redis = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
         self._script = self._redis.register_script(_FAIL_SCRIPT)
         self._prefix = f"{prefix}:lockout"
 
@@ -141,25 +144,57 @@ class RedisStore:
         return until is not None
 
 
-def _store():
-    """This app's store: Redis when configured (memory while Redis fails), else memory."""
+# After Redis fails, sign-ins count in memory for this long before Redis is tried again: a
+# Redis that is down or hung costs one request one timeout, not every request one each.
+RETRY_REDIS_AFTER = 2.0
+
+
+class _Stores:
+    """This app's stores: Redis (when configured) and memory, and whether Redis is resting."""
+
+    def __init__(self, shared, memory):
+        self.shared, self.memory = shared, memory
+        self.resting_until = None  # time.monotonic() until which Redis is not asked
+        self.lock = threading.Lock()
+
+
+def _store() -> _Stores:
+    """This app's stores, made on first use."""
     extensions = current_app.extensions
     if "shop.lockout" not in extensions:
-        memory = MemoryStore()
-        url = current_app.config["REDIS_URL"]
-        prefix = current_app.config["RATELIMIT_KEY_PREFIX"]
-        extensions["shop.lockout"] = (RedisStore(url, prefix) if url else None, memory)
+        config = current_app.config
+        url, prefix = config["REDIS_URL"], config["RATELIMIT_KEY_PREFIX"]
+        shared = RedisStore(url, prefix, config["REDIS_TIMEOUT"]) if url else None
+        extensions["shop.lockout"] = _Stores(shared, MemoryStore())
     return extensions["shop.lockout"]
 
 
 def _call(method: str, *args):
-    shared, memory = _store()
-    if shared is not None:
-        try:
-            return getattr(shared, method)(*args)
-        except Exception as error:  # noqa: BLE001 - Redis down must not stop sign-in
-            log.warning("lockout counters: Redis failed (%s); counting in memory", type(error))
-    return getattr(memory, method)(*args)
+    """Ask Redis when configured and not resting after a failure, else memory.
+
+    The first failure of an outage is logged as a warning, the return to Redis once.
+    """
+    stores = _store()
+    if stores.shared is not None:
+        resting = stores.resting_until
+        if resting is None or time.monotonic() >= resting:
+            try:
+                answer = getattr(stores.shared, method)(*args)
+            except Exception as error:  # noqa: BLE001 - Redis down must not stop sign-in
+                with stores.lock:
+                    if stores.resting_until is None:
+                        log.warning(
+                            "lockout counters: Redis failed (%s); counting in memory",
+                            type(error).__name__,
+                        )
+                    stores.resting_until = time.monotonic() + RETRY_REDIS_AFTER
+            else:
+                if resting is not None:
+                    with stores.lock:
+                        stores.resting_until = None
+                    log.warning("lockout counters: Redis answers again; counting there")
+                return answer
+    return getattr(stores.memory, method)(*args)
 
 
 def _key(email: str) -> str:
