@@ -82,8 +82,19 @@ def test_customers_cannot_sign_in_or_reach_the_console(app, make_customer):
         email="buyer@example.com",
         password=PASSWORD,
     )
+    assert response.status_code == 403  # their own password: told where they are
+    assert "That is a customer account" in response.text
+    assert "shop_admin_session" not in response.headers.get("Set-Cookie", "")
+    response = submit(
+        app.test_client(),
+        "/admin/login",
+        "/admin/login",
+        email="buyer@example.com",
+        password="not the password",
+    )
     assert response.status_code == 401
     assert "Invalid email or password." in response.text
+    assert "customer account" not in response.text  # nothing said without the password
 
 
 def test_an_api_key_never_reaches_the_console(make_key):
@@ -341,6 +352,9 @@ def test_dormant_and_expired_keys_stand_out_and_last_use_shows(
     page = owner.get("/admin/api-keys").text
     busy = _row(page, "busy key")
     assert "just now" in busy and "never" not in busy.split('class="last-used"')[1][:80]
+    assert re.search(
+        r'<span class="exact"><span>\d{4}-\d\d-\d\d</span> <span>\d\d:\d\d UTC</span></span>', busy
+    )
     assert "never" in _row(page, "idle key").split('class="last-used"')[1][:80]
 
     clock.advance(31 * 86400)
@@ -352,6 +366,17 @@ def test_dormant_and_expired_keys_stand_out_and_last_use_shows(
     assert "tag expired" in _row(page, "short key")
     assert "status-expired" in _row(page, "short key")
     assert "Revoke" in _row(page, "short key")  # expired keys stay revocable
+    console = console_client(app, owner_client.email)
+    assert console.delete(f"/api-keys/{used.key['id']}").status_code == 204
+    page = console.get("/admin/api-keys").text
+    assert re.search(
+        r"revoked <time[^>]*>just now</time> <span class=\"exact\">\(<span>\d{4}-",
+        _row(page, "busy key"),
+    )
+
+
+# The exact time shown beside a relative one, to the minute.
+EXACT_MINUTE = r'<span class="exact"><span>\d{4}-\d\d-\d\d</span> <span>\d\d:\d\d UTC</span></span>'
 
 
 def _row(page: str, label: str) -> str:
@@ -402,8 +427,21 @@ def test_my_sessions_sign_out_one_or_all_others(app, owner_client, make_admin):
     assert laptop.get("/admin/sessions?ended=1").status_code == 200
 
     response = laptop.post("/admin/logout", data=hidden_fields(page))
-    assert response.headers["Location"] == "/admin/login"
+    assert response.headers["Location"] == "/admin/login?signed_out=1"
+    assert "You are signed out." in laptop.get(response.headers["Location"]).text
     assert laptop.get("/admin/api-keys").status_code == 303
+
+
+def test_session_buttons_say_which_session_and_times_are_shown_in_full(app, owner_client):
+    laptop = console_client(app, owner_client.email, user_agent="Laptop browser")
+    console_client(app, owner_client.email, user_agent="Phone browser")
+    page = laptop.get("/admin/sessions").text
+    names = re.findall(r"Sign out this session<span class=\"visually-hidden\">([^<]*)</span>", page)
+    assert len(names) == 3 and len(set(names)) == 3  # the API's, the laptop's, the phone's
+    assert names[0].startswith(" (session 1 of 3): ")
+    assert re.search(
+        r'<span class="exact"><span>\d{4}-\d\d-\d\d</span> <span>\d\d:\d\d UTC</span></span>', page
+    )
 
 
 def test_console_and_api_sign_in_share_one_rate_limit(make_app, owner_client):

@@ -25,6 +25,7 @@ from flask import (
     request,
     url_for,
 )
+from markupsafe import Markup
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, NotFound
 
@@ -57,6 +58,10 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 LOGIN_COOKIE = "shop_admin_signin"
+CUSTOMER_HERE = (
+    "That is a customer account: this console is for the shop's administrators. Customers"
+    " sign in through the shop itself."
+)
 # Pages before sign-in: their forms carry a token derived from the sign-in cookie.
 _SIGN_IN_ENDPOINTS = frozenset({"admin.login", "admin.login_code"})
 # The reset page's form carries the reset token itself, which no other site can know.
@@ -151,6 +156,18 @@ def relative_time(stamp: str | None, empty: str = "never") -> str:
     return stamp  # unreachable: seconds >= 60 here
 
 
+@bp.app_template_filter("minute")
+def minute_time(stamp: str | None) -> Markup:
+    """A stored timestamp to the minute, shown beside the relative one: ``2027-01-31 00:00
+    UTC``, the date and the time each kept on one line."""
+    if not stamp:
+        return Markup("")
+    moment = parse(stamp)
+    return Markup("<span>{}</span> <span>{}</span>").format(
+        moment.strftime("%Y-%m-%d"), moment.strftime("%H:%M UTC")
+    )
+
+
 @bp.app_template_filter("exact")
 def exact_time(stamp: str | None) -> str:
     """A stored timestamp to the second, for a tooltip: ``2027-01-31 00:00:00 UTC``."""
@@ -177,13 +194,20 @@ def login():
     password = request.form.get("password", "")[:1024]
     if not email.strip() or not password:
         return _login_page("Enter your email and your password.", email, 400)
-    try:
-        found = signin.sign_in(email, password, ["admin"])
-    except signin.SecondFactorNeeded as needed:
-        _remember_challenge(needed.row["id"])
-        return _code_page()
+    # A customer's own email and password are told apart (they are theirs to know); an
+    # administrator's are checked at the same cost, and anything else is the usual answer.
+    found = signin.check_credentials(email, password, ["admin", "customer"])
     if found is None:
         return _login_page("Invalid email or password.", email, 401)
+    kind, row = found
+    if kind == "customer":
+        return _login_page(CUSTOMER_HERE, email, 403)
+    try:
+        used = signin.check_second_factor(kind, row, None)
+    except signin.SecondFactorNeeded:
+        _remember_challenge(row["id"])
+        return _code_page()
+    signin.open_session(kind, row, used)
     return _signed_in()
 
 
@@ -273,7 +297,7 @@ def _login_page(error: str | None = None, email: str = "", status: int = 200):
 def logout():
     """End this session and go back to the sign-in page."""
     sign_out(g.caller)
-    return redirect(url_for("admin.login"), 303)
+    return redirect(url_for("admin.login", signed_out=1), 303)
 
 
 @bp.route("/")
