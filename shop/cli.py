@@ -209,7 +209,6 @@ def api_keys_group():
 @click.option("--expires", help="Optional expiry: an ISO 8601 date or date-time in the future.")
 def api_keys_create(label, scopes, expires):
     """Create a key and print its secret, once."""
-    from shop.api.api_keys import parse_expiry
     from shop.auth import api_keys
 
     label = label.strip()
@@ -217,7 +216,7 @@ def api_keys_create(label, scopes, expires):
         _fail("--label must have 1 to 100 characters.")
     try:
         scope_list = api_keys.parse_scopes(scopes)
-        expires_at = parse_expiry(expires) if expires else None
+        expires_at = api_keys.parse_expiry(expires) if expires else None
     except ValueError as error:
         _fail(str(error).replace("scopes:", "--scopes:").replace("expires_at:", "--expires:"))
     record, secret = api_keys.create(label, scope_list, expires_at, owner=None)

@@ -32,10 +32,10 @@ from werkzeug.exceptions import HTTPException, NotFound
 from shop import audit, db
 from shop.api import two_factor as two_factor_api
 from shop.api.api_keys import ApiKeyCreateSchema, issue, roll
-from shop.api.auth import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_out
 from shop.auth import api_keys, lockout, password_reset, sessions, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.permissions import ALL_SCOPES
+from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_out
 from shop.clock import iso_in, now, now_iso, parse
 from shop.errors import abort, error_response, fold_messages
 from shop.extensions import limiter

@@ -5,8 +5,6 @@ CLI-made ones included. Someone else's key is a 404, not a 403. A Bearer key can
 these routes, not even to manage itself.
 """
 
-from datetime import UTC, datetime
-
 from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
@@ -15,7 +13,6 @@ from shop.api.common import Blueprint, PageQuerySchema, page_schema
 from shop.auth import api_keys, key_usage
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
-from shop.clock import iso, now
 from shop.errors import abort
 from shop.extensions import limiter
 from shop.openapi import enum_field
@@ -117,21 +114,6 @@ class ApiKeyCreatedSchema(ApiKeySchema):
     )
 
 
-def parse_expiry(value: str) -> str:
-    """A future ISO 8601 date or date-time (UTC when no zone is given), as stored."""
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        raise ValueError(
-            "expires_at: use an ISO 8601 date or date-time, such as 2027-01-31."
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    if moment <= now():
-        raise ValueError("expires_at: must be in the future.")
-    return iso(moment)
-
-
 def issue(data: dict, caller, key_id: str | None = None) -> dict:
     """Create a key from ``ApiKeyCreateSchema`` input: the record plus its secret.
 
@@ -140,7 +122,7 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
     """
     try:
         scopes = api_keys.parse_scopes(data["scopes"])
-        expires_at = parse_expiry(data["expires_at"]) if data.get("expires_at") else None
+        expires_at = api_keys.parse_expiry(data["expires_at"]) if data.get("expires_at") else None
         allowed_ips = api_keys.parse_allowed_ips(data.get("allowed_ips"))
     except ValueError as error:
         abort(400, str(error))

@@ -14,7 +14,14 @@ from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
-from shop.auth.signin import SecondFactorNeeded, sign_in
+from shop.auth.signin import (
+    LOGIN_LIMIT,
+    LOGIN_SCOPE,
+    SecondFactorNeeded,
+    end_session,
+    sign_in,
+    sign_out,
+)
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.extensions import limiter
@@ -104,34 +111,6 @@ def _admin_role_and_permissions(user_id: str) -> tuple[str, list[str]]:
     )
     perms = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
     return row["role"], sorted(set(perms))
-
-
-def sign_out(caller) -> None:
-    """End the caller's session (if any) and clear its cookie in the response."""
-    if caller is not None and caller.session_id:
-        with db.transaction():
-            sessions.end(sessions.KINDS[caller.kind], caller.session_id)
-            audit.record("logout", {"session_id": caller.session_id})
-        g.clear_session_cookies = [sessions.KINDS[caller.kind]]
-    else:
-        g.clear_session_cookies = [sessions.ADMIN, sessions.CUSTOMER]
-
-
-def end_session(caller, session_id: str) -> bool:
-    """End one of the caller's own sessions (signing out if it is the current one)."""
-    kind = sessions.KINDS[caller.kind]
-    with db.transaction():
-        if not sessions.end(kind, session_id, holder_id=caller.id):
-            return False
-        audit.record("session.revoked", {"session_id": session_id})
-    if session_id == caller.session_id:
-        g.clear_session_cookies = [kind]
-    return True
-
-
-# One budget per address for every sign-in form (this API and the admin console).
-LOGIN_LIMIT = "5 per minute"
-LOGIN_SCOPE = "sign-in"
 
 
 @blp.route("/login")

@@ -23,6 +23,7 @@ from shop.countries import CODES
 from shop.errors import abort
 from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import payments
+from shop.services.orders import record_history
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
@@ -248,6 +249,9 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
     return present_all([row])[0] if row else None
 
 
+webhooks.renders("order", load)
+
+
 def _visible(order_id: str) -> dict:
     """The order if the caller may read it: 404 to a customer for anybody else's."""
     caller = g.caller
@@ -324,25 +328,6 @@ def _check_move(row: dict, status: str) -> None:
     if not allowed:
         abort(409, f"{where}, a final status: it cannot move to {status}.")
     abort(409, f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.")
-
-
-def record_history(order_id: str, status: str, note: str | None, moment: str) -> None:
-    """Add an entry to an order's status history, by the current caller."""
-    actor = g.caller.actor
-    db.execute(
-        "INSERT INTO order_status_history (id, order_id, status, note, at, by_kind, by_id,"
-        " by_label) VALUES (:id, :order_id, :status, :note, :at, :kind, :by_id, :label)",
-        {
-            "id": db.new_id(),
-            "order_id": order_id,
-            "status": status,
-            "note": note,
-            "at": moment,
-            "kind": actor["kind"],
-            "by_id": actor["id"],
-            "label": actor["label"],
-        },
-    )
 
 
 def _follow_payment(order_id: str, status: str, moment: str) -> None:

@@ -158,6 +158,9 @@ def load(product_id: str) -> dict:
     return _get(product_id)
 
 
+webhooks.renders("product", load)
+
+
 def _check_sku(sku: str | None, own_id: str = "") -> None:
     if sku is not None and db.value(
         "SELECT 1 FROM products WHERE sku = :sku AND id <> :id", {"sku": sku, "id": own_id}

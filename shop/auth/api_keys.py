@@ -18,7 +18,7 @@ import math
 import re
 import secrets
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from flask import current_app, g, request
@@ -96,6 +96,21 @@ def check_ceiling(scopes, caller: Caller) -> None:
                 f"Access denied: you cannot grant the scope {scope}"
                 f" (you lack {', '.join(lacking)}).",
             )
+
+
+def parse_expiry(value: str) -> str:
+    """A future ISO 8601 date or date-time (UTC when no zone is given), as stored."""
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        raise ValueError(
+            "expires_at: use an ISO 8601 date or date-time, such as 2027-01-31."
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if moment <= now():
+        raise ValueError("expires_at: must be in the future.")
+    return iso(moment)
 
 
 def parse_allowed_ips(values) -> str | None:

@@ -1,4 +1,5 @@
-"""Signing in: the one use case the JSON API (``/auth/login``) and the console share.
+"""Signing in and out: the use cases the JSON API (``/auth/...``) and the console share, with
+their one rate limit.
 
 Without a single ``kind`` sign-in tries an administrator account, then a customer account,
 checking a password hash for each, so the answer takes the same time whether or not the
@@ -7,6 +8,8 @@ it is locked even the right password is refused with the same answer. An adminis
 two-factor sign-in on also needs a code (TOTP or a recovery code); a wrong code counts as a
 failure too.
 """
+
+from flask import g
 
 from shop import audit, db
 from shop.auth import lockout, sessions, two_factor
@@ -113,3 +116,31 @@ def sign_in(email: str, password: str, kinds, code: str | None = None) -> tuple[
     used = check_second_factor(kind, row, code)
     open_session(kind, row, used)
     return found
+
+
+def sign_out(caller) -> None:
+    """End the caller's session (if any) and clear its cookie in the response."""
+    if caller is not None and caller.session_id:
+        with db.transaction():
+            sessions.end(sessions.KINDS[caller.kind], caller.session_id)
+            audit.record("logout", {"session_id": caller.session_id})
+        g.clear_session_cookies = [sessions.KINDS[caller.kind]]
+    else:
+        g.clear_session_cookies = [sessions.ADMIN, sessions.CUSTOMER]
+
+
+def end_session(caller, session_id: str) -> bool:
+    """End one of the caller's own sessions (signing out if it is the current one)."""
+    kind = sessions.KINDS[caller.kind]
+    with db.transaction():
+        if not sessions.end(kind, session_id, holder_id=caller.id):
+            return False
+        audit.record("session.revoked", {"session_id": session_id})
+    if session_id == caller.session_id:
+        g.clear_session_cookies = [kind]
+    return True
+
+
+# One budget per address for every sign-in form (this API and the admin console).
+LOGIN_LIMIT = "5 per minute"
+LOGIN_SCOPE = "sign-in"

@@ -17,11 +17,10 @@ import json
 from datetime import timedelta
 
 from shop import audit, db, mail, settings, totals, webhooks
-from shop.api import products
-from shop.api.orders import load, record_history
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.services import payments
+from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 
@@ -134,7 +133,7 @@ def place_order(
                 "payment_method": provider.name,
             },
         )
-        webhooks.emit("order.placed", order_id, load)
+        webhooks.emit("order.placed", order_id)
     return order_id, True
 
 
@@ -187,7 +186,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
             _refuse(item)
         taken[item["product_id"]] = row
         if row["stock"] == 0:
-            webhooks.emit("product.out_of_stock", item["product_id"], products.load)
+            webhooks.emit("product.out_of_stock", item["product_id"])
     lines = []
     for line, item in enumerate(items, start=1):
         product = taken[item["product_id"]]

@@ -2,7 +2,8 @@
 Standard Webhooks scheme and delivered by a worker process (``flask webhooks work``).
 
 The rest of the service calls one function, ``emit``, inside the transaction that makes the
-change; ``docs/webhooks.md`` is the user's guide.
+change (the API layer registers how it shows each resource with ``renders``);
+``docs/webhooks.md`` is the user's guide.
 
 - ``events``: the event catalogue and the right each event needs.
 - ``outbox``: ``emit``, and the rights of a webhook's creator (checked at enqueue and again
@@ -15,6 +16,6 @@ change; ``docs/webhooks.md`` is the user's guide.
 - ``store``: the webhooks and their delivery log, for the API and the console.
 """
 
-from shop.webhooks.outbox import emit
+from shop.webhooks.outbox import emit, renders
 
-__all__ = ["emit"]
+__all__ = ["emit", "renders"]

@@ -71,7 +71,7 @@ def found(webhook_id: str) -> dict:
 
 def list_page(page: int, page_size: int) -> dict:
     """A page of webhooks, newest first."""
-    from shop.api.common import paginate
+    from shop.pages import paginate
 
     return paginate(
         _SELECT + " ORDER BY w.created_at DESC, w.id DESC",
@@ -282,7 +282,7 @@ def delivery(webhook_id: str, delivery_id: str) -> dict:
 
 def deliveries_page(webhook_id: str, status: str | None, page: int, page_size: int) -> dict:
     """A page of a webhook's deliveries, newest first."""
-    from shop.api.common import paginate
+    from shop.pages import paginate
 
     found(webhook_id)
     where, params = "d.webhook_id = :webhook_id", {"webhook_id": webhook_id}
