@@ -162,8 +162,8 @@ def users_group():
 )
 def users_create(email, password, name, role):
     """Create an administrator (bootstraps the first owner)."""
-    from shop.api.users import create_user
     from shop.auth.passwords import MIN_LENGTH
+    from shop.services.users import create_user
 
     if password is None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)

@@ -348,7 +348,7 @@ def finish(database: Database) -> None:
     rows by other means (a bulk import, the benchmark's seeding).
     """
     from shop import totals
-    from shop.api.roles import seed_builtin_roles
+    from shop.auth.roles import seed_builtin_roles
 
     with database.transaction():
         database.lock("seed")

@@ -132,7 +132,7 @@ def make_admin(app):
     """Create an administrator with a role (and extra permissions); answer a signed-in client."""
 
     def make(role="owner", permissions=(), email=None):
-        from shop.api.users import create_user
+        from shop.services.users import create_user
 
         email = email or f"{role}-{secrets.token_hex(3)}@example.com"
         with app.app_context():

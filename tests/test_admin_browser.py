@@ -67,9 +67,9 @@ def browser():
 @pytest.fixture
 def live(make_app, database_url, clock):
     """A live gunicorn on the test's database, with an owner and a few older keys."""
-    from shop.api.users import create_user
     from shop.auth import api_keys
     from shop.clock import iso
+    from shop.services.users import create_user
 
     app = make_app()
     with app.app_context():

@@ -221,7 +221,7 @@ def test_bad_patches_are_400_and_change_nothing(owner_client, body, words):
 def test_allowed_ips_match_ipv4_and_ipv6_ranges_behind_a_trusted_proxy(make_app, address, allowed):
     app = make_app(TRUSTED_PROXIES=1)
     owner = app.test_client()
-    from shop.api.users import create_user
+    from shop.services.users import create_user
     from tests.conftest import PASSWORD
 
     with app.app_context():
@@ -283,7 +283,7 @@ def test_a_key_unused_for_the_idle_days_expires_unused(owner_client, app, clock)
 def test_idle_expiry_can_be_turned_off(make_app, clock):
     app = make_app(API_KEY_IDLE_DAYS=0)
     owner = app.test_client()
-    from shop.api.users import create_user
+    from shop.services.users import create_user
     from tests.conftest import PASSWORD
 
     with app.app_context():
@@ -368,7 +368,7 @@ def test_usage_is_counted_without_a_write_per_request(
 def test_a_key_over_its_own_limit_gets_429_with_retry_after(make_app):
     app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"t{id(make_app)}")
     owner = app.test_client()
-    from shop.api.users import create_user
+    from shop.services.users import create_user
     from tests.conftest import PASSWORD
 
     with app.app_context():

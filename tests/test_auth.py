@@ -121,7 +121,7 @@ def test_session_slides_with_use_up_to_its_absolute_cap(owner_client, clock):
 
 def test_the_absolute_cap_is_a_setting(make_app, clock):
     app = make_app(SESSION_MAX_LIFETIME=3600)
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     with app.app_context():
         create_user("o@example.com", "O", PASSWORD, "owner")

@@ -64,7 +64,7 @@ def generated(tmp_path_factory):
 @pytest.fixture
 def server(make_app, database_url):
     """A live gunicorn with rate limits on (memory storage) and an owner to sign in."""
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     app = make_app()
     with app.app_context():

@@ -30,7 +30,7 @@ def fail(app, email, times):
 
 
 def owner(app):
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     with app.app_context():
         create_user("owner@example.com", "Owner", PASSWORD, "owner")
@@ -42,7 +42,7 @@ def owner(app):
 def test_ten_failures_lock_the_account_with_the_same_answer(locking_app, clock):
     app = locking_app
     boss = owner(app)
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     with app.app_context():
         ed = create_user("ed@example.com", "Ed", PASSWORD, "editor")
@@ -82,7 +82,7 @@ def test_ten_failures_lock_the_account_with_the_same_answer(locking_app, clock):
 
 def test_failures_spread_over_more_than_15_minutes_do_not_lock(locking_app, clock):
     app = locking_app
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     with app.app_context():
         create_user("ed@example.com", "Ed", PASSWORD, "editor")

@@ -186,7 +186,7 @@ def test_a_connection_lost_inside_a_transaction_is_503_and_writes_nothing(pg_app
 
 def _limited_login_app(make_app, redis_url):
     """An app counting sign-ins in ``redis_url``, with a user who can sign in."""
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     app = make_app(RATELIMIT_ENABLED=True, REDIS_URL=redis_url)
     with app.app_context():

@@ -81,7 +81,7 @@ def shared_database():
     import psycopg
 
     from shop import create_app, migrate
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(PG_URL, autocommit=True) as conn:

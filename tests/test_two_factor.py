@@ -240,7 +240,7 @@ def _fields(html):
 
 @pytest.fixture
 def device_client(app):
-    from shop.api.users import create_user
+    from shop.services.users import create_user
 
     with app.app_context():
         create_user("d@example.com", "D", PASSWORD, "owner")

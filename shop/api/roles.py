@@ -12,7 +12,8 @@ from marshmallow import Schema, ValidationError, fields, validate
 from shop import audit, db
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
 from shop.auth.decorators import require_auth, require_permission
-from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, BUILTIN_ROLES, OWNER_ROLE, SCOPES
+from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
+from shop.auth.roles import permissions_of
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import enum_field, responds
@@ -66,50 +67,6 @@ class CatalogueSchema(Schema):
     scopes = fields.List(fields.Nested(ScopeSchema), required=True)
 
 
-def seed_builtin_roles() -> None:
-    """Create the built-in roles, and give them permissions the catalogue gained since.
-
-    Permissions an operator withdrew from a built-in role (other than owner) stay withdrawn
-    only until the catalogue changes; the owner role always holds everything.
-    """
-    moment = now_iso()
-    for name, permissions in BUILTIN_ROLES.items():
-        role_id = db.value("SELECT id FROM roles WHERE name = :name", {"name": name})
-        if role_id is None:
-            role_id = db.new_id()
-            db.execute(
-                "INSERT INTO roles (id, name, builtin, created_at, updated_at)"
-                " VALUES (:id, :name, 1, :now, :now)",
-                {"id": role_id, "name": name, "now": moment},
-            )
-            missing = permissions
-        elif name == OWNER_ROLE:
-            missing = permissions - _permissions_of(role_id)
-        else:
-            continue
-        db.execute_many(
-            "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
-            [{"role_id": role_id, "permission": p} for p in sorted(missing)],
-        )
-
-
-def _permissions_of(role_id: str) -> frozenset[str]:
-    return frozenset(
-        r["permission"]
-        for r in db.query(
-            "SELECT permission FROM role_permissions WHERE role_id = :id", {"id": role_id}
-        )
-    )
-
-
-def role_by_name(name: str) -> dict | None:
-    """A role's row and its permissions, by name."""
-    row = db.one("SELECT * FROM roles WHERE name = :name", {"name": name})
-    if row is not None:
-        row["permissions"] = _permissions_of(row["id"])
-    return row
-
-
 def _present(row: dict) -> dict:
     return {**row, "builtin": bool(row["builtin"]), "permissions": sorted(row["permissions"])}
 
@@ -118,7 +75,7 @@ def _get(role_id: str) -> dict:
     row = db.one("SELECT * FROM roles WHERE id = :id", {"id": role_id})
     if row is None:
         abort(404, "Role not found.")
-    row["permissions"] = _permissions_of(role_id)
+    row["permissions"] = permissions_of(role_id)
     return row
 
 
@@ -162,7 +119,7 @@ class Roles(MethodView):
             "SELECT * FROM roles ORDER BY name", "SELECT COUNT(*) FROM roles", {}, args
         )
         for row in result["items"]:
-            row["permissions"] = _permissions_of(row["id"])
+            row["permissions"] = permissions_of(row["id"])
         result["items"] = [_present(row) for row in result["items"]]
         return result
 

@@ -23,7 +23,7 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.api.roles import Permissions, check_grant, role_by_name
+from shop.api.roles import Permissions, check_grant
 from shop.auth import lockout, sessions
 from shop.auth.decorators import require_permission
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
@@ -31,17 +31,15 @@ from shop.auth.permissions import OWNER_ROLE
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import responds
+from shop.services.users import (
+    USER_SELECT,
+    create_user,
+    get_user,
+    role_named,
+    set_extra_permissions,
+)
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
-
-_SELECT = """
-    SELECT u.id, u.email, u.name, u.active, u.role_id, u.created_at, u.updated_at,
-           r.name AS role,
-           (SELECT string_agg(up.permission, ' ') FROM user_permissions up
-             WHERE up.user_id = u.id) AS extra_permissions,
-           (SELECT string_agg(rp.permission, ' ') FROM role_permissions rp
-             WHERE rp.role_id = u.role_id) AS role_permissions
-    FROM users u JOIN roles r ON r.id = u.role_id"""
 
 
 class UserSchema(Schema):
@@ -105,29 +103,6 @@ def _present(row: dict) -> dict:
     }
 
 
-def _get(user_id: str) -> dict:
-    row = db.one(_SELECT + " WHERE u.id = :id", {"id": user_id})
-    if row is None:
-        abort(404, "User not found.")
-    return row
-
-
-def _role(name: str) -> dict:
-    role = role_by_name(name)
-    if role is None:
-        known = ", ".join(r["name"] for r in db.query("SELECT name FROM roles ORDER BY name"))
-        abort(400, f"role: unknown role {name!r}; the roles are {known}.")
-    return role
-
-
-def _set_extra_permissions(user_id: str, permissions) -> None:
-    db.execute("DELETE FROM user_permissions WHERE user_id = :id", {"id": user_id})
-    db.execute_many(
-        "INSERT INTO user_permissions (user_id, permission) VALUES (:user_id, :permission)",
-        [{"user_id": user_id, "permission": p} for p in sorted(set(permissions))],
-    )
-
-
 def _guard_last_owner(row: dict) -> None:
     """409 when ``row`` is the last active owner (call before demoting, disabling, deleting)."""
     if row["role"] != OWNER_ROLE or not row["active"]:
@@ -145,38 +120,6 @@ def _guard_target(row: dict) -> None:
     """403 when the target holds permissions the caller does not."""
     if not set(_present(row)["effective_permissions"]) <= g.caller.permissions:
         abort(403, "Access denied: this administrator holds permissions you do not.")
-
-
-def create_user(
-    email: str, name: str, password: str, role: str, permissions=(), active: bool = True
-) -> dict:
-    """Create an administrator (grant checks are the caller's business); answer the row."""
-    email = email.strip().lower()
-    role_row = _role(role)
-    user_id, moment = db.new_id(), now_iso()
-    password_hash = hash_password(password)
-    with db.transaction():
-        if db.value("SELECT 1 FROM users WHERE email = :email", {"email": email}):
-            abort(409, f"An administrator with the email {email} already exists.")
-        db.execute(
-            "INSERT INTO users (id, email, name, password_hash, role_id, active, created_at,"
-            " updated_at) VALUES (:id, :email, :name, :hash, :role_id, :active, :now, :now)",
-            {
-                "id": user_id,
-                "email": email,
-                "name": name.strip(),
-                "hash": password_hash,
-                "role_id": role_row["id"],
-                "active": active,
-                "now": moment,
-            },
-        )
-        _set_extra_permissions(user_id, permissions)
-        audit.record(
-            "user.created",
-            {"user_id": user_id, "email": email, "role": role, "permissions": sorted(permissions)},
-        )
-    return _get(user_id)
 
 
 @blp.route("")
@@ -199,7 +142,7 @@ class Users(MethodView):
             params["active"] = args["active"]
         clause = (" WHERE " + " AND ".join(where)) if where else ""
         return paginate(
-            _SELECT + clause + " ORDER BY u.email",
+            USER_SELECT + clause + " ORDER BY u.email",
             "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id" + clause,
             params,
             args,
@@ -213,7 +156,7 @@ class Users(MethodView):
     @require_permission("users.create")
     def post(self, data):
         """Create an administrator"""
-        role = _role(data["role"])
+        role = role_named(data["role"])
         check_grant(role["permissions"] | set(data.get("permissions", [])))
         row = create_user(
             data["email"],
@@ -233,7 +176,7 @@ class UserById(MethodView):
     @require_permission("users.read")
     def get(self, user_id):
         """One administrator"""
-        return _present(_get(user_id))
+        return _present(get_user(user_id))
 
     @blp.doc(operationId="updateUser")
     @responds(409, e409="The email is taken, or this would leave no active owner.")
@@ -249,11 +192,11 @@ class UserById(MethodView):
         new_hash = hash_password(data["password"]) if "password" in data else None
         with db.transaction():
             db.lock("users")
-            row = _get(user_id)
+            row = get_user(user_id)
             _guard_target(row)
             changes = {}
             if "role" in data and data["role"] != row["role"]:
-                role = _role(data["role"])
+                role = role_named(data["role"])
                 check_grant(role["permissions"])
                 _guard_last_owner(row)
                 db.execute(
@@ -265,7 +208,7 @@ class UserById(MethodView):
                 old = set((row["extra_permissions"] or "").split())
                 new = set(data["permissions"])
                 check_grant(old ^ new)
-                _set_extra_permissions(user_id, new)
+                set_extra_permissions(user_id, new)
                 changes["permissions"] = sorted(new)
             if "active" in data and bool(data["active"]) != bool(row["active"]):
                 if not data["active"]:
@@ -300,7 +243,7 @@ class UserById(MethodView):
             if new_hash is not None:
                 changes["password_changed"] = True
             audit.record("user.updated", {"user_id": user_id, **changes})
-        return _present(_get(user_id))
+        return _present(get_user(user_id))
 
     @blp.doc(operationId="deleteUser")
     @responds(409, e409="The last active owner.")
@@ -313,7 +256,7 @@ class UserById(MethodView):
         """
         with db.transaction():
             db.lock("users")
-            row = _get(user_id)
+            row = get_user(user_id)
             _guard_target(row)
             _guard_last_owner(row)
             db.execute(
@@ -336,7 +279,7 @@ class UserUnlock(MethodView):
         Forgets the failed sign-ins counted for their email and the repeats that lengthen
         the next cool-down. Answers 204 whether or not a lockout was in force (audited).
         """
-        row = _get(user_id)
+        row = get_user(user_id)
         _guard_target(row)
         was_locked = lockout.clear(row["email"])
         with db.transaction():

@@ -1,0 +1,52 @@
+"""Roles as the service keeps them: the built-in ones seeded (and topped up) by every
+``flask db upgrade``, and a role's permissions. The API's rules for changing roles are in
+``api/roles.py``."""
+
+from shop import db
+from shop.auth.permissions import BUILTIN_ROLES, OWNER_ROLE
+from shop.clock import now_iso
+
+
+def seed_builtin_roles() -> None:
+    """Create the built-in roles, and give them permissions the catalogue gained since.
+
+    Permissions an operator withdrew from a built-in role (other than owner) stay withdrawn
+    only until the catalogue changes; the owner role always holds everything.
+    """
+    moment = now_iso()
+    for name, permissions in BUILTIN_ROLES.items():
+        role_id = db.value("SELECT id FROM roles WHERE name = :name", {"name": name})
+        if role_id is None:
+            role_id = db.new_id()
+            db.execute(
+                "INSERT INTO roles (id, name, builtin, created_at, updated_at)"
+                " VALUES (:id, :name, 1, :now, :now)",
+                {"id": role_id, "name": name, "now": moment},
+            )
+            missing = permissions
+        elif name == OWNER_ROLE:
+            missing = permissions - permissions_of(role_id)
+        else:
+            continue
+        db.execute_many(
+            "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
+            [{"role_id": role_id, "permission": p} for p in sorted(missing)],
+        )
+
+
+def permissions_of(role_id: str) -> frozenset[str]:
+    """The permissions a role holds."""
+    return frozenset(
+        r["permission"]
+        for r in db.query(
+            "SELECT permission FROM role_permissions WHERE role_id = :id", {"id": role_id}
+        )
+    )
+
+
+def role_by_name(name: str) -> dict | None:
+    """A role's row and its permissions, by name."""
+    row = db.one("SELECT * FROM roles WHERE name = :name", {"name": name})
+    if row is not None:
+        row["permissions"] = permissions_of(row["id"])
+    return row
