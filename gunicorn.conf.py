@@ -6,9 +6,11 @@ server refuses to start without it.
 """
 
 import json
+import logging
 import os
 
-from gunicorn import util
+from gunicorn import glogging, util
+from gunicorn.http import wsgi
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
@@ -23,6 +25,24 @@ accesslog = "-"
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 
+class Logger(glogging.Logger):
+    """gunicorn's logger, its access and error lines escaped (``shop.logs``): a request
+    path with CR, LF or NUL in it cannot forge a log line."""
+
+    def setup(self, cfg):
+        """gunicorn's handlers, each with an escaping formatter of the same format."""
+        from shop.logs import EscapingFormatter
+
+        super().setup(cfg)
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                fmt = handler.formatter or logging.Formatter()
+                handler.setFormatter(EscapingFormatter(fmt._fmt, fmt.datefmt))
+
+
+logger_class = Logger
+
+
 def on_starting(server):
     """Refuse several workers with per-process rate-limit counters, and a database schema
     newer than this release (where the database answers: workers must boot without it)."""
@@ -33,7 +53,11 @@ def on_starting(server):
         )
     from shop import config, migrate
 
-    warning = migrate.check_at_start(config.from_environment()["DATABASE_URL"])
+    try:
+        settings = config.from_environment()
+    except config.ConfigError as error:
+        raise SystemExit(f"Refusing to start: {error}.") from None
+    warning = migrate.check_at_start(settings["DATABASE_URL"])
     if warning:
         server.log.warning("schema: %s", warning)
 
@@ -57,3 +81,22 @@ def write_json_error(sock, status_int, reason, mesg):
 
 
 util.write_error = write_json_error
+
+
+_process_headers = wsgi.Response.process_headers
+
+
+def process_headers(self, headers):
+    """Honour an application's ``Connection: close`` (gunicorn drops hop-by-hop headers).
+
+    The app answers ``Connection: close`` when it refused a request whose body it may not
+    have read (shop/auth/context.py): the connection cannot carry another request, and the
+    client must be told so before gunicorn hangs up. ``Response.process_headers`` is where
+    gunicorn reads the application's headers (gunicorn is pinned).
+    """
+    if any(n.lower() == "connection" and v.strip().lower() == "close" for n, v in headers):
+        self.force_close()
+    _process_headers(self, headers)
+
+
+wsgi.Response.process_headers = process_headers

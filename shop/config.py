@@ -35,9 +35,29 @@ def _bool(environ, name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
 
 
+def _list(environ, name: str) -> list[str]:
+    return [item.strip() for item in environ.get(name, "").split(",") if item.strip()]
+
+
+def check(settings: dict) -> None:
+    """Refuse settings that are each valid but make no sense together (ConfigError)."""
+    if settings["SESSION_REFRESH"] >= settings["SESSION_LIFETIME"]:
+        raise ConfigError(
+            "SHOP_SESSION_REFRESH must be less than SHOP_SESSION_LIFETIME"
+            f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
+            " sessions would never slide"
+        )
+
+
 def from_environment(environ=None) -> dict:
     """The service's settings from environment variables (``os.environ`` by default)."""
     env = os.environ if environ is None else environ
+    settings = _read(env)
+    check(settings)
+    return settings
+
+
+def _read(env) -> dict:
     return {
         # Where data lives.
         "DATABASE_URL": env.get("DATABASE_URL", "").strip() or "sqlite:///instance/shop.db",
@@ -56,6 +76,8 @@ def from_environment(environ=None) -> dict:
             env, "SHOP_CONTENT_SYNC_MAX_BYTES", 16 * 1024 * 1024, minimum=1024
         ),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
+        # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
+        "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,
         "RATELIMIT_ENABLED": _bool(env, "SHOP_RATELIMIT_ENABLED", True),
         "RATELIMIT_KEY_PREFIX": env.get("SHOP_RATELIMIT_KEY_PREFIX", "").strip() or "shop",
         # Diagnostics.

@@ -8,6 +8,8 @@ from flask import current_app, request
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.exceptions import HTTPException, default_exceptions
 
+from shop import db
+
 log = logging.getLogger("shop")
 
 _MESSAGES = {
@@ -55,9 +57,8 @@ def error_response(error: HTTPException):
     headers = {}
     data = getattr(error, "data", None) or {}
     if code >= 500:
-        original = getattr(error, "original_exception", None)
-        if original is not None:
-            log.error("unhandled error on %s %s", request.method, request.path, exc_info=original)
+        # An unhandled exception was logged once, with its traceback, by Flask's
+        # log_exception (on the "shop" logger) before it reached this handler.
         message = _MESSAGES[500] if code == 500 else (error.description or "Server error.")
     elif "messages" in data:
         code = 400  # webargs validation errors: 400, not 422
@@ -82,6 +83,14 @@ def error_response(error: HTTPException):
     headers.update(data.get("headers") or {})
     headers.update(getattr(error, "shop_headers", {}))
     return {"message": message}, code, headers
+
+
+def unique_violation(error):
+    """Error handler for integrity errors: a lost race on a unique value is a 409."""
+    column = db.unique_violation(error)
+    if column is None:
+        raise error
+    return {"message": f"{column}: another record already has this value."}, 409
 
 
 def _retry_after() -> int:

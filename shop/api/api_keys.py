@@ -5,7 +5,7 @@ CLI-made ones included. Someone else's key is a 404, not a 403. A Bearer key can
 these routes, not even to manage itself.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from flask import g
 from flask.views import MethodView
@@ -15,7 +15,7 @@ from shop.api.common import Blueprint, PageQuerySchema, page_schema
 from shop.auth import api_keys
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
-from shop.clock import iso, now
+from shop.clock import iso, now, utc
 from shop.errors import abort
 from shop.extensions import limiter
 
@@ -55,8 +55,10 @@ def parse_expiry(value: str) -> str:
         raise ValueError(
             "expires_at: use an ISO 8601 date or date-time, such as 2027-01-31."
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    try:
+        moment = utc(moment)
+    except ValueError as error:
+        raise ValueError(f"expires_at: {error}") from None
     if moment <= now():
         raise ValueError("expires_at: must be in the future.")
     return iso(moment)

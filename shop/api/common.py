@@ -6,15 +6,17 @@ at most 100, from one query for the page and one for the total.
 """
 
 import flask_smorest
-from flask import request
+from flask import Response, g, request
 from flask_smorest.utils import deepupdate
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 from webargs import missing
-from webargs.flaskparser import FlaskParser
+from webargs.flaskparser import FlaskParser, is_json_request
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import BaseConverter
 
-from shop import db
+from shop import db, inbound
 from shop.api.dump import compile_dump
+from shop.clock import utc
 from shop.errors import abort, error_response
 
 MAX_PAGE_SIZE = 100
@@ -25,6 +27,19 @@ class Parser(FlaskParser):
     """Invalid input is a 400, not webargs' 422; a route that takes a body needs one."""
 
     DEFAULT_VALIDATION_STATUS = 400
+
+    def _raw_load_json(self, req):
+        """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
+        if not is_json_request(req):
+            return missing
+        data = req.get_data(cache=True)
+        limit = req.max_content_length
+        # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
+        # more byte from the server's own stream tells a body over the limit.
+        cut = req.content_length is None and limit is not None and len(data) >= limit
+        if cut and req.environ["wsgi.input"].read(1):
+            raise RequestEntityTooLarge()
+        return inbound.loads(data)
 
     def load_json(self, req, schema):
         """The JSON body; a missing or non-JSON body is a 400 rather than an empty object."""
@@ -126,6 +141,16 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
+class UtcDateTime(fields.DateTime):
+    """An ISO 8601 date-time, converted to UTC (naive means UTC); 400 when out of range."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            return utc(super()._deserialize(value, attr, data, **kwargs))
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+
 class PageQuerySchema(Schema):
     """``page`` and ``page_size`` of a list."""
 
@@ -177,6 +202,20 @@ def like_pattern(text: str) -> str:
     """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+WRITE_ONLY = "The caller may change this but not read it: nothing is answered."
+
+
+def readable(permission: str, body):
+    """``body`` when the caller holds ``permission``, else an empty 204.
+
+    Write does not imply read: a caller that may change a record but not read it learns
+    nothing of it beyond what it sent.
+    """
+    if g.caller.can(permission):
+        return body
+    return Response(status=204)
 
 
 def add_doc(func, **doc):

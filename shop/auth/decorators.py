@@ -12,10 +12,12 @@ scope in the operation's description (and in ``x-permission`` / ``x-scopes``).
 import functools
 
 from flask import current_app, g, request
+from werkzeug.exceptions import HTTPException
 
 from shop.api.common import add_doc
 from shop.auth.permissions import scopes_for
 from shop.errors import abort
+from shop.extensions import limiter
 
 ADMIN_COOKIE = {"adminSession": []}
 CUSTOMER_COOKIE = {"customerSession": []}
@@ -130,7 +132,11 @@ def run_route_guard() -> None:
             view = getattr(view_class, "get", None)
     guard = getattr(view, "_shop_guard", None)
     if guard is not None:
-        guard()
+        try:
+            guard()
+        except HTTPException:
+            limiter.count_refused(view)  # a refused request counts too (429 once over)
+            raise
 
 
 def _either(kinds) -> str:
