@@ -155,7 +155,11 @@ def test_manage_a_key_in_the_browser(browser, live):
     copy = browser.find_element(By.CSS_SELECTOR, "button[data-copy=secret]")
     assert copy.is_displayed()
     copy.click()
-    assert browser.find_element(By.ID, "copy-status").text
+    # The copy is asynchronous (the clipboard API): wait, bounded, for its status text.
+    status = WebDriverWait(browser, 10).until(
+        lambda driver: driver.find_element(By.ID, "copy-status").text
+    )
+    assert status
     browser.save_screenshot(str(ARTIFACTS / "admin-key-created.png"))
 
     # The key works within its scopes and nowhere else.
