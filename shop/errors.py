@@ -6,7 +6,7 @@ from typing import NoReturn
 
 from flask import current_app, request
 from flask_limiter.errors import RateLimitExceeded
-from werkzeug.exceptions import HTTPException, default_exceptions
+from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
 
 from shop import db
 
@@ -90,7 +90,9 @@ def unique_violation(error):
     column = db.unique_violation(error)
     if column is None:
         raise error
-    return {"message": f"{column}: another record already has this value."}, 409
+    # As any 409: JSON from the API, a page from the console (its blueprint's handler).
+    conflict = Conflict(f"{column}: another record already has this value.")
+    return current_app.handle_http_exception(conflict)
 
 
 def _retry_after() -> int:

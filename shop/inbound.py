@@ -29,23 +29,35 @@ def _refuse(field: str) -> None:
 
 
 def refuse_bad_characters() -> None:
-    """before_request: 400 for NUL or a lone surrogate in the path, query, headers or form."""
-    if _BAD.search(request.path):
+    """before_request: 400 for NUL or a lone surrogate in the path, query, headers or form.
+
+    Runs on every request, so it looks at the raw values first: werkzeug decodes the path
+    and query with replacement characters (no surrogate survives), so only NUL, raw or as
+    ``%00``, can be there; a cookie gets one only through an escape (``"\\000"``).
+    """
+    environ = request.environ
+    if "\x00" in request.path:
         _refuse("path")
-    for name, value in request.args.items(multi=True):
-        if _BAD.search(name) or _BAD.search(value):
-            _refuse(name if not _BAD.search(name) else "query")
-    for name, value in request.headers.items():
-        if _BAD.search(value):
-            _refuse(f"header {name}")
-    for name, value in request.cookies.items(multi=True):
-        if _BAD.search(name) or _BAD.search(value):
-            _refuse("cookie")
-    if request.mimetype not in _FORMS:
-        return
-    for name, value in request.form.items(multi=True):  # the console's forms
-        if _BAD.search(name) or _BAD.search(value):
-            _refuse(name if not _BAD.search(name) else "form")
+    query = environ.get("QUERY_STRING", "")
+    if "%00" in query or "\x00" in query:
+        for name, value in request.args.items(multi=True):
+            if _BAD.search(name):
+                _refuse("query")
+            if _BAD.search(value):
+                _refuse(name)
+    for key, value in environ.items():
+        if key.startswith("HTTP_") and _BAD.search(value):
+            _refuse(f"header {key[5:].replace('_', '-').title()}")
+    if "\\" in environ.get("HTTP_COOKIE", ""):
+        for name, value in request.cookies.items(multi=True):
+            if _BAD.search(name) or _BAD.search(value):
+                _refuse("cookie")
+    if request.mimetype in _FORMS:
+        for name, value in request.form.items(multi=True):  # the console's forms
+            if _BAD.search(name):
+                _refuse("form")
+            if _BAD.search(value):
+                _refuse(name)
 
 
 def loads(text: str | bytes):
