@@ -6,10 +6,12 @@ server refuses to start without it.
 """
 
 import json
+import logging
 import os
 import sys
 
-from gunicorn import util
+from gunicorn import glogging, util
+from gunicorn.http import wsgi
 
 from shop import config as shop_config
 
@@ -31,6 +33,24 @@ control_socket_disable = True
 accesslog = "-"
 # Never log a query string: it could hold a secret someone pasted there.
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
+
+
+class Logger(glogging.Logger):
+    """gunicorn's logger, its access and error lines escaped (``shop.logs``): a request
+    path with CR, LF or NUL in it cannot forge a log line."""
+
+    def setup(self, cfg):
+        """gunicorn's handlers, each with an escaping formatter of the same format."""
+        from shop.logs import EscapingFormatter
+
+        super().setup(cfg)
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                fmt = handler.formatter or logging.Formatter()
+                handler.setFormatter(EscapingFormatter(fmt._fmt, fmt.datefmt))
+
+
+logger_class = Logger
 
 
 def on_starting(server):
@@ -95,3 +115,22 @@ def write_json_error(sock, status_int, reason, mesg):
 
 
 util.write_error = write_json_error
+
+
+_process_headers = wsgi.Response.process_headers
+
+
+def process_headers(self, headers):
+    """Honour an application's ``Connection: close`` (gunicorn drops hop-by-hop headers).
+
+    The app answers ``Connection: close`` when it refused a request whose body it may not
+    have read (shop/auth/context.py): the connection cannot carry another request, and the
+    client must be told so before gunicorn hangs up. ``Response.process_headers`` is where
+    gunicorn reads the application's headers (gunicorn is pinned).
+    """
+    if any(n.lower() == "connection" and v.strip().lower() == "close" for n, v in headers):
+        self.force_close()
+    _process_headers(self, headers)
+
+
+wsgi.Response.process_headers = process_headers

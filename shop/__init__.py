@@ -1,6 +1,9 @@
 """shop: the back-end HTTP API of an online shop."""
 
+import base64
+import hashlib
 import logging
+import re
 
 from flask import Flask, send_from_directory
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -13,7 +16,7 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db, errors, migrate
+    from shop import admin, cli, db, errors, inbound, migrate
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -27,6 +30,7 @@ def create_app(config: dict | None = None) -> Flask:
     except settings.ConfigError as error:
         raise SystemExit(f"shop: {error}") from None  # one line, no traceback, exit code 1
     app.config.update(config or {})
+    settings.check(app.config)
     derived = dict(
         # flask-limiter: memory storage for one process, Redis for several (README).
         RATELIMIT_STORAGE_URI=app.config["REDIS_URL"] or "memory://",
@@ -69,7 +73,9 @@ def create_app(config: dict | None = None) -> Flask:
 
     if app.config["TRUSTED_PROXIES"]:
         n = app.config["TRUSTED_PROXIES"]
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
+        # X-Forwarded-Host only where the hosts it may name are listed (SHOP_TRUSTED_HOSTS).
+        x_host = n if app.config.get("TRUSTED_HOSTS") else 0
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=x_host)
 
     database = db.Database(app.config["DATABASE_URL"], app.config["DB_CONNECT_TIMEOUT"])
     app.extensions["shop.db"] = database
@@ -77,6 +83,8 @@ def create_app(config: dict | None = None) -> Flask:
 
     api = Api(app)
     errors.register(app)
+    for integrity_error in _integrity_errors():
+        app.register_error_handler(integrity_error, errors.unique_violation)
     register_blueprints(api)
     app.register_blueprint(admin.bp)
     api.serve_error_pages(admin.bp.url_prefix, admin.routing_error_page)
@@ -93,6 +101,8 @@ def create_app(config: dict | None = None) -> Flask:
         """The shop's icon, for browsers at the console, the index and Swagger UI."""
         return send_from_directory(admin.bp.static_folder, "favicon.ico", max_age=86400)
 
+    app.after_request(_swagger_security_headers)
+    app.before_request(inbound.refuse_bad_characters)
     app.before_request(migrate.require_current_schema)
     if app.config["SQL_COUNT_HEADERS"]:
         app.before_request(context.start_sql_count)
@@ -135,7 +145,53 @@ SECURITY_SCHEMES = {
 }
 
 
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def _swagger_security_headers(response):
+    """after_request: the console's headers on /swagger, its CSP allowing Swagger UI.
+
+    The page's one inline script (flask-smorest's start-up of Swagger UI) is allowed by its
+    hash, so no other inline script runs; Swagger UI sets inline styles and data: images.
+    """
+    from flask import request
+
+    if request.endpoint != "api-docs.openapi_swagger_ui" or response.status_code != 200:
+        return response
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+        for script in _INLINE_SCRIPT.findall(response.get_data(as_text=True))
+    )
+    response.headers.update(
+        {
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY",
+            "Content-Security-Policy": (
+                f"default-src 'self'; script-src 'self' {hashes}; style-src 'self'"
+                " 'unsafe-inline'; img-src 'self' data:; connect-src 'self';"
+                " frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+            ),
+            "Referrer-Policy": "no-referrer",
+        }
+    )
+    return response
+
+
+def _integrity_errors() -> list[type[Exception]]:
+    """Both engines' integrity error classes (psycopg only where it is installed)."""
+    import sqlite3
+
+    classes = [sqlite3.IntegrityError]
+    try:
+        import psycopg
+    except ImportError:
+        return classes
+    return [*classes, psycopg.IntegrityError]
+
+
 def _configure_logging(app: Flask) -> None:
+    from shop import logs
+
     level = getattr(logging, app.config["LOG_LEVEL"], logging.INFO)
     # flask-limiter says there when Redis is lost and found again; it only has a NullHandler.
     for name in ("shop", "flask-limiter"):
@@ -143,6 +199,6 @@ def _configure_logging(app: Flask) -> None:
         logger.setLevel(level)
         if not any(isinstance(h, logging.StreamHandler) for h in logger.handlers):
             handler = logging.StreamHandler()
-            formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            formatter = logs.EscapingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
             handler.setFormatter(formatter)
             logger.addHandler(handler)

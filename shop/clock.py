@@ -30,6 +30,16 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def utc(moment: datetime) -> datetime:
+    """``moment`` in UTC (naive means UTC); ValueError when that falls outside years 1-9999."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("out of range: in UTC it falls outside the years 1 to 9999.") from None
+
+
 def now_iso() -> str:
     """The current time as stored and served."""
     return iso(now())

@@ -53,14 +53,29 @@ def _database_url(environ) -> str:
     return url
 
 
+def _list(environ, name: str) -> list[str]:
+    return [item.strip() for item in environ.get(name, "").split(",") if item.strip()]
+
+
+def check(settings: dict) -> None:
+    """Refuse settings that are each valid but make no sense together (ConfigError)."""
+    if settings["SESSION_REFRESH"] >= settings["SESSION_LIFETIME"]:
+        raise ConfigError(
+            "SHOP_SESSION_REFRESH must be less than SHOP_SESSION_LIFETIME"
+            f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
+            " sessions would never slide"
+        )
+    if settings["SMTP_URL"] and not settings["PUBLIC_URL"]:
+        # Links in mail must not be built from a request's Host header (reset poisoning).
+        raise ConfigError("SHOP_PUBLIC_URL must be set when SMTP_URL is (links in e-mails)")
+
+
 def from_environment(environ=None) -> dict:
     """The service's settings from environment variables (``os.environ`` by default)."""
     env = os.environ if environ is None else environ
-    config = _read(env)
-    if config["SMTP_URL"] and not config["PUBLIC_URL"]:
-        # Links in mail must not be built from a request's Host header (reset poisoning).
-        raise ConfigError("SHOP_PUBLIC_URL must be set when SMTP_URL is (links in e-mails)")
-    return config
+    settings = _read(env)
+    check(settings)
+    return settings
 
 
 def _read(env) -> dict:
@@ -101,6 +116,8 @@ def _read(env) -> dict:
             env, "SHOP_CONTENT_SYNC_MAX_BYTES", 16 * 1024 * 1024, minimum=1024
         ),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
+        # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
+        "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,
         "RATELIMIT_ENABLED": _bool(env, "SHOP_RATELIMIT_ENABLED", True),
         "RATELIMIT_KEY_PREFIX": env.get("SHOP_RATELIMIT_KEY_PREFIX", "").strip() or "shop",
         # Webhooks (docs/webhooks.md).

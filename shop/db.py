@@ -455,3 +455,23 @@ def transaction():
 def lock(name: str) -> None:
     """Serialise transactions that take the same named lock (inside ``transaction()``)."""
     get_db().lock(name)
+
+
+_SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: \w+\.(\w+)")
+_PG_UNIQUE_KEY = re.compile(r"Key \((?:lower\()?(\w+)")
+
+
+def unique_violation(error: BaseException) -> str | None:
+    """The column whose unique constraint ``error`` reports, or None for any other error.
+
+    A check-then-insert inside a transaction can still lose a race on PostgreSQL (read
+    committed): the constraint decides, and this names what it refused on either engine.
+    """
+    if isinstance(error, sqlite3.IntegrityError):
+        match = _SQLITE_UNIQUE.search(str(error))
+        return match.group(1) if match else None
+    if type(error).__name__ == "UniqueViolation":  # psycopg.errors.UniqueViolation
+        detail = getattr(getattr(error, "diag", None), "message_detail", None) or ""
+        match = _PG_UNIQUE_KEY.search(detail)
+        return match.group(1) if match else "value"
+    return None

@@ -7,7 +7,9 @@ from typing import NoReturn
 
 from flask import current_app, request
 from flask_limiter.errors import RateLimitExceeded
-from werkzeug.exceptions import HTTPException, default_exceptions
+from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
+
+from shop import db
 
 log = logging.getLogger("shop")
 
@@ -130,8 +132,8 @@ def error_response(error: HTTPException):
         original = getattr(error, "original_exception", None)
         if isinstance(original, _dependency_errors()):  # raised after the view (a teardown)
             return unavailable_response(original)
-        if original is not None:
-            log.error("unhandled error on %s %s", request.method, request.path, exc_info=original)
+        # Any other unhandled exception was logged once, with its traceback, by Flask's
+        # log_exception (on the "shop" logger) before it reached this handler.
         message = _MESSAGES[500] if code == 500 else (error.description or "Server error.")
     elif "messages" in data:
         code = 400  # webargs validation errors: 400, not 422
@@ -159,6 +161,16 @@ def error_response(error: HTTPException):
     headers.update(data.get("headers") or {})
     headers.update(getattr(error, "shop_headers", {}))
     return {"message": message}, code, headers
+
+
+def unique_violation(error):
+    """Error handler for integrity errors: a lost race on a unique value is a 409."""
+    column = db.unique_violation(error)
+    if column is None:
+        raise error
+    # As any 409: JSON from the API, a page from the console (its blueprint's handler).
+    conflict = Conflict(f"{column}: another record already has this value.")
+    return current_app.handle_http_exception(conflict)
 
 
 def _retry_after() -> int:

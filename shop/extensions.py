@@ -2,6 +2,7 @@
 
 import flask_limiter
 from flask import current_app, request
+from flask_limiter.util import get_qualified_name
 
 from shop.openapi import rate_limited
 
@@ -48,6 +49,22 @@ class Limiter(flask_limiter.Limiter):
         if in_middleware and not self._app_wide_limits():
             return
         super()._check_request_limit(callable_name=callable_name, in_middleware=in_middleware)
+
+    def count_refused(self, view) -> None:
+        """Count a request that ``view``'s guard refuses against the view's own limits.
+
+        Guards run before the view (``run_route_guard``), so without this a refused request
+        would never reach the limit decorator: anonymous checkouts would go uncounted while
+        the README says invalid requests count. Raises ``RateLimitExceeded`` when over.
+        """
+        func = view
+        while func is not None:
+            # flask-limiter marks its wrapper with a weak proxy of itself: compare with ==.
+            if getattr(func, "__wrapper-limiter-instance", None) == self:
+                name = get_qualified_name(func.__wrapped__)
+                self._check_request_limit(callable_name=name, in_middleware=False)
+                return
+            func = getattr(func, "__wrapped__", None)
 
     def _app_wide_limits(self) -> bool:
         manager = self.limit_manager

@@ -21,7 +21,9 @@ import re
 from apispec import BasePlugin
 from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
 from flask_smorest.utils import deepupdate
-from marshmallow import fields, validate
+from marshmallow import ValidationError, fields, validate
+
+from shop.clock import utc
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
@@ -101,7 +103,14 @@ def enum_field(name: str, values, *, validate_input: bool = True, **kwargs) -> f
 
 
 class DateOrDateTime(fields.DateTime):
-    """An ISO 8601 date or date-time (a query string's): documented as either."""
+    """An ISO 8601 date or date-time (a query string's): documented as either, converted to
+    UTC (naive means UTC); out of range is a 400."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            return utc(super()._deserialize(value, attr, data, **kwargs))
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
 
 
 def _header(name: str) -> dict:

@@ -27,8 +27,8 @@ class LiveServer:
     """One gunicorn process tree serving the app.
 
     ``app`` names another WSGI app (the benchmark's baseline), answering on ``ready_path``
-    once up; ``log`` is an open file for gunicorn's stderr, for runs long enough to fill a
-    pipe nobody reads.
+    once up; ``log`` is an open file for gunicorn's stderr and stdout (its error and access
+    logs), for runs long enough to fill a pipe nobody reads.
     """
 
     def __init__(
@@ -57,7 +57,7 @@ class LiveServer:
             [str(gunicorn), "--config", "gunicorn.conf.py", app],
             cwd=ROOT,
             env=full_env,
-            stdout=subprocess.DEVNULL,
+            stdout=log or subprocess.DEVNULL,  # the access log, with the error log
             stderr=log or subprocess.PIPE,
         )
         self._wait_ready(ready_path)

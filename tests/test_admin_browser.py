@@ -155,7 +155,11 @@ def test_manage_a_key_in_the_browser(browser, live):
     copy = browser.find_element(By.CSS_SELECTOR, "button[data-copy=secret]")
     assert copy.is_displayed()
     copy.click()
-    assert browser.find_element(By.ID, "copy-status").text
+    # The copy is asynchronous (the clipboard API): wait, bounded, for its status text.
+    status = WebDriverWait(browser, 10).until(
+        lambda driver: driver.find_element(By.ID, "copy-status").text
+    )
+    assert status
     browser.save_screenshot(str(ARTIFACTS / "admin-key-created.png"))
 
     # The key works within its scopes and nowhere else.
@@ -321,3 +325,17 @@ def test_two_factor_set_up_and_the_second_sign_in_step(browser, live):
     browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
     arrive(browser, "API keys")
     browser.save_screenshot(str(ARTIFACTS / "admin-two-factor-signed-in.png"))
+
+
+def test_swagger_ui_runs_under_its_content_security_policy(browser, live):
+    """/swagger sends a CSP without 'unsafe-inline' scripts; Swagger UI still renders."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    with urllib.request.urlopen(live.url + "/swagger", timeout=10) as response:  # noqa: S310
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    browser.get(live.url + "/swagger")
+    operations = WebDriverWait(browser, 20).until(
+        lambda driver: driver.find_elements(By.CSS_SELECTOR, ".opblock")
+    )
+    assert len(operations) > 20

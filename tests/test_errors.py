@@ -174,3 +174,101 @@ def test_a_limit_holds_over_any_minute_across_a_window_edge(make_app, clock, mon
     clock.advance(2)  # the first attempt is now more than a minute old, the others are not
     statuses = [client.post("/auth/login", json={}).status_code for _ in range(5)]
     assert statuses == [400, 429, 429, 429, 429]
+
+
+def test_a_500_is_logged_once_with_its_traceback(make_app, caplog):
+    app = make_app(PROPAGATE_EXCEPTIONS=False)
+
+    def explode():
+        raise RuntimeError("boom")
+
+    app.add_url_rule("/explode", view_func=explode)
+    with caplog.at_level(logging.DEBUG):
+        assert app.test_client().get("/explode").status_code == 500
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert errors[0].exc_info and errors[0].exc_info[0] is RuntimeError
+
+
+def test_our_log_lines_escape_control_characters(make_app):
+    import io
+
+    from shop.logs import EscapingFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(EscapingFormatter("%(message)s"))
+    log = logging.getLogger("shop")
+    log.addHandler(handler)
+    try:
+        log.warning("path %s", "/a\r\n127.0.0.1 forged\x00")
+        try:
+            raise ValueError("bad\r\nline")
+        except ValueError:
+            log.exception("failed on %s", "/b\n")
+    finally:
+        log.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "path /a\\x0d\\x0a127.0.0.1 forged\\x00"
+    assert lines[1] == "failed on /b\\x0a"
+    assert lines[-1] == "ValueError: bad\\x0d\\x0aline"
+
+
+def test_session_refresh_must_be_shorter_than_the_lifetime(make_app):
+    from shop import config
+
+    with pytest.raises(config.ConfigError) as caught:
+        config.from_environment({"SHOP_SESSION_LIFETIME": "3600", "SHOP_SESSION_REFRESH": "3600"})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "SHOP_SESSION_REFRESH" in message and "SHOP_SESSION_LIFETIME" in message
+    with pytest.raises(config.ConfigError):
+        make_app(SESSION_LIFETIME=600, SESSION_REFRESH=900)
+    assert config.from_environment({"SHOP_SESSION_LIFETIME": "3600", "SHOP_SESSION_REFRESH": "60"})
+
+
+def test_swagger_has_the_consoles_security_headers(client):
+    import base64
+    import hashlib
+    import re
+
+    response = client.get("/swagger")
+    assert response.status_code == 200
+    assert response.headers["X-Frame-Options"] == "DENY"
+    policy = response.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+    assert "'unsafe-inline'" not in policy.split("script-src", 1)[1].split(";", 1)[0]
+    (script,) = re.findall(r"<script>(.*?)</script>", response.text, re.DOTALL)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"'sha256-{digest}'" in policy  # Swagger UI's own start-up script may run
+
+
+def test_redirects_never_carry_the_clients_host(make_app):
+    client = make_app().test_client()
+    response = client.get("/admin", headers={"Host": "evil.example"})
+    assert response.status_code == 308
+    assert response.headers["Location"] == "/admin/"
+    # Behind a proxy, X-Forwarded-Host is trusted only with SHOP_TRUSTED_HOSTS set.
+    client = make_app(TRUSTED_PROXIES=1).test_client()
+    response = client.get("/admin", headers={"X-Forwarded-Host": "evil.example"})
+    assert "evil" not in response.headers["Location"]
+
+
+def test_trusted_hosts_refuse_any_other_host(make_app):
+    client = make_app(TRUSTED_HOSTS=["shop.example"], TRUSTED_PROXIES=1).test_client()
+    response = client.get("/settings/public", headers={"Host": "evil.example"})
+    assert_error(response, 400)
+    response = client.get("/settings/public", headers={"Host": "shop.example"})
+    assert response.status_code == 200
+    response = client.get(
+        "/settings/public", headers={"Host": "shop.example", "X-Forwarded-Host": "evil.example"}
+    )
+    assert_error(response, 400)
+
+
+def test_trusted_hosts_setting_is_a_comma_list(make_app):
+    from shop import config
+
+    assert config.from_environment({})["TRUSTED_HOSTS"] is None
+    hosts = config.from_environment({"SHOP_TRUSTED_HOSTS": " shop.example, .shop.example ,"})
+    assert hosts["TRUSTED_HOSTS"] == ["shop.example", ".shop.example"]

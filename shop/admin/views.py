@@ -70,6 +70,7 @@ CHALLENGE_SECONDS = 300
 PAGE_SIZE = 25
 _NEXT_RE = re.compile(r"/admin(/[A-Za-z0-9_\-/]*)?")
 _ID_RE = re.compile(r"[0-9a-f]{24}")
+_NUMBER_RE = re.compile(r"[0-9]{1,7}")  # ASCII digits only: str.isdigit() also takes '²'
 
 
 def _sign(secret: str, label: str) -> str:
@@ -324,7 +325,7 @@ def keys():
     if status not in ("active", "expired", "revoked"):
         status = None
     page = request.args.get("page", "1")
-    page = int(page) if page.isdigit() and 0 < int(page) < 10**6 else 1
+    page = int(page) if _NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
     result = api_keys.list_page(g.caller, status, page, PAGE_SIZE)
     days = current_app.config["KEY_DORMANT_DAYS"]
     moment = now()
@@ -402,9 +403,8 @@ def create_key():
         sig, _sign(csrf_token(), "new key " + form["key_id"])
     ):
         abort(400, "This form is incomplete: reload the page and try again.")
-    existing = api_keys.get(form["key_id"])
-    if existing is not None:
-        return render_template("admin/already_created.html", key=existing), 409
+    if db.value("SELECT 1 FROM api_keys WHERE id = :id", {"id": form["key_id"]}):
+        return _already_created(form["key_id"])
     try:
         data = ApiKeyCreateSchema().load(
             {
@@ -417,12 +417,25 @@ def create_key():
     except ValidationError as error:
         return _form_page(form, " ".join(fold_messages(error.messages)), 400)
     except HTTPException as error:
-        existing = api_keys.get(form["key_id"]) if error.code == 409 else None
-        if existing is not None:
-            return render_template("admin/already_created.html", key=existing), 409
+        if error.code == 409 and db.value(
+            "SELECT 1 FROM api_keys WHERE id = :id", {"id": form["key_id"]}
+        ):
+            return _already_created(form["key_id"])
         body, status, _ = error_response(error)
         return _form_page(form, body["message"], status)
     return render_template("admin/created.html", key=created)
+
+
+def _already_created(key_id: str):
+    """409 for a form sent twice: the key it made, if this administrator may see it.
+
+    The id comes from the form, so it is looked up as the viewer: another administrator's
+    key (an id anyone can sign for their own form) is never named.
+    """
+    key = api_keys.get(key_id, g.caller)
+    if key is None:
+        abort(409, "This form was already used: open a new one to create another key.")
+    return render_template("admin/already_created.html", key=key), 409
 
 
 def _visible_key(key_id: str) -> dict:
@@ -488,7 +501,7 @@ def my_sessions():
     return render_template(
         "admin/sessions.html",
         rows=rows,
-        ended=int(ended) if ended.isdigit() else None,
+        ended=int(ended) if _NUMBER_RE.fullmatch(ended) else None,
         ended_one="one" in request.args,
     )
 

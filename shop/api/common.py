@@ -6,12 +6,14 @@ at most 100, from one query for the page and one for the total.
 """
 
 import flask_smorest
-from flask import request
+from flask import Response, g, request
 from marshmallow import Schema, fields, validate
 from webargs import missing
-from webargs.flaskparser import FlaskParser
+from webargs.flaskparser import FlaskParser, is_json_request
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import BaseConverter
 
+from shop import inbound
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
@@ -25,6 +27,19 @@ class Parser(FlaskParser):
     """Invalid input is a 400, not webargs' 422; a route that takes a body needs one."""
 
     DEFAULT_VALIDATION_STATUS = 400
+
+    def _raw_load_json(self, req):
+        """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
+        if not is_json_request(req):
+            return missing
+        data = req.get_data(cache=True)
+        limit = req.max_content_length
+        # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
+        # more byte from the server's own stream tells a body over the limit.
+        cut = req.content_length is None and limit is not None and len(data) >= limit
+        if cut and req.environ["wsgi.input"].read(1):
+            raise RequestEntityTooLarge()
+        return inbound.loads(data)
 
     def load_json(self, req, schema):
         """The JSON body; a missing or non-JSON body is a 400 rather than an empty object."""
@@ -162,3 +177,17 @@ def page_schema(item_schema: type[Schema]) -> type[Schema]:
             },
         )
     return _page_schemas[name]
+
+
+WRITE_ONLY = "The caller may change this but not read it: nothing is answered."
+
+
+def readable(permission: str, body):
+    """``body`` when the caller holds ``permission``, else an empty 204.
+
+    Write does not imply read: a caller that may change a record but not read it learns
+    nothing of it beyond what it sent.
+    """
+    if g.caller.can(permission):
+        return body
+    return Response(status=204)

@@ -57,9 +57,10 @@ class _Data(fields.Dict):
     def _deserialize(self, value, attr, data, **kwargs):
         value = super()._deserialize(value, attr, data, **kwargs)
         try:
-            size = len(canonical(value).encode())
+            text = canonical(value)
         except ValueError:
             raise ValidationError("NaN and Infinity are not JSON numbers.") from None
+        size = len(text.encode())  # shop.inbound has refused lone surrogates already
         if size > MAX_DATA_BYTES:
             raise ValidationError(
                 f"Too large: {size} bytes of canonical JSON, the limit is {MAX_DATA_BYTES}."
@@ -251,8 +252,9 @@ class Sync(MethodView):
         In one transaction: creates the new keys, updates those whose type, data or
         `published` changed, and with `prune: true` deletes the keys not given. One invalid
         entry is a 400 and nothing is written. `dry_run: true` answers the same counts
-        without writing. Creating needs `content.create` and pruning `content.delete` too
-        (a key with `write:content` holds all three).
+        without writing. Creating needs `content.create`, updating `content.update` and
+        pruning `content.delete`: a key with `write:content` holds each one only while its
+        owner does.
         """
         moment = now_iso()
         with db.transaction():
@@ -265,8 +267,12 @@ class Sync(MethodView):
             created = [k for k in given if k not in existing]
             updated = [k for k in given if k in existing and _changed(existing[k], given[k])]
             deleted = sorted(k for k in existing if k not in given) if data["prune"] else []
+            # Each action against what the caller may do now: a key's write:content stands
+            # for create, update and delete only as far as its owner still holds each one.
             if created:
                 _require("content.create", "create entries")
+            if updated:
+                _require("content.update", "update entries")
             if deleted:
                 _require("content.delete", "prune entries")
             if not data["dry_run"]:

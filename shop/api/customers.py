@@ -13,12 +13,14 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db
 from shop.api.common import (
     LIKE,
+    WRITE_ONLY,
     Blueprint,
     PageQuerySchema,
     StrictBoolean,
     like_pattern,
     page_schema,
     paginate,
+    readable,
 )
 from shop.api.orders import text
 from shop.auth import sessions
@@ -112,13 +114,17 @@ class CustomerById(MethodView):
     @blp.doc(operationId="updateCustomer")
     @blp.arguments(CustomerUpdateSchema)
     @blp.response(200, CustomerSchema)
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
     @require_permission("customers.update")
     def patch(self, data, customer_id):
         """Rename, deactivate or reactivate a customer
 
-        Fields left out stay as they are. `active: false` ends the customer's sessions at
-        once and bars sign-in until reactivated.
+        Fields left out stay as they are; an empty object is a 400. `active: false` ends the
+        customer's sessions at once and bars sign-in until reactivated. A caller without
+        `customers.read` gets 204 and no body.
         """
+        if not data:
+            abort(400, "Send name or active: there is nothing to change.")
         with db.transaction():
             row = _get(customer_id)
             name = data["name"].strip() if "name" in data else row["name"]
@@ -136,7 +142,7 @@ class CustomerById(MethodView):
                 "customer.updated",
                 {"customer_id": customer_id, **changes, "sessions_ended": ended},
             )
-        return _present(_get(customer_id))
+        return readable("customers.read", _present(_get(customer_id)))
 
     @blp.doc(operationId="eraseCustomer")
     @blp.response(204)

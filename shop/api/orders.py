@@ -8,7 +8,6 @@ the transaction that makes it.
 """
 
 import json
-from datetime import UTC
 
 from flask import g
 from flask.views import MethodView
@@ -16,7 +15,14 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from shop import audit, db, mail, totals, webhooks
 from shop.api.audit_log import ActorSchema
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    WRITE_ONLY,
+    Blueprint,
+    PageQuerySchema,
+    page_schema,
+    paginate,
+    readable,
+)
 from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso, now_iso
 from shop.countries import CODES
@@ -274,8 +280,8 @@ def _require_orders_read() -> None:
 
 
 def _utc(moment) -> str:
-    """A query-string date-time as stored (naive means UTC)."""
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    """A query-string date-time (already in UTC, ``DateOrDateTime``) as stored."""
+    return iso(moment)
 
 
 def change_status(order_id: str, status: str, note: str | None, customer_id=None) -> dict:
@@ -428,6 +434,7 @@ class OrderStatus(MethodView):
     @responds(409, e409="Not a move allowed from the current status; the message says which are.")
     @blp.arguments(OrderStatusChangeSchema)
     @blp.response(200, OrderSchema)
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
     @require_permission("orders.update_status")
     def patch(self, data, order_id):
         """Move an order to its next status
@@ -435,9 +442,10 @@ class OrderStatus(MethodView):
         Moves: `pending` -> `paid` | `cancelled`, `paid` -> `shipped` | `refunded`,
         `shipped` -> `delivered`, `delivered` -> `refunded`; `cancelled` and `refunded` are
         final. Any other move is a 409 naming the allowed next statuses. Cancelling or
-        refunding puts the stock back, once.
+        refunding puts the stock back, once. A caller without `orders.read` gets 204 and no
+        body.
         """
-        return change_status(order_id, data["status"], data.get("note"))
+        return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
 
 
 @blp.route("/<id:order_id>/cancel")

@@ -1,6 +1,7 @@
 """Roles and the permission catalogue (spec 2.4).
 
-Nobody grants or withdraws a permission they do not hold themselves (403). The owner role
+Nobody grants or withdraws a permission they do not hold themselves (403), nor changes a
+role held by an administrator who holds more than they do (403). The owner role
 holds every permission and cannot be changed; built-in roles cannot be renamed or deleted
 (409); a role still held by administrators cannot be deleted (409).
 """
@@ -84,6 +85,27 @@ def check_grant(permissions) -> None:
     lacking = sorted(set(permissions) - g.caller.permissions)
     if lacking:
         abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")
+
+
+def _guard_holders(role: dict) -> None:
+    """403 when an administrator holding ``role`` holds permissions the caller does not.
+
+    Changing a role changes everyone who holds it: the rule that nobody changes an
+    administrator who holds more than they do covers changing them through their role.
+    """
+    extras = db.query(
+        "SELECT up.permission FROM users u JOIN user_permissions up ON up.user_id = u.id"
+        " WHERE u.role_id = :id",
+        {"id": role["id"]},
+    )
+    holders = db.value("SELECT COUNT(*) FROM users WHERE role_id = :id", {"id": role["id"]})
+    held = set(role["permissions"]) | {row["permission"] for row in extras} if holders else set()
+    if not held <= g.caller.permissions:
+        abort(
+            403,
+            f"Access denied: the role {role['name']!r} is held by administrators who hold"
+            " permissions you do not.",
+        )
 
 
 def _set_permissions(role_id: str, permissions) -> None:
@@ -173,6 +195,7 @@ class RoleById(MethodView):
             if role["name"] == OWNER_ROLE:
                 abort(409, "The owner role holds every permission and cannot be changed.")
             new_name = data.get("name", role["name"])
+            _guard_holders(role)
             if new_name != role["name"]:
                 if role["builtin"]:
                     abort(409, f"The built-in role {role['name']!r} cannot be renamed.")

@@ -9,8 +9,9 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop import settings as site
-from shop.api.common import Blueprint, StrictBoolean
+from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
 from shop.auth.decorators import require_permission
+from shop.errors import abort
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
@@ -72,19 +73,22 @@ class Settings(MethodView):
     @blp.doc(operationId="updateSettings")
     @blp.arguments(SettingsUpdateSchema)
     @blp.response(200, SettingsSchema)
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
     @require_permission("settings.update")
     def patch(self, data):
         """Change site settings
 
-        Only the keys given change; `null` clears an optional one. Changing the currency does
-        not convert prices: `price_cents` are then read in the new currency, and orders
-        already placed keep theirs.
+        Only the keys given change; `null` clears an optional one; an empty object is a 400.
+        Changing the currency does not convert prices: `price_cents` are then read in the
+        new currency, and orders already placed keep theirs. A caller without
+        `settings.read` gets 204 and no body.
         """
-        if data:
-            with db.transaction():
-                site.update(data)
-                audit.record("settings.updated", data)
-        return site.current()
+        if not data:
+            abort(400, "Send at least one setting to change.")
+        with db.transaction():
+            site.update(data)
+            audit.record("settings.updated", data)
+        return readable("settings.read", site.current())
 
 
 @blp.route("/public")

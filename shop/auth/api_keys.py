@@ -18,7 +18,7 @@ import math
 import re
 import secrets
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from flask import current_app, g, request
@@ -28,7 +28,7 @@ from shop import audit, db, webhooks
 from shop.auth import key_usage
 from shop.auth.caller import Caller
 from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
-from shop.clock import iso, now, now_iso, parse
+from shop.clock import iso, now, now_iso, parse, utc
 from shop.errors import abort
 
 PREFIX = "eck_"
@@ -106,8 +106,10 @@ def parse_expiry(value: str) -> str:
         raise ValueError(
             "expires_at: use an ISO 8601 date or date-time, such as 2027-01-31."
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    try:
+        moment = utc(moment)
+    except ValueError as error:
+        raise ValueError(f"expires_at: {error}") from None
     if moment <= now():
         raise ValueError("expires_at: must be in the future.")
     return iso(moment)

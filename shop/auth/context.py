@@ -5,6 +5,8 @@ is a 401 on every route. Otherwise the administrator cookie, then the customer c
 resolved; a stale cookie leaves the caller anonymous and is cleared in the response.
 """
 
+from urllib.parse import urlsplit, urlunsplit
+
 from flask import g, redirect, request, url_for
 
 from shop import db
@@ -101,7 +103,31 @@ def finish_response(response):
     if g.get("caller") is not None or "Set-Cookie" in response.headers:
         response.headers["Cache-Control"] = "no-store"
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    _relative_location(response)
+    if response.status_code >= 400 and (request.content_length or _chunked()):
+        # Refused, perhaps before its body was read: the rest of it is still in the
+        # socket, so this connection cannot carry another request (gunicorn.conf.py
+        # makes gunicorn honour this header).
+        response.headers["Connection"] = "close"
     return response
+
+
+def _chunked() -> bool:
+    return "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+
+
+def _relative_location(response) -> None:
+    """Make a redirect to this host relative: never send back a host the client named.
+
+    werkzeug builds absolute redirects (such as ``/admin`` -> ``/admin/``) from the Host
+    header, which is the client's to choose unless SHOP_TRUSTED_HOSTS restricts it.
+    """
+    location = response.headers.get("Location")
+    if not location:
+        return
+    parts = urlsplit(location)
+    if parts.netloc and parts.netloc == request.host:
+        response.headers["Location"] = urlunsplit(("", "", parts.path, parts.query, ""))
 
 
 def sql_count_headers(response):

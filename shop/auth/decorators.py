@@ -12,9 +12,11 @@ scope in the operation's description (and in ``x-permission`` / ``x-scopes``).
 import functools
 
 from flask import current_app, g, request
+from werkzeug.exceptions import HTTPException
 
 from shop.auth.permissions import scopes_for
 from shop.errors import abort
+from shop.extensions import limiter
 from shop.openapi import add_doc
 
 ADMIN_COOKIE = {"adminSession": []}
@@ -150,7 +152,11 @@ def run_route_guard() -> None:
             view = getattr(view_class, "get", None)
     guard = getattr(view, "_shop_guard", None)
     if guard is not None:
-        guard()
+        try:
+            guard()
+        except HTTPException:
+            limiter.count_refused(view)  # a refused request counts too (429 once over)
+            raise
 
 
 def _either(kinds) -> str:

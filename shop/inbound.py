@@ -1,0 +1,99 @@
+"""What no request may carry, decided once for every route and both engines.
+
+NUL characters and lone surrogates are refused wherever text enters: the path, the query
+string, cookies, header values, form fields and every string (key or value) of a JSON body.
+PostgreSQL cannot store NUL and neither engine can encode a lone surrogate, so letting them
+through would be a 500 on one engine and silently different data on the other. JSON bodies
+nested deeper than ``MAX_DEPTH`` are refused too (Python's parser recurses). Each refusal is
+a 400 ``{"message"}`` naming the field.
+"""
+
+import json
+import re
+
+from flask import request
+
+from shop.errors import abort
+
+MAX_DEPTH = 64
+
+# NUL, and UTF-16 surrogate code points, which are never valid on their own in UTF-8 text.
+_BAD = re.compile("[\x00\ud800-\udfff]")
+
+
+_FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _refuse(field: str) -> None:
+    abort(400, f"{field}: NUL characters and lone surrogates are not allowed.")
+
+
+def refuse_bad_characters() -> None:
+    """before_request: 400 for NUL or a lone surrogate in the path, query, headers or form.
+
+    Runs on every request, so it looks at the raw values first: werkzeug decodes the path
+    and query with replacement characters (no surrogate survives), so only NUL, raw or as
+    ``%00``, can be there; a cookie gets one only through an escape (``"\\000"``).
+    """
+    environ = request.environ
+    if "\x00" in request.path:
+        _refuse("path")
+    query = environ.get("QUERY_STRING", "")
+    if "%00" in query or "\x00" in query:
+        for name, value in request.args.items(multi=True):
+            if _BAD.search(name):
+                _refuse("query")
+            if _BAD.search(value):
+                _refuse(name)
+    for key, value in environ.items():
+        if key.startswith("HTTP_") and _BAD.search(value):
+            _refuse(f"header {key[5:].replace('_', '-').title()}")
+    if "\\" in environ.get("HTTP_COOKIE", ""):
+        for name, value in request.cookies.items(multi=True):
+            if _BAD.search(name) or _BAD.search(value):
+                _refuse("cookie")
+    if request.mimetype in _FORMS:
+        for name, value in request.form.items(multi=True):  # the console's forms
+            if _BAD.search(name):
+                _refuse("form")
+            if _BAD.search(value):
+                _refuse(name)
+
+
+def loads(text: str | bytes):
+    """``json.loads`` for request bodies: 400 on NUL, lone surrogates or deep nesting.
+
+    Raises ``ValueError`` for what is not JSON at all, as ``json.loads`` does.
+    """
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        abort(400, f"The JSON body is nested too deeply: at most {MAX_DEPTH} levels.")
+    except ValueError as error:
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+            raise
+        # Python refuses integers of more than 4,300 digits with a plain ValueError.
+        abort(400, "Invalid JSON body: a number has more than 4,300 digits.")
+    check(data)
+    return data
+
+
+def check(data) -> None:
+    """400 naming the field when ``data`` (parsed JSON) is too deep or holds bad text."""
+    stack = [(data, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            if _BAD.search(value):
+                _refuse(path or "body")
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            abort(400, f"{path or 'body'}: nested too deeply: at most {MAX_DEPTH} levels.")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str) and _BAD.search(key):
+                _refuse(path or "body")
+            child = f"{path}.{key}" if path else str(key)
+            stack.append((item, child, depth + 1))
