@@ -84,7 +84,7 @@ def service(s: seed.Seeded) -> list[Scenario]:
             max_statements=(2, 0),
         ),
         Scenario(
-            "GET /products/<id> (key)",
+            "GET /products/{id} (key)",
             "GET",
             "/products/{}",
             [("GET", f"/products/{pid}", "") for pid in ids],
@@ -124,7 +124,7 @@ def service(s: seed.Seeded) -> list[Scenario]:
             limits=False,
         ),
         Scenario(
-            "PATCH /orders/<id>/status (key)",
+            "PATCH /orders/{id}/status (key)",
             "PATCH",
             "/orders/{}/status",
             moves(pending[:half]),

@@ -38,7 +38,7 @@ def create_app(config: dict | None = None) -> Flask:
         # "5 a minute" holds over any minute, not per calendar-like window.
         RATELIMIT_STRATEGY="moving-window",
         # A Redis that is down or hung costs a request at most REDIS_TIMEOUT; the limiter then
-        # counts in this process's memory until Redis answers again (docs/deployment.md).
+        # counts in this process's memory until Redis answers again (docs/operations.md).
         RATELIMIT_STORAGE_OPTIONS={
             "socket_timeout": app.config["REDIS_TIMEOUT"],
             "socket_connect_timeout": app.config["REDIS_TIMEOUT"],

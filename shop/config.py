@@ -83,7 +83,7 @@ def _read(env) -> dict:
         # Where data lives.
         "DATABASE_URL": _database_url(env),
         "REDIS_URL": env.get("REDIS_URL", "").strip() or None,
-        # How long a request waits for a dependency that does not answer (docs/deployment.md).
+        # How long a request waits for a dependency that does not answer (docs/operations.md).
         "DB_CONNECT_TIMEOUT": _int(env, "SHOP_DB_CONNECT_TIMEOUT", 3, minimum=1),
         "REDIS_TIMEOUT": _seconds(env, "SHOP_REDIS_TIMEOUT", 0.5, minimum=0.05),
         # Human sessions.

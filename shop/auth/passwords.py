@@ -4,7 +4,7 @@ not the account exists.
 scrypt at N=32768, r=8 takes 32 MiB for each hash while it runs: eight threads hashing at
 once took a worker from 50 to 310 MB. At most SHOP_PASSWORD_HASH_CONCURRENCY hashes run at
 once per process (1 by default), the other sign-ins wait their turn (a hash takes about a
-tenth of a second): a worker's peak stays under 100 MB (docs/deployment.md).
+tenth of a second): a worker's peak stays under 100 MB (docs/operations.md).
 """
 
 import threading
