@@ -65,9 +65,6 @@ def check(settings: dict) -> None:
             f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
             " sessions would never slide"
         )
-    if settings["SMTP_URL"] and not settings["PUBLIC_URL"]:
-        # Links in mail must not be built from a request's Host header (reset poisoning).
-        raise ConfigError("SHOP_PUBLIC_URL must be set when SMTP_URL is (links in e-mails)")
 
 
 def from_environment(environ=None) -> dict:
@@ -75,6 +72,9 @@ def from_environment(environ=None) -> dict:
     env = os.environ if environ is None else environ
     settings = _read(env)
     check(settings)
+    if settings["SMTP_URL"] and not settings["PUBLIC_URL"]:
+        # Links in mail must not be built from a request's Host header (reset poisoning).
+        raise ConfigError("SHOP_PUBLIC_URL must be set when SMTP_URL is (links in e-mails)")
     return settings
 
 
