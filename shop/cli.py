@@ -1,6 +1,6 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
 ``api-keys create|list|roll|revoke``, ``webhooks work [--once]`` (webhook deliveries and
-mail), ``mail work [--once]`` (mail alone).
+mail), ``mail work --once`` (due mail alone).
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -296,29 +296,17 @@ def mail_group():
 
 
 @mail_group.command("work")
-@click.option("--once", is_flag=True, help="Send what is due now, then stop.")
+@click.option("--once", is_flag=True, help="Send the mail that is due now, then stop.")
 def mail_work(once):
-    """Send queued mail (SMTP_URL; the log without it), polling every SHOP_MAIL_POLL_INTERVAL."""
-    import logging
-    import time
-
-    from flask import current_app
-
+    """Send queued mail (SMTP_URL; the log without it). Without --once it runs the worker
+    of the Procfile, which sends mail and delivers webhooks (flask webhooks work)."""
     from shop import mail
 
-    while True:
-        try:
-            sent = mail.deliver_due()
-        except Exception:  # noqa: BLE001 - the database away: log, wait, try again
-            if once:
-                raise
-            logging.getLogger("shop.mail").exception("mail worker: delivery failed")
-            sent = 0
-        if once:
-            click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
-            return
-        if not sent:
-            time.sleep(current_app.config["MAIL_POLL_INTERVAL"])
+    if not once:
+        _run_worker()
+        return
+    sent = mail.deliver_due()
+    click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
 
 
 @click.group("webhooks", cls=AppGroup)
@@ -331,22 +319,29 @@ def webhooks_group():
 @webhooks_group.command("work")
 @click.option("--once", is_flag=True, help="Deliver what is due now, then exit.")
 def webhooks_work(once):
-    """Deliver due webhooks (and the other queued jobs) until stopped (SIGTERM, Ctrl-C)."""
-    import signal
-    import threading
-
+    """Deliver due webhooks and send queued mail until stopped (SIGTERM, Ctrl-C)."""
     from shop.webhooks import worker
 
     if once:
         done = worker.run_once()
         click.echo(f"Delivered {done} due item(s).")
         return
+    _run_worker()
+
+
+def _run_worker() -> None:
+    """The Procfile's worker (webhooks, then mail, each pass) until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from shop.webhooks import worker
+
     stop = threading.Event()
     for name in ("SIGTERM", "SIGINT"):
         signal.signal(getattr(signal, name), lambda *_: stop.set())
-    click.echo("Webhook worker started; SIGTERM or Ctrl-C stops it after the current pass.")
+    click.echo("Worker started; SIGTERM or Ctrl-C stops it after the current pass.")
     worker.work(stop)
-    click.echo("Webhook worker stopped.")
+    click.echo("Worker stopped.")
 
 
 def register(app: Flask) -> None:

@@ -601,7 +601,7 @@ def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_cli
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=30)[0]
     assert process.returncode == 0, output
-    assert "Webhook worker stopped." in output
+    assert "Worker stopped." in output
 
 
 def test_dev_serve_runs_the_worker_beside_gunicorn_and_stops_both(tmp_path, receiver):
@@ -648,7 +648,7 @@ def test_dev_serve_runs_the_worker_beside_gunicorn_and_stops_both(tmp_path, rece
     finally:
         serve.send_signal(signal.SIGTERM)
         output = serve.communicate(timeout=60)[0]
-    assert "Webhook worker stopped." in output, output
+    assert "Worker stopped." in output, output
     with pytest.raises(OSError):
         urllib.request.urlopen(base + "/openapi.json", timeout=2)  # noqa: S310
 
