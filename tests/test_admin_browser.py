@@ -108,6 +108,16 @@ def arrive(browser, title: str) -> None:
     WebDriverWait(browser, 10).until(expected_conditions.title_is(f"{title} · shop admin"))
 
 
+def sign_in(browser, lands_on: str = "API keys") -> None:
+    """Fill the sign-in form on the page as the owner and wait for the page it leads to."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "email").send_keys("owner@example.com")
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    arrive(browser, lands_on)
+
+
 def call(url: str, secret: str) -> int:
     """The status of a GET with the key as a Bearer token."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {secret}"})  # noqa: S310
@@ -130,10 +140,7 @@ def test_manage_a_key_in_the_browser(browser, live):
     browser.get(live.url + "/admin/api-keys")
     arrive(browser, "Sign in")
     assert browser.current_url.startswith(live.url + "/admin/login")
-    browser.find_element(By.ID, "email").send_keys("owner@example.com")
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "API keys")
+    sign_in(browser)
     assert "bootstrap (CLI)" in browser.page_source
 
     # Create a key with two scopes and an expiry.
@@ -257,10 +264,7 @@ def test_roll_a_key_in_the_browser(browser, live):
 
     browser.get(live.url + "/admin/login")
     arrive(browser, "Sign in")
-    browser.find_element(By.ID, "email").send_keys("owner@example.com")
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "API keys")
+    sign_in(browser)
     row = browser.find_element(By.XPATH, "//tr[th[text()='bootstrap (CLI)']]")
     assert "expires unused in 45 days" in row.text  # the dormant flag warns, in words
     row.find_element(By.CSS_SELECTOR, "a.roll").click()
@@ -288,10 +292,7 @@ def test_two_factor_set_up_and_the_second_sign_in_step(browser, live):
 
     browser.get(live.url + "/admin/login")
     arrive(browser, "Sign in")
-    browser.find_element(By.ID, "email").send_keys("owner@example.com")
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "API keys")
+    sign_in(browser)
 
     browser.find_element(By.LINK_TEXT, "Two-factor sign-in").click()
     arrive(browser, "Two-factor sign-in")
@@ -311,10 +312,7 @@ def test_two_factor_set_up_and_the_second_sign_in_step(browser, live):
 
     browser.find_element(By.CSS_SELECTOR, "form.signout button").click()
     arrive(browser, "Sign in")
-    browser.find_element(By.ID, "email").send_keys("owner@example.com")
-    browser.find_element(By.ID, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    arrive(browser, "Two-factor code")
+    sign_in(browser, lands_on="Two-factor code")
     assert browser.find_element(By.ID, "code") == browser.switch_to.active_element
     browser.find_element(By.ID, "code").send_keys("000000")
     browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
