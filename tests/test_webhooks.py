@@ -204,6 +204,26 @@ def test_a_rolled_back_checkout_emits_nothing(app, owner_client, customer_client
     assert sorted(e["type"] for e in receiver.events()) == ["order.placed", "product.out_of_stock"]
 
 
+@pytest.mark.parametrize("hang_up", [False, True], ids=["kept", "closed-by-receiver"])
+def test_a_pass_sends_its_deliveries_over_one_kept_connection(app, owner_client, hang_up):
+    receiver = Receiver(keep_alive=True, hang_up=hang_up)
+    try:
+        create_hook(owner_client, receiver.url, "product.created")
+        for n in range(3):
+            add_product(app, name=f"Cup {n}")
+        assert "Delivered 3" in work(app)
+        ports = [request["port"] for request in receiver.requests]
+    finally:
+        receiver.stop()
+    assert len(receiver.requests) == 3 and len(set(receiver.ids())) == 3
+    assert receiver.requests[0]["headers"]["connection"] == "keep-alive"
+    # A receiver that hung up after each answer gets a new connection each time, and
+    # every delivery still arrives once.
+    assert len(set(ports)) == (3 if hang_up else 1)
+    with app.app_context():
+        assert db.value("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 3
+
+
 def test_two_workers_deliver_each_event_once_between_them(app, owner_client, receiver):
     create_hook(owner_client, receiver.url, "product.created")
     for n in range(16):

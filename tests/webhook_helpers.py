@@ -9,9 +9,15 @@ from standardwebhooks import Webhook
 
 class Receiver:
     """An HTTP server in a thread that records every POST and answers the statuses queued
-    in ``answers`` (200 once they run out, or ``default``)."""
+    in ``answers`` (200 once they run out, or ``default``).
 
-    def __init__(self, default=200):
+    ``keep_alive`` speaks HTTP/1.1 and keeps connections open between requests, as most
+    servers do; ``hang_up`` then closes each connection after answering without saying so
+    (as a server whose idle timeout ran out between two requests). Each request records the
+    client's port: requests of one connection share it.
+    """
+
+    def __init__(self, default=200, keep_alive=False, hang_up=False):
         self.requests = []
         self.answers = []
         self.default = default
@@ -19,17 +25,27 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with receiver.lock:
                     receiver.requests.append(
-                        {"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                        {
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": body,
+                            "port": self.client_address[1],
+                        }
                     )
                     status = receiver.answers.pop(0) if receiver.answers else receiver.default
+                answer = f"answer {status}".encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
-                self.wfile.write(f"answer {status}".encode())
+                self.wfile.write(answer)
+                if hang_up:
+                    self.close_connection = True
 
             def log_message(self, *args):
                 pass

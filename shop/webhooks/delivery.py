@@ -6,10 +6,12 @@ already. At delivery the host is resolved and every address it resolves to must 
 (not private, loopback, link-local, shared, reserved or multicast) unless
 ``SHOP_WEBHOOKS_ALLOW_PRIVATE``; the connection then goes to the address that was checked,
 so a second DNS answer cannot point it elsewhere. Redirects are not followed, the response
-body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout.
+body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout. A
+worker pass keeps each origin's connection open for its next delivery (``Connections``).
 """
 
 import contextlib
+import functools
 import http.client
 import ipaddress
 import socket
@@ -99,6 +101,15 @@ def _resolve(host: str, port: int, allow_private: bool) -> str:
     return addresses[0]
 
 
+def _open_socket(address: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection to a checked address. Without Nagle, as http.client's own: it sends
+    a request's head and body apart, and on a kept connection the body would otherwise wait
+    for the receiver's delayed acknowledgement (40 ms a delivery)."""
+    sock = socket.create_connection((address, port), timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     """http.client's connection to an address already resolved and checked."""
 
@@ -107,7 +118,7 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
         self._address = address
 
     def connect(self):
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = _open_socket(self._address, self.port, self.timeout)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
@@ -118,48 +129,101 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self._address = address
 
     def connect(self):
-        sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock = _open_socket(self._address, self.port, self.timeout)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
-def post(url: str, body: bytes, headers: dict, *, timeout: float, allow_private: bool) -> Outcome:
-    """POST ``body`` to ``url`` once; never raises for the receiver's or the network's faults."""
+class Connections:
+    """Connections kept open across the attempts of one worker pass, one per origin.
+
+    An origin's address is resolved and checked when its connection opens; the pass then
+    reuses it (keep-alive) instead of a new TCP (and TLS) handshake per delivery. A pass is
+    short, so the check stays as fresh as the deliveries. ``close`` ends them all.
+    """
+
+    def __init__(self, keep: bool = True):
+        self.keep = keep
+        self._open: dict[tuple, http.client.HTTPConnection] = {}
+
+    def get(self, parts, timeout: float, allow_private: bool) -> tuple:
+        """The origin's open connection and True, or a new one and False (UrlError when its
+        address is refused)."""
+        https = parts.scheme == "https"
+        port = parts.port or (443 if https else 80)
+        origin = (parts.scheme, parts.hostname, port)
+        conn = self._open.pop(origin, None)
+        if conn is not None:
+            return conn, True
+        address = _resolve(parts.hostname, port, allow_private)
+        if https:
+            return _PinnedHTTPSConnection(
+                address, parts.hostname, port, timeout=timeout, context=_tls_context()
+            ), False
+        return _PinnedHTTPConnection(address, parts.hostname, port, timeout=timeout), False
+
+    def put(self, parts, conn) -> None:
+        """Keep ``conn`` for the origin's next attempt in this pass."""
+        https = parts.scheme == "https"
+        self._open[(parts.scheme, parts.hostname, parts.port or (443 if https else 80))] = conn
+
+    def close(self) -> None:
+        for conn in self._open.values():
+            conn.close()
+        self._open.clear()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The system's trusted certificates, loaded once per process."""
+    return ssl.create_default_context()
+
+
+def post(
+    url: str,
+    body: bytes,
+    headers: dict,
+    *,
+    timeout: float,
+    allow_private: bool,
+    connections: Connections | None = None,
+) -> Outcome:
+    """POST ``body`` to ``url`` once; never raises for the receiver's or the network's faults.
+
+    With ``connections`` the connection may be one kept from the pass's previous attempt to
+    the same origin, and is kept for the next; a kept one the receiver closed meanwhile is
+    replaced once, before anything was answered. Without, the connection closes after.
+    """
     started = time.monotonic()
 
     def elapsed() -> int:
         return int((time.monotonic() - started) * 1000)
 
     parts = urlsplit(url)
-    https = parts.scheme == "https"
-    port = parts.port or (443 if https else 80)
+    pool = connections if connections is not None else Connections(keep=False)
     try:
-        address = _resolve(parts.hostname, port, allow_private)
+        conn, reused = pool.get(parts, timeout, allow_private)
     except UrlError as error:
         return Outcome(None, elapsed(), error=str(error))
-    if https:
-        conn = _PinnedHTTPSConnection(
-            address, parts.hostname, port, timeout=timeout, context=ssl.create_default_context()
-        )
-    else:
-        conn = _PinnedHTTPConnection(address, parts.hostname, port, timeout=timeout)
-    # The socket timeout bounds each read; this bounds the attempt as a whole.
-    watchdog = threading.Timer(timeout, _cut, [conn])
-    watchdog.daemon = True
-    watchdog.start()
+    # The socket timeout bounds each read; the watchdog bounds the attempt as a whole.
+    watch = _WATCHDOG.arm(conn, started + timeout)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = {
+        **headers,
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "Connection": "keep-alive" if pool.keep else "close",
+    }
+    response = None
     try:
-        conn.request(
-            "POST",
-            target,
-            body=body,
-            headers={
-                **headers,
-                "Content-Type": "application/json",
-                "User-Agent": USER_AGENT,
-                "Connection": "close",
-            },
-        )
-        response = conn.getresponse()
+        try:
+            conn.request("POST", target, body=body, headers=headers)
+            response = conn.getresponse()
+        except (ConnectionError, http.client.RemoteDisconnected):
+            if not reused:
+                raise
+            conn.close()  # closed by the receiver while it was kept: reconnect, once
+            conn.request("POST", target, body=body, headers=headers)
+            response = conn.getresponse()
         data = response.read(MAX_READ)
         excerpt = data.decode("utf-8", "replace")[:EXCERPT]
         error = None
@@ -168,17 +232,68 @@ def post(url: str, body: bytes, headers: dict, *, timeout: float, allow_private:
             error = f"redirect not followed (Location: {location})"
         return Outcome(response.status, elapsed(), excerpt, error)
     except (OSError, http.client.HTTPException, ValueError) as error:
+        response = None
         if elapsed() >= timeout * 1000:
             return Outcome(None, elapsed(), error=f"timed out after {timeout:g} s")
         return Outcome(None, elapsed(), error=f"{type(error).__name__}: {error}"[:300])
     finally:
-        watchdog.cancel()
-        conn.close()
+        _WATCHDOG.disarm(watch)
+        # Kept only when the whole response was read and the receiver keeps the connection.
+        if pool.keep and response is not None and response.isclosed() and conn.sock:
+            pool.put(parts, conn)
+        else:
+            conn.close()
+
+
+class _Watchdog:
+    """One thread per process that cuts the attempts still running at their deadline: a
+    blocked read then fails at once.
+
+    Arming and disarming only take a lock; the thread wakes at the earliest deadline it
+    knows of (a Timer thread per attempt cost more CPU than the attempt itself).
+    """
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._armed: dict[int, tuple[float, http.client.HTTPConnection]] = {}
+        self._wakes_at = None  # None: the thread waits for an attempt
+        self._thread = None
+        self._count = 0
+
+    def arm(self, conn, deadline: float) -> int:
+        with self._cond:
+            if self._thread is None or not self._thread.is_alive():  # none yet, or forked
+                self._thread = threading.Thread(target=self._run, name="webhook-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+            self._count += 1
+            self._armed[self._count] = (deadline, conn)
+            if self._wakes_at is None or deadline < self._wakes_at:
+                self._cond.notify()
+            return self._count
+
+    def disarm(self, token: int) -> None:
+        with self._cond:
+            self._armed.pop(token, None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                moment = time.monotonic()
+                for token, (deadline, conn) in list(self._armed.items()):
+                    if deadline <= moment:
+                        del self._armed[token]
+                        _cut(conn)
+                deadlines = [deadline for deadline, _ in self._armed.values()]
+                self._wakes_at = min(deadlines, default=None)
+                self._cond.wait(None if self._wakes_at is None else self._wakes_at - moment)
 
 
 def _cut(conn) -> None:
-    """Stop an attempt that overran its time: the blocked read fails at once."""
     sock = conn.sock
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+
+
+_WATCHDOG = _Watchdog()
