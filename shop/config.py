@@ -105,7 +105,6 @@ def _read(env) -> dict:
         "SMTP_URL": env.get("SMTP_URL", "").strip() or None,
         "SMTP_TIMEOUT": _int(env, "SHOP_SMTP_TIMEOUT", 10, minimum=1),
         "MAIL_FROM": env.get("SHOP_MAIL_FROM", "").strip() or "shop@localhost",
-        "MAIL_POLL_INTERVAL": _int(env, "SHOP_MAIL_POLL_INTERVAL", 5, minimum=1),
         # API keys.
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
