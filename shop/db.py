@@ -15,7 +15,9 @@ of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` coun
 statements and writes of the current thread, for tests and the benchmark.
 """
 
+import fcntl
 import hashlib
+import os
 import re
 import secrets
 import sqlite3
@@ -158,9 +160,16 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # check_same_thread=False only so close_all() may close it; one thread uses it.
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10, check_same_thread=False)
+        conn = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            timeout=10,  # SQLite's busy wait: for writers that do not queue (another program)
+            check_same_thread=False,
+            factory=_SQLiteConnection,
+        )
+        if self.path != ":memory:":
+            conn.writer = os.open(self.path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA busy_timeout = 10000")
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -309,8 +318,16 @@ class Database:
         row = self.one(sql, params)
         return None if row is None else next(iter(row.values()))
 
+    def _lone_write(self, sql: str) -> bool:
+        """Whether ``sql`` writes to SQLite outside a transaction (it then needs one, to
+        queue for the write lock)."""
+        return self.engine == "sqlite" and not getattr(self._local, "depth", 0) and _is_write(sql)
+
     def execute(self, sql: str, params=None) -> int:
         """Run a statement; answer how many rows it changed."""
+        if self._lone_write(sql):
+            with self.transaction():
+                return self.execute(sql, params)
         cur = self._run(sql, params)
         try:
             if self._has_rows(cur):
@@ -321,6 +338,9 @@ class Database:
 
     def execute_many(self, sql: str, rows) -> None:
         """Run one statement for each parameter mapping in ``rows``."""
+        if self._lone_write(sql):
+            with self.transaction():
+                return self.execute_many(sql, rows)
         rows = [_adapt(r) for r in rows]
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
@@ -341,10 +361,20 @@ class Database:
         """All statements in the block commit together or not at all.
 
         SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a transaction that
-        reads and then writes never fails half-way on "database is locked".
+        reads and then writes never fails half-way on "database is locked"; its writers
+        queue for it first (``_queued``).
         """
-        local = self._local
         conn = self.connection()
+        if self.engine == "sqlite" and self._local.depth == 0:
+            with _queued(conn), self._transaction(conn):
+                yield self
+        else:
+            with self._transaction(conn):
+                yield self
+
+    @contextmanager
+    def _transaction(self, conn):
+        local = self._local
         depth = local.depth
         if depth == 0 and self.engine == "postgresql":
             self._pg(lambda c: c.execute("BEGIN"))  # a broken idle connection is replaced
@@ -383,6 +413,40 @@ class Database:
             "statements": getattr(local, "statements", 0),
             "writes": getattr(local, "writes", 0),
         }
+
+
+class _SQLiteConnection(sqlite3.Connection):
+    """A SQLite connection with its own handle on the database's ``-writer`` lock file."""
+
+    writer: int | None = None
+
+    def close(self):
+        if self.writer is not None:
+            os.close(self.writer)
+            self.writer = None
+        super().close()
+
+
+@contextmanager
+def _queued(conn):
+    """Hold the SQLite database's writer lock for the block: its writers queue here.
+
+    SQLite's own wait for its write lock sleeps 1, 2, 5, 10... up to 100 ms between tries,
+    so under load the lock sat free while every writer slept, and a writer in another
+    process (the worker) lost nearly every race to the web's threads. Each connection holds
+    its own handle on ``<database>-writer``, and ``flock`` wakes the next writer, thread or
+    process, the moment the lock is released. Like a PostgreSQL row lock it waits as long as
+    the holder takes: a transaction of ours, short by design. An in-memory database has no
+    file to queue on and needs none.
+    """
+    if conn.writer is None:
+        yield
+        return
+    fcntl.flock(conn.writer, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(conn.writer, fcntl.LOCK_UN)
 
 
 def _use_wal(conn, seconds: float = 2.0) -> None:
