@@ -204,6 +204,18 @@ def test_a_rolled_back_checkout_emits_nothing(app, owner_client, customer_client
     assert sorted(e["type"] for e in receiver.events()) == ["order.placed", "product.out_of_stock"]
 
 
+def test_order_placed_carries_the_order_the_checkout_answered(
+    app, owner_client, customer_client, receiver
+):
+    create_hook(owner_client, receiver.url, "order.placed")
+    teapot = add_product(app)
+    placed = customer_client.post("/payments/checkout", json=basket((teapot, 2)))
+    assert placed.status_code == 201, placed.json
+    work(app)
+    (event,) = receiver.events()
+    assert event["data"] == placed.json == customer_client.get(f"/orders/{placed.json['id']}").json
+
+
 @pytest.mark.parametrize("hang_up", [False, True], ids=["kept", "closed-by-receiver"])
 def test_a_pass_sends_its_deliveries_over_one_kept_connection(app, owner_client, hang_up):
     receiver = Receiver(keep_alive=True, hang_up=hang_up)

@@ -96,7 +96,7 @@ class Checkout(MethodView):
         per client address, invalid ones included.
         """
         key = headers.get("idempotency_key")
-        order_id, created = checkout.place_order(
+        order_id, created, order = checkout.place_order(
             g.caller,
             data["items"],
             data["shipping_address"],
@@ -104,5 +104,6 @@ class Checkout(MethodView):
             key,
             checkout.request_hash(request.get_json()) if key is not None else None,
         )
-        order = orders.load(order_id, g.caller.id)
+        # The webhook's payload when one was rendered: the same order, as the API shows it.
+        order = order or orders.load(order_id, g.caller.id)
         return order, 201 if created else 200

@@ -45,8 +45,9 @@ def place_order(
     payment_method: str,
     idempotency_key: str | None = None,
     body_hash: str | None = None,
-) -> tuple[str, bool]:
-    """Place an order for ``customer`` (a Caller); answer its id and whether it is new.
+) -> tuple[str, bool, dict | None]:
+    """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
+    order as the API shows it when the ``order.placed`` event rendered it (else None).
 
     ``items`` are ``{"product_id", "quantity"}`` with distinct products. An unknown or
     inactive product is a 400, too little stock a 409, both naming the product.
@@ -55,7 +56,7 @@ def place_order(
     if idempotency_key is not None:
         replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
         if replayed:
-            return replayed, False
+            return replayed, False, None
     provider = payments.get(payment_method)
     shop = settings.current()
     with db.transaction():
@@ -63,7 +64,7 @@ def place_order(
             db.lock(f"checkout:{customer.id}:{idempotency_key}")
             replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
             if replayed:  # a concurrent request with the key won the race
-                return replayed, False
+                return replayed, False, None
         lines = _take_stock(items)
         order_id, moment = db.new_id(), iso(now())
         number = f"{shop['order_number_prefix']}{_next_number():06d}"
@@ -133,8 +134,8 @@ def place_order(
                 "payment_method": provider.name,
             },
         )
-        webhooks.emit("order.placed", order_id)
-    return order_id, True
+        rendered = webhooks.emit("order.placed", order_id)  # the last read: all is written
+    return order_id, True, rendered
 
 
 def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | None:

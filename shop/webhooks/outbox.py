@@ -61,21 +61,26 @@ def renders(resource: str, render) -> None:
     RENDERERS[resource] = render
 
 
-def emit(event_type: str, subject_id: str | None, render=None) -> None:
-    """Queue ``event_type`` for every enabled webhook whose creator may read it.
+def emit(event_type: str, subject_id: str | None, render=None):
+    """Queue ``event_type`` for every enabled webhook whose creator may read it; answer the
+    payload it rendered, or None when nobody receives the event.
 
     Call it inside the transaction that makes the change. ``render(subject_id)`` (by default
     the one registered for the event's resource) answers the resource as the API shows it to
-    a reader holding the event's right; it runs only when somebody is subscribed.
+    a reader holding the event's right; it runs only when somebody is subscribed, and a caller
+    about to show the same resource may answer the payload instead of rendering it again.
     """
     render = render or RENDERERS[event_type.split(".", 1)[0]]
     rows = db.query(_SUBSCRIBED, {"type": event_type})
     if not rows:
-        return
+        return None
     permission, moment = EVENTS[event_type], now()
     targets = [row["id"] for row in rows if permission in creator_rights(row, moment)]
-    if targets:
-        store(event_type, subject_id, render(subject_id), targets, iso(moment))
+    if not targets:
+        return None
+    data = render(subject_id)
+    store(event_type, subject_id, data, targets, iso(moment))
+    return data
 
 
 def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True) -> list[str]:
