@@ -3,7 +3,8 @@
     python -m bench.run [--quick] [--database-url postgresql://...] [--redis-url redis://...]
 
 Seeds the data set through the data module, measures the bare baseline (``bench/baseline.py``)
-and then the service under gunicorn with the Procfile's settings on 127.0.0.1, each scenario
+and then the service under gunicorn with the Procfile's settings on 127.0.0.1 (its worker
+process beside it, ``bench/webhook.py``), each scenario
 at its peak rate and again at half of it, counts the SQL statements of each scenario's request
 (``SHOP_DEBUG_SQL_COUNT=1``), reads the workers' peak RSS and checks how reads scale with the
 catalogue and the key table. Everything runs on 127.0.0.1 and is removed at the end.
@@ -17,10 +18,11 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from bench import report, scenarios, seed, statements, wrk
+from bench import report, scenarios, seed, statements, webhook, wrk
 from bench.scenarios import AUTH_READ_RATIO, RSS_LIMIT_MB, SCALING_LIMIT, Scenario
 from bench.wrk import Result
 from tests.live import LiveServer
@@ -32,23 +34,22 @@ def main(argv=None) -> int:
     """Run the whole benchmark; answer the exit status (1 when a target is missed)."""
     args = _parse(argv)
     wrk.ensure()
-    work = Path(tempfile.mkdtemp(prefix="shop-bench-"))
-    databases, cleanups = [], []
-    try:
+    with scratch(args.keep) as (work, databases, cleanups):
         size = seed.QUICK if args.quick else seed.FULL
-        main_url = _new_database(args.database_url, work, "main", databases)
+        main_url = new_database(args.database_url, work, "main", databases)
         started = time.monotonic()
-        seeded = _seed(main_url, size)
+        seeded = seed_database(main_url, size)
         print(
             f"seeded {_describe_counts(seeded.counts)} in {time.monotonic() - started:.1f}s",
             flush=True,
         )
-        env = _server_env(args, main_url)
+        env = server_env(args, main_url)
         if args.webhook:
-            from bench.webhook import Subscribed
-
-            hook = Subscribed(_app, main_url, env, work / "worker.log", args.webhook)
-            cleanups.append(hook.stop)
+            receiver = webhook.Receiver()
+            cleanups.append(receiver.stop)
+            webhook.subscribe(app_on, main_url, receiver.url)
+        if args.webhook != "outbox":
+            cleanups.append(webhook.Worker(main_url, env, work / "worker.log").stop)
         rows = []
         base = _run_baseline(args, env, seeded, work, rows)
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
@@ -61,38 +62,53 @@ def main(argv=None) -> int:
         missed += ["worker RSS"] if rss and rss > RSS_LIMIT_MB else []
         missed += [line for line, ok in scaling if ok is False]
         if args.webhook:
-            print(f"webhook receiver got {hook.received:,} deliveries", flush=True)
+            print(f"webhook receiver got {receiver.received:,} deliveries", flush=True)
         return 1 if missed else 0
+
+
+@contextmanager
+def scratch(keep: bool):
+    """A temporary folder, and lists of the databases and processes made for the run: all
+    removed at the end (the processes last started first), the folder unless ``keep``."""
+    work = Path(tempfile.mkdtemp(prefix="shop-bench-"))
+    databases, cleanups = [], []
+    try:
+        yield work, databases, cleanups
     finally:
-        for stop in cleanups:
+        for stop in reversed(cleanups):  # a worker before its receiver
             stop()
         for drop in databases:
             drop()
-        if args.keep:
+        if keep:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _parse(argv):
-    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a tenth of the data, 3 s runs")
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """The database, gunicorn, wrk and clean-up options both benchmarks take."""
     parser.add_argument(
         "--database-url",
         default=os.environ.get("BENCH_DATABASE_URL"),
         help="postgresql://... to run on PostgreSQL (a throw-away schema is made in it);"
         " SQLite in a temporary folder by default",
     )
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 1)))
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("SHOP_THREADS", 8)))
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the data, 3 s runs")
+    add_server_arguments(parser)
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("BENCH_REDIS_URL"),
         help="redis://... for the rate-limit storage (needed for --workers > 1)",
     )
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 1)))
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("SHOP_THREADS", 8)))
     parser.add_argument("--duration", type=int, help="seconds per wrk run (default 6, quick 3)")
-    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--only", metavar="TEXT", help="only the scenarios whose name holds TEXT (no scaling)"
     )
@@ -101,8 +117,9 @@ def _parse(argv):
         nargs="?",
         const="deliver",
         choices=["deliver", "outbox"],
-        help="one webhook subscribed to every event, delivered by a worker meanwhile"
-        " (deliver, the default) or only queued (outbox); see bench/webhook.py",
+        help="one webhook subscribed to every event, delivered by the worker meanwhile"
+        " (deliver, the default) or only queued, with no worker running (outbox);"
+        " see bench/webhook.py",
     )
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 6)
@@ -111,7 +128,7 @@ def _parse(argv):
     return args
 
 
-def _new_database(pg_url, work: Path, name: str, databases: list) -> str:
+def new_database(pg_url, work: Path, name: str, databases: list) -> str:
     """A fresh, empty database: a SQLite file, or a schema of its own in PostgreSQL."""
     if not pg_url:
         return f"sqlite:///{work / (name + '.db')}"
@@ -130,7 +147,7 @@ def _new_database(pg_url, work: Path, name: str, databases: list) -> str:
     return f"{pg_url}{separator}options={quote(f'-csearch_path={schema}')}"
 
 
-def _app(url: str):
+def app_on(url: str):
     """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
     from shop import create_app, migrate
 
@@ -140,10 +157,10 @@ def _app(url: str):
     return app
 
 
-def _seed(url: str, size: seed.Size) -> seed.Seeded:
+def seed_database(url: str, size: seed.Size) -> seed.Seeded:
     from shop import migrate
 
-    app = _app(url)
+    app = app_on(url)
     with app.app_context():
         result = seed.seed(size)
         migrate.finish(app.extensions["shop.db"])  # recount the list totals the seeding skipped
@@ -159,7 +176,7 @@ def _describe_counts(counts: dict) -> str:
     return ", ".join(f"{value:,} {name.replace('_', ' ')}" for name, value in counts.items())
 
 
-def _server_env(args, url: str) -> dict:
+def server_env(args, url: str) -> dict:
     env = {"DATABASE_URL": url, "SHOP_COOKIE_SECURE": "0"}
     if args.redis_url:
         env["REDIS_URL"] = args.redis_url
@@ -167,7 +184,7 @@ def _server_env(args, url: str) -> dict:
     return env
 
 
-def _server(args, env: dict, work: Path, app="app:app", ready="/openapi.json", **extra):
+def start_server(args, env: dict, work: Path, app="app:app", ready="/openapi.json", **extra):
     log = open(work / "gunicorn.log", "ab")  # noqa: SIM115 - closed with the server
     server = LiveServer(
         {**env, **extra},
@@ -181,7 +198,7 @@ def _server(args, env: dict, work: Path, app="app:app", ready="/openapi.json", *
     return server
 
 
-def _stop(server: LiveServer) -> None:
+def stop_server(server: LiveServer) -> None:
     server.stop()
     server.log.close()
 
@@ -189,7 +206,7 @@ def _stop(server: LiveServer) -> None:
 def _run_baseline(args, env, seeded: seed.Seeded, work: Path, rows: list) -> dict:
     """Measure the bare baseline; answer its requests/s by name."""
     base = scenarios.baseline(seeded)
-    server = _server(args, env, work, app="bench.baseline:app", ready="/products?page=1")
+    server = start_server(args, env, work, app="bench.baseline:app", ready="/products?page=1")
     rates = {}
     try:
         for scenario in base:
@@ -200,7 +217,7 @@ def _run_baseline(args, env, seeded: seed.Seeded, work: Path, rows: list) -> dic
             rows.append((scenario.name, result))
             wrk.progress(scenario.name, result)
     finally:
-        _stop(server)
+        stop_server(server)
     return rates
 
 
@@ -215,7 +232,7 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
         group = [s for s in chosen if s.limits == limits]
         if not group:
             continue
-        server = _server(args, env, work, SHOP_RATELIMIT_ENABLED="1" if limits else "0")
+        server = start_server(args, env, work, SHOP_RATELIMIT_ENABLED="1" if limits else "0")
         try:
             paths = statements.routes(server.url)
             for scenario in group:
@@ -224,7 +241,7 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
                     report.judge_statements(scenario, results[scenario.name], counts[scenario.name])
             peaks.append(wrk.peak_rss_mb(server.process.pid))
         finally:
-            _stop(server)
+            stop_server(server)
     rows.extend((scenario.name, results[scenario.name]) for scenario in chosen)
     peaks = [p for p in peaks if p is not None]
     return max(peaks) if peaks else None
@@ -253,9 +270,9 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
     """Reads on a small shop against a large one; answer (line, ok or None) pairs."""
     small_size = seed.Size(products=1_000, categories=20, keys=10, customers=10, orders=0)
     large_products = 100_000 if size is seed.FULL else 10_000
-    small_url = _new_database(args.database_url, work, "small", databases)
-    small = _seed(small_url, small_size)
-    app = _app(main_url)
+    small_url = new_database(args.database_url, work, "small", databases)
+    small = seed_database(small_url, small_size)
+    app = app_on(main_url)
     with app.app_context():
         from shop import db, migrate
 
@@ -269,7 +286,7 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
     lines = []
     results = {}
     for label, url, data in (("small", small_url, small), ("large", main_url, seeded)):
-        server = _server(args, _server_env(args, url), work)
+        server = start_server(args, server_env(args, url), work)
         try:
             paths = statements.routes(server.url)
             for scenario in scenarios.service(data)[:2]:
@@ -281,7 +298,7 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
                     wrk.measure(args, server, scenario, work).rps for _ in range(2)
                 )
         finally:
-            _stop(server)
+            stop_server(server)
     keys = size.keys
     for scenario in scenarios.service(seeded)[:2]:
         small_rps = results.get(("small", scenario.name))
@@ -307,11 +324,11 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
 
 def _count_statements(args, env, chosen, work: Path) -> dict:
     """Statements and writes of each scenario's request, the second time it is made."""
-    server = _server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
+    server = start_server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
     try:
         return statements.count(server, chosen)
     finally:
-        _stop(server)
+        stop_server(server)
 
 
 if __name__ == "__main__":

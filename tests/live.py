@@ -81,15 +81,21 @@ class LiveServer:
 
     def stop(self) -> None:
         """End the server and its workers."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end(self.process)
         if self.process.stderr:
             self.process.stderr.close()
+
+
+def end(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Stop a process we started: SIGTERM, then SIGKILL if it is still there after
+    ``timeout`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def release_step(url: str) -> None:

@@ -1,0 +1,152 @@
+"""What one subscribed webhook costs checkout: the same server, with and without it, in turns.
+
+    python -m bench.webhook_cost [--rounds 5] [--duration 6] [--database-url postgresql://...]
+
+Seeds the quick data set, starts gunicorn (limits off, as the benchmark's checkout runs), the
+Procfile's worker and a receiver (``bench/webhook.py``), and subscribes one webhook to every
+event. Each round measures ``POST /payments/checkout`` with wrk twice: with the webhook
+disabled (no webhook receives anything: the shop's cost without one) and enabled (every order
+is queued for it and the worker delivers it meanwhile). Which goes first alternates from round
+to round. Between runs the outbox is let drain, so one run's deliveries do not load the next.
+
+Taking turns on one server and one database compares like with like: separate benchmark runs
+on this shared two-core machine differ by more than the 10 % being measured. Prints each
+run, the medians and their ratio; exits 1 when the median rate with the webhook is more
+than 10 % below the one without.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from bench import scenarios, seed, webhook, wrk
+from bench.run import (
+    add_server_arguments,
+    app_on,
+    new_database,
+    scratch,
+    seed_database,
+    server_env,
+    start_server,
+    stop_server,
+)
+
+TARGET = 0.90  # the rate with a webhook, at least this share of the rate without
+DRAIN_SECONDS = 60
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    wrk.ensure()
+    with scratch(args.keep) as (work, databases, cleanups):
+        url = new_database(args.database_url, work, "main", databases)
+        seeded = seed_database(url, seed.QUICK)
+        env = server_env(args, url)
+        receiver = webhook.Receiver()
+        cleanups.append(receiver.stop)
+        webhook.subscribe(app_on, url, receiver.url)
+        worker = webhook.Worker(url, env, work / "worker.log")
+        cleanups.append(worker.stop)
+        server = start_server(args, env, work, SHOP_RATELIMIT_ENABLED="0")
+        cleanups.append(lambda: stop_server(server))
+        checkout = next(s for s in scenarios.service(seeded) if s.name.startswith("POST /pay"))
+        app = app_on(url)
+        results = {False: [], True: []}
+        for number in range(args.rounds):
+            for enabled in (False, True) if number % 2 == 0 else (True, False):
+                _enable(app, enabled)
+                worker_cpu = _cpu(worker.process.pid)
+                result = wrk.measure(args, server, checkout, work)
+                backlog = _drain(app)
+                orders = max(1, result.rps * args.duration)
+                worker_us = (_cpu(worker.process.pid) - worker_cpu) / orders * 1e6
+                results[enabled].append(result)
+                print(
+                    f"round {number + 1}, webhook {'on ' if enabled else 'off'}:"
+                    f" {result.rps:,.0f} req/s, p50 {result.p50_ms:.1f} ms,"
+                    f" p99 {result.p99_ms:.1f} ms, {result.errors} errors,"
+                    f" web {result.cpu_us:,.0f} us CPU/req,"
+                    f" worker {worker_us:,.0f} us CPU/req,"
+                    f" {backlog} deliveries left when the run ended",
+                    flush=True,
+                )
+        _print_failures(app)
+        app.extensions["shop.db"].close_all()
+        return _report(results, receiver.received)
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.webhook_cost", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="runs with and without (5)")
+    parser.add_argument("--duration", type=int, default=6, help="seconds per wrk run (6)")
+    add_server_arguments(parser)
+    args = parser.parse_args(argv)
+    args.redis_url = None  # limits are off: nothing to count
+    return args
+
+
+def _enable(app, enabled: bool) -> None:
+    with app.app_context():
+        from shop import db
+
+        with db.transaction():
+            db.execute("UPDATE webhooks SET enabled = :on", {"on": int(enabled)})
+
+
+def _drain(app) -> int:
+    """The deliveries pending when called; then wait (bounded) until the worker sent them."""
+    from shop import db
+
+    with app.app_context():
+        sql = "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'"
+        left = db.value(sql)
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while db.value(sql) and time.monotonic() < deadline:
+            time.sleep(0.2)  # the worker's pace, not a test's: bounded by DRAIN_SECONDS
+    return left
+
+
+def _print_failures(app) -> None:
+    """Attempts that did not get a 2xx, by error (there should be none)."""
+    from shop import db
+
+    with app.app_context():
+        rows = db.query(
+            "SELECT COALESCE(error, CAST(status_code AS TEXT)) AS error, COUNT(*) AS n"
+            " FROM webhook_attempts WHERE status_code IS NULL OR status_code >= 300"
+            " GROUP BY 1 ORDER BY 2 DESC"
+        )
+    for row in rows:
+        print(f"failed attempts: {row['n']:,} x {row['error']}")
+
+
+def _cpu(pid: int) -> float:
+    """A process's user and system CPU seconds so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _report(results: dict, received: int) -> int:
+    off = statistics.median(r.rps for r in results[False])
+    on = statistics.median(r.rps for r in results[True])
+    cpu_off = statistics.median(r.cpu_us for r in results[False])
+    cpu_on = statistics.median(r.cpu_us for r in results[True])
+    ratio = on / off
+    met = ratio >= TARGET
+    print()
+    print(f"median without a webhook: {off:,.0f} req/s, web {cpu_off:,.0f} us CPU/req")
+    print(f"median with one webhook:  {on:,.0f} req/s, web {cpu_on:,.0f} us CPU/req")
+    print(
+        f"with / without: {ratio:.1%} (target >= {TARGET:.0%}: {'met' if met else 'MISSED'});"
+        f" the receiver got {received:,} deliveries"
+    )
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
