@@ -74,17 +74,24 @@ def claim(batch: int = BATCH) -> list[str]:
     sql = _DUE + (" FOR UPDATE OF d SKIP LOCKED" if database.engine == "postgresql" else "")
     with db.transaction():
         ids = [row["id"] for row in db.query(sql, {"now": iso(moment), "batch": batch})]
-        db.execute_many(
-            "UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id = :id",
-            [{"id": i, "lease": iso(moment + lease)} for i in ids],
-        )
+        if ids:
+            marks, params = _in_list(ids)
+            db.execute(
+                f"UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id IN {marks}",
+                {**params, "lease": iso(moment + lease)},
+            )
     return ids
 
 
-def _load(ids: list[str]) -> list[dict]:
+def _in_list(ids: list[str]) -> tuple[str, dict]:
+    """``(:d0, :d1, ...)`` and its parameters, for ``IN``."""
     params = {f"d{i}": delivery_id for i, delivery_id in enumerate(ids)}
-    marks = ", ".join(f":{key}" for key in params)
-    return db.query(_LOAD + f" WHERE d.id IN ({marks}) ORDER BY d.id", params)
+    return "(" + ", ".join(f":{key}" for key in params) + ")", params
+
+
+def _load(ids: list[str]) -> list[dict]:
+    marks, params = _in_list(ids)
+    return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
 
 def deliver_due(batch: int = BATCH) -> int:
@@ -158,7 +165,7 @@ def _record(results: list[tuple]) -> list[dict]:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction."""
     moment = now()
     at = iso(moment)
-    records, health, exhausted = [], {}, set()
+    records, health, exhausted, steps = [], {}, set(), {}
     with db.transaction():
         for row, outcome, kind in results:
             record = {
@@ -173,23 +180,22 @@ def _record(results: list[tuple]) -> list[dict]:
             }
             records.append(record)
             status, next_at, scheduled, spent = _next_step(row, outcome, kind, moment)
-            db.execute(
-                "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
-                " updated_at = :now"
-                + ("" if next_at == "keep" else ", next_attempt_at = :next")
-                + " WHERE id = :id",
-                {
-                    "status": status,
-                    "scheduled": scheduled,
-                    "now": at,
-                    "next": next_at,
-                    "id": row["id"],
-                },
-            )
+            step = {"status": status, "scheduled": scheduled, "now": at, "id": row["id"]}
+            if next_at != "keep":
+                step["next"] = next_at
+            steps.setdefault(next_at == "keep", []).append(step)
             if kind != "skipped":
                 health[row["webhook_id"]] = (row, outcome.ok)
             if spent:
                 exhausted.add(row["webhook_id"])
+        for keep, rows in steps.items():
+            db.execute_many(
+                "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
+                " updated_at = :now"
+                + ("" if keep else ", next_attempt_at = :next")
+                + " WHERE id = :id",
+                rows,
+            )
         db.execute_many(
             "INSERT INTO webhook_attempts (id, delivery_id, at, kind, status_code, duration_ms,"
             " response_excerpt, error) VALUES (:id, :delivery_id, :at, :kind, :status_code,"
