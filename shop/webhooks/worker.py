@@ -52,6 +52,10 @@ _LOAD = """
     JOIN webhook_events e ON e.id = d.event_id
     JOIN webhooks w ON w.id = d.webhook_id"""
 
+_ATTEMPT_COLUMNS = (
+    "id", "delivery_id", "at", "kind", "status_code", "duration_ms", "response_excerpt", "error"
+)  # fmt: skip
+
 # A success is written to the endpoint's health at most this often (a busy endpoint would
 # otherwise rewrite its row on every delivery).
 HEALTH_INTERVAL = timedelta(seconds=60)
@@ -87,6 +91,15 @@ def _in_list(ids: list[str]) -> tuple[str, dict]:
     """``(:d0, :d1, ...)`` and its parameters, for ``IN``."""
     params = {f"d{i}": delivery_id for i, delivery_id in enumerate(ids)}
     return "(" + ", ".join(f":{key}" for key in params) + ")", params
+
+
+def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
+    """``(:a0, :b0), (:a1, :b1), ...`` and its parameters: several rows in one INSERT."""
+    params = {f"{c}{n}": record[c] for n, record in enumerate(records) for c in columns}
+    values = ", ".join(
+        "(" + ", ".join(f":{c}{n}" for c in columns) + ")" for n in range(len(records))
+    )
+    return values, params
 
 
 def _load(ids: list[str]) -> list[dict]:
@@ -180,27 +193,24 @@ def _record(results: list[tuple]) -> list[dict]:
             }
             records.append(record)
             status, next_at, scheduled, spent = _next_step(row, outcome, kind, moment)
-            step = {"status": status, "scheduled": scheduled, "now": at, "id": row["id"]}
-            if next_at != "keep":
-                step["next"] = next_at
-            steps.setdefault(next_at == "keep", []).append(step)
+            steps.setdefault((status, scheduled, next_at), []).append(row["id"])
             if kind != "skipped":
                 health[row["webhook_id"]] = (row, outcome.ok)
             if spent:
                 exhausted.add(row["webhook_id"])
-        for keep, rows in steps.items():
-            db.execute_many(
+        # One statement per next step (a pass's deliveries mostly share one: succeeded).
+        for (status, scheduled, next_at), ids in steps.items():
+            marks, params = _in_list(ids)
+            db.execute(
                 "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
                 " updated_at = :now"
-                + ("" if keep else ", next_attempt_at = :next")
-                + " WHERE id = :id",
-                rows,
+                + ("" if next_at == "keep" else ", next_attempt_at = :next")
+                + f" WHERE id IN {marks}",
+                {**params, "status": status, "scheduled": scheduled, "now": at, "next": next_at},
             )
-        db.execute_many(
-            "INSERT INTO webhook_attempts (id, delivery_id, at, kind, status_code, duration_ms,"
-            " response_excerpt, error) VALUES (:id, :delivery_id, :at, :kind, :status_code,"
-            " :duration_ms, :response_excerpt, :error)",
-            records,
+        values, params = _rows(_ATTEMPT_COLUMNS, records)
+        db.execute(
+            f"INSERT INTO webhook_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES {values}", params
         )
         for webhook_id, (row, ok) in health.items():
             _health(webhook_id, row, ok, moment)
