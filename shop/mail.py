@@ -25,11 +25,10 @@ from shop.clock import iso, iso_in, now, now_iso
 
 log = logging.getLogger("shop.mail")
 
-BATCH = 20
+BATCH = 100  # messages a pass takes at most
 MAX_ATTEMPTS = 10
 FIRST_RETRY = 30
 MAX_RETRY = 3600
-LEASE = 120  # seconds a worker holds a message it is sending
 
 
 def queue(recipient: str, subject: str, text: str, html: str | None = None) -> str:
@@ -93,13 +92,19 @@ def _due(moment) -> list[dict]:
     )
 
 
+def _lease() -> int:
+    """Seconds a worker holds the messages of a pass: as long as sending all of them may
+    take, so that no other worker sends one of them meanwhile."""
+    return 30 + BATCH * current_app.config["SMTP_TIMEOUT"]
+
+
 def _claim(row: dict) -> bool:
-    """Hold a message for ``LEASE`` seconds, unless another worker took it first."""
+    """Hold a message for the lease, unless another worker took it first."""
     return bool(
         db.execute(
             "UPDATE mail_outbox SET next_attempt_at = :lease"
             " WHERE id = :id AND next_attempt_at = :seen",
-            {"lease": iso_in(LEASE), "id": row["id"], "seen": row["next_attempt_at"]},
+            {"lease": iso_in(_lease()), "id": row["id"], "seen": row["next_attempt_at"]},
         )
     )
 

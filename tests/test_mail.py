@@ -136,7 +136,7 @@ def test_two_workers_never_send_a_message_twice(make_app, smtp):
         seen_by_both = mail._due(mail.now())
         assert all(mail._claim(row) for row in seen_by_both)  # the first worker
         assert not any(mail._claim(row) for row in seen_by_both)  # the second one
-        assert mail.deliver_due() == 0  # held by the first worker for LEASE seconds
+        assert mail.deliver_due() == 0  # held by the first worker for its lease
     assert len(seen_by_both) == 3 and smtp.messages == []
 
 

@@ -4,9 +4,9 @@ Each pass runs the jobs of ``JOBS`` in order: webhook deliveries, then mail
 (``shop.mail.deliver_due``), so one worker process serves both queues. A pass claims due
 deliveries in a short transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so workers on
 several nodes share the outbox; SQLite lets one writer in at a time) by pushing their next
-attempt a lease ahead, then sends them outside any transaction and records each result in
-its own. A worker that dies mid-attempt leaves the delivery due again when the lease ends:
-at least once.
+attempt a lease ahead, then sends them outside any transaction and records their results
+together in a second one. A worker that dies mid-pass leaves the pass's deliveries due again
+when the lease ends: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
 every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
@@ -35,7 +35,7 @@ SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
-BATCH = 20
+BATCH = 100  # deliveries a pass takes at most
 EXPIRING_WITHIN = timedelta(days=7)
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
