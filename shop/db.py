@@ -93,6 +93,13 @@ _last_id = [0, 0]  # the milliseconds and the random part of this process's newe
 _id_lock = threading.Lock()
 
 
+def in_list(name: str, values) -> tuple[str, dict]:
+    """``(:name0, :name1, ...)`` and its parameters, for ``IN``: one statement whatever the
+    list's length, its SQL holding only numbered placeholders."""
+    params = {f"{name}{i}": value for i, value in enumerate(values)}
+    return "(" + ", ".join(f":{key}" for key in params) + ")", params
+
+
 def new_id() -> str:
     """An opaque, time-ordered identifier: 12 hex digits of milliseconds, 12 random.
 

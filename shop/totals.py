@@ -43,11 +43,8 @@ def recount() -> None:
     got here has then committed, and the count statements (each with a fresh snapshot) see
     its rows; a write that bumps later waits for this transaction and adds its own.
     """
-    names = {f"n{i}": name for i, name in enumerate(_COUNT)}
-    db.execute(
-        f"UPDATE counters SET value = value WHERE name IN ({', '.join(':' + k for k in names)})",
-        names,
-    )
+    marks, names = db.in_list("n", _COUNT)
+    db.execute(f"UPDATE counters SET value = value WHERE name IN {marks}", names)
     for name, count in _COUNT.items():
         db.execute(
             f"INSERT INTO counters (name, value) VALUES (:name, ({count}))"

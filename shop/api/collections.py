@@ -123,12 +123,8 @@ def _set_products(collection_id: str, product_ids: list[str]) -> None:
     """Replace the collection's products (400 naming unknown ids, nothing written)."""
     if product_ids:
         db.lock("products")  # so none of them is deleted before the insert
-        # One statement whatever the list's length; the SQL holds only numbered placeholders.
-        marks = ", ".join(f":id{n}" for n in range(len(product_ids)))
-        known = db.query(
-            f"SELECT id FROM products WHERE id IN ({marks})",
-            {f"id{n}": product_id for n, product_id in enumerate(product_ids)},
-        )
+        marks, params = db.in_list("id", product_ids)
+        known = db.query(f"SELECT id FROM products WHERE id IN {marks}", params)
         known_ids = {row["id"] for row in known}
         unknown = [i for i in product_ids if i not in known_ids]
         if unknown:

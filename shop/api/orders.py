@@ -175,12 +175,6 @@ class OrderStatusChangeSchema(Schema):
     note = fields.String(validate=validate.Length(max=500))
 
 
-def _in_list(name: str, values) -> tuple[str, dict]:
-    """``(:name0, :name1, ...)`` and its parameters, for ``IN``."""
-    params = {f"{name}{i}": value for i, value in enumerate(values)}
-    return "(" + ", ".join(f":{key}" for key in params) + ")", params
-
-
 def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
     payment = None
     if row["payment_provider"] is not None:
@@ -226,7 +220,7 @@ def present_all(rows: list[dict]) -> list[dict]:
     """Whole orders from their rows: items and histories in one query each."""
     if not rows:
         return []
-    ids, params = _in_list("o", [row["id"] for row in rows])
+    ids, params = db.in_list("o", [row["id"] for row in rows])
     items, history = {}, {}
     for item in db.query(
         "SELECT order_id, product_id, name, sku, unit_price_cents, quantity, line_total_cents"

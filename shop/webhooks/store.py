@@ -243,13 +243,11 @@ def _present_deliveries(rows: list[dict]) -> list[dict]:
     """Deliveries with their attempts (oldest first), in one query for the lot."""
     if not rows:
         return []
-    params = {f"d{i}": row["id"] for i, row in enumerate(rows)}
+    marks, params = db.in_list("d", [row["id"] for row in rows])
     attempts = {}
     for attempt in db.query(
         "SELECT delivery_id, at, kind, status_code, duration_ms, response_excerpt, error"
-        " FROM webhook_attempts WHERE delivery_id IN ("
-        + ", ".join(f":{key}" for key in params)
-        + ") ORDER BY delivery_id, at, id",
+        f" FROM webhook_attempts WHERE delivery_id IN {marks} ORDER BY delivery_id, at, id",
         params,
     ):
         attempts.setdefault(attempt.pop("delivery_id"), []).append(attempt)

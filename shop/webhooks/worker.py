@@ -79,18 +79,12 @@ def claim(batch: int = BATCH) -> list[str]:
     with db.transaction():
         ids = [row["id"] for row in db.query(sql, {"now": iso(moment), "batch": batch})]
         if ids:
-            marks, params = _in_list(ids)
+            marks, params = db.in_list("d", ids)
             db.execute(
                 f"UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id IN {marks}",
                 {**params, "lease": iso(moment + lease)},
             )
     return ids
-
-
-def _in_list(ids: list[str]) -> tuple[str, dict]:
-    """``(:d0, :d1, ...)`` and its parameters, for ``IN``."""
-    params = {f"d{i}": delivery_id for i, delivery_id in enumerate(ids)}
-    return "(" + ", ".join(f":{key}" for key in params) + ")", params
 
 
 def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
@@ -103,7 +97,7 @@ def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
 
 
 def _load(ids: list[str]) -> list[dict]:
-    marks, params = _in_list(ids)
+    marks, params = db.in_list("d", ids)
     return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
 
@@ -200,7 +194,7 @@ def _record(results: list[tuple]) -> list[dict]:
                 exhausted.add(row["webhook_id"])
         # One statement per next step (a pass's deliveries mostly share one: succeeded).
         for (status, scheduled, next_at), ids in steps.items():
-            marks, params = _in_list(ids)
+            marks, params = db.in_list("d", ids)
             db.execute(
                 "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
                 " updated_at = :now"
