@@ -16,11 +16,9 @@ than 10 % below the one without.
 """
 
 import argparse
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from bench import scenarios, seed, webhook, wrk
 from bench.run import (
@@ -58,11 +56,12 @@ def main(argv=None) -> int:
         for number in range(args.rounds):
             for enabled in (False, True) if number % 2 == 0 else (True, False):
                 _enable(app, enabled)
-                worker_cpu = _cpu(worker.process.pid)
+                started = wrk.process_cpu_seconds(worker.process.pid)
                 result = wrk.measure(args, server, checkout, work)
                 backlog = _drain(app)
                 orders = max(1, result.rps * args.duration)
-                worker_us = (_cpu(worker.process.pid) - worker_cpu) / orders * 1e6
+                used = wrk.process_cpu_seconds(worker.process.pid) - started
+                worker_us = used / orders * 1e6
                 results[enabled].append(result)
                 print(
                     f"round {number + 1}, webhook {'on ' if enabled else 'off'}:"
@@ -123,12 +122,6 @@ def _print_failures(app) -> None:
         )
     for row in rows:
         print(f"failed attempts: {row['n']:,} x {row['error']}")
-
-
-def _cpu(pid: int) -> float:
-    """A process's user and system CPU seconds so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _report(results: dict, received: int) -> int:

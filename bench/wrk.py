@@ -117,8 +117,17 @@ def _workers(master_pid: int) -> list[tuple[Path, list]]:
 
 def cpu_seconds(master_pid: int) -> float:
     """User and system CPU time the workers have used so far."""
-    ticks = sum(int(f[11]) + int(f[12]) for _, f in _workers(master_pid))
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(_cpu(fields) for _, fields in _workers(master_pid))
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU time one process has used so far."""
+    return _cpu(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split())
+
+
+def _cpu(fields: list) -> float:
+    """CPU seconds from a /proc stat line's fields, from the state on."""
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb(master_pid: int) -> float | None:

@@ -148,14 +148,12 @@ class Connections:
     def get(self, parts, timeout: float, allow_private: bool) -> tuple:
         """The origin's open connection and True, or a new one and False (UrlError when its
         address is refused)."""
-        https = parts.scheme == "https"
-        port = parts.port or (443 if https else 80)
-        origin = (parts.scheme, parts.hostname, port)
+        scheme, host, port = origin = _origin(parts)
         conn = self._open.pop(origin, None)
         if conn is not None:
             return conn, True
-        address = _resolve(parts.hostname, port, allow_private)
-        if https:
+        address = _resolve(host, port, allow_private)
+        if scheme == "https":
             return _PinnedHTTPSConnection(
                 address, parts.hostname, port, timeout=timeout, context=_tls_context()
             ), False
@@ -163,13 +161,17 @@ class Connections:
 
     def put(self, parts, conn) -> None:
         """Keep ``conn`` for the origin's next attempt in this pass."""
-        https = parts.scheme == "https"
-        self._open[(parts.scheme, parts.hostname, parts.port or (443 if https else 80))] = conn
+        self._open[_origin(parts)] = conn
 
     def close(self) -> None:
         for conn in self._open.values():
             conn.close()
         self._open.clear()
+
+
+def _origin(parts) -> tuple[str, str, int]:
+    """A URL's scheme, host and port (the scheme's default when it names none)."""
+    return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
 
 @functools.cache
