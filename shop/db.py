@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager, suppress
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import Path
 
 from flask import current_app
@@ -123,6 +123,20 @@ def new_id() -> str:
 def sha256(text: str) -> str:
     """Hex SHA-256 of a secret; the only form in which secrets are stored."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _queued_when_alone(method):
+    """Run a SQLite write made outside a transaction in one of its own, so that it queues
+    for the write lock like every other writer (``_queued``)."""
+
+    @wraps(method)
+    def run(self, sql: str, *args):
+        if self._lone_write(sql):
+            with self.transaction():
+                return method(self, sql, *args)
+        return method(self, sql, *args)
+
+    return run
 
 
 class Database:
@@ -301,6 +315,7 @@ class Database:
         names = [column[0] for column in cur.description]
         return [dict(zip(names, row, strict=True)) for row in rows]
 
+    @_queued_when_alone
     def query(self, sql: str, params=None) -> list[dict]:
         """Every row of a statement, as dicts."""
         cur = self._run(sql, params)
@@ -311,6 +326,7 @@ class Database:
         finally:
             cur.close()
 
+    @_queued_when_alone
     def one(self, sql: str, params=None) -> dict | None:
         """The first row of a statement, or None."""
         cur = self._run(sql, params)
@@ -330,11 +346,9 @@ class Database:
         queue for the write lock)."""
         return self.engine == "sqlite" and not getattr(self._local, "depth", 0) and _is_write(sql)
 
+    @_queued_when_alone
     def execute(self, sql: str, params=None) -> int:
         """Run a statement; answer how many rows it changed."""
-        if self._lone_write(sql):
-            with self.transaction():
-                return self.execute(sql, params)
         cur = self._run(sql, params)
         try:
             if self._has_rows(cur):
@@ -343,11 +357,9 @@ class Database:
         finally:
             cur.close()
 
+    @_queued_when_alone
     def execute_many(self, sql: str, rows) -> None:
         """Run one statement for each parameter mapping in ``rows``."""
-        if self._lone_write(sql):
-            with self.transaction():
-                return self.execute_many(sql, rows)
         rows = [_adapt(r) for r in rows]
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
