@@ -155,9 +155,9 @@ class Connections:
         address = _resolve(host, port, allow_private)
         if scheme == "https":
             return _PinnedHTTPSConnection(
-                address, parts.hostname, port, timeout=timeout, context=_tls_context()
+                address, host, port, timeout=timeout, context=_tls_context()
             ), False
-        return _PinnedHTTPConnection(address, parts.hostname, port, timeout=timeout), False
+        return _PinnedHTTPConnection(address, host, port, timeout=timeout), False
 
     def put(self, parts, conn) -> None:
         """Keep ``conn`` for the origin's next attempt in this pass."""
