@@ -154,6 +154,25 @@ def test_a_reset_lifts_the_sign_in_lockout(mail_app, smtp):
     login(mail_app.test_client(), "casey@example.com", NEW_PASSWORD)
 
 
+def test_a_customers_reset_leaves_an_administrators_lockout_with_the_same_email(
+    mail_app, smtp, make_admin
+):
+    """Issue 22: the reset of a customer registered with an administrator's email lifts the
+    customer's lockout only, never the administrator's."""
+    admin = make_admin("editor")
+    email = admin.email
+    register(mail_app, email)
+    wrong = {"email": email, "password": "not the password", "kind": "admin"}
+    for _ in range(10):
+        assert mail_app.test_client().post("/auth/login", json=wrong).status_code == 401
+    mail_app.test_client().post("/auth/password-reset", json={"email": email})
+    deliver(mail_app)
+    body = {"token": token_of(link_in(smtp.messages[0])), "new_password": NEW_PASSWORD}
+    assert mail_app.test_client().post("/auth/password-reset/confirm", json=body).status_code == 204
+    right = {"email": email, "password": PASSWORD, "kind": "admin"}
+    assert mail_app.test_client().post("/auth/login", json=right).status_code == 401
+
+
 def test_reset_mail_text_names_the_shop(mail_app, smtp):
     from tests.orders_helpers import set_setting
 

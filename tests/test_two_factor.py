@@ -116,6 +116,24 @@ def test_wrong_codes_count_towards_the_lockout(app, owner_client, clock):
     assert locked.status_code == 401 and "X-Shop-OTP" not in locked.headers
 
 
+def test_a_customer_with_the_same_email_cannot_reset_the_count_of_wrong_codes(
+    app, owner_client, clock
+):
+    """Issue 22: wrong codes, each ninth followed by a sign-in of a customer registered with
+    the administrator's email: the tenth wrong code still locks the administrator."""
+    secret, _ = turn_on(owner_client, clock)
+    own = {"email": EMAIL, "password": "the customer's own passphrase", "name": "Mallory"}
+    assert app.test_client().post("/auth/register", json=own).status_code == 201
+    for _ in range(2):
+        for _ in range(9):
+            assert sign_in(app, "123456").response.status_code == 401
+        customer = sign_in(app, password=own["password"]).response
+        assert customer.status_code == 200 and customer.json["kind"] == "customer"
+    clock.advance(30)
+    locked = sign_in(app, code(secret, clock)).response
+    assert locked.status_code == 401 and "X-Shop-OTP" not in locked.headers
+
+
 def test_turn_off_needs_the_password_and_a_code(app, owner_client, clock):
     secret, codes = turn_on(owner_client, clock)
     clock.advance(30)

@@ -115,5 +115,5 @@ def confirm(token: str, new_password: str) -> str | None:
             {"kind": kind, "id": holder, "sessions_ended": ended},
             actor={"kind": kind, "id": holder, "label": email},
         )
-    lockout.clear(email)
+    lockout.clear(lockout.account(kind, holder))
     return kind
