@@ -36,6 +36,7 @@ from shop.auth import api_keys, password_reset, sessions, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.permissions import ALL_SCOPES
 from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_out
+from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.clock import iso_in, now, now_iso, parse
 from shop.errors import abort, error_response, fold_messages
 from shop.extensions import limiter
@@ -573,6 +574,7 @@ def two_factor_confirm():
 
 
 @bp.route("/two-factor/disable", methods=["POST"])
+@limiter.shared_limit(TURN_OFF_LIMIT, scope=TURN_OFF_SCOPE)
 def two_factor_disable():
     """Turn it off with the password and a code."""
     try:
