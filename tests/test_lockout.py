@@ -73,7 +73,10 @@ def test_ten_failures_lock_the_account_with_the_same_answer(locking_app, clock):
     assert attempt(app, "ed@example.com", PASSWORD).status_code == 200
 
     lockouts = boss.get("/audit-log?event=login.locked_out").json["items"]
-    assert [e["details"]["lockouts_in_a_row"] for e in lockouts] == [3, 2, 1]
+    admin = [e["details"]["lockouts_in_a_row"] for e in lockouts if e["details"]["kind"] == "admin"]
+    assert admin == [3, 2, 1]
+    # Signing in without a kind counted against ed's customer account too (he has none).
+    assert {e["details"]["kind"] for e in lockouts} == {"admin", "customer"}
     assert {e["details"]["email"] for e in lockouts} == {"ed@example.com"}
     (unlocked,) = boss.get("/audit-log?event=user.unlocked").json["items"]
     assert unlocked["details"]["was_locked"] is True
@@ -97,7 +100,11 @@ def test_an_unknown_email_locks_the_same_way(locking_app):
     boss = owner(app)
     fail(app, "nobody@example.com", 10)
     lockouts = boss.get("/audit-log?event=login.locked_out").json["items"]
-    assert [e["details"]["email"] for e in lockouts] == ["nobody@example.com"]
+    # Without a kind, the attempt counts against an administrator and a customer account.
+    assert sorted((e["details"]["email"], e["details"]["kind"]) for e in lockouts) == [
+        ("nobody@example.com", "admin"),
+        ("nobody@example.com", "customer"),
+    ]
     # A customer account locks too, and the other accounts are untouched.
     client = app.test_client()
     body = {"email": "cu@example.com", "password": PASSWORD, "name": "Cu"}
@@ -139,3 +146,53 @@ def test_with_redis_away_each_process_counts_in_memory(make_app, caplog):
     fail(app, "owner@example.com", 10)
     assert attempt(app, "owner@example.com", PASSWORD).status_code == 401
     assert "counting in memory" in caplog.text
+
+
+def attempt_as(app, email, password, kind=None):
+    body = {"email": email, "password": password}
+    if kind:
+        body["kind"] = kind
+    return app.test_client().post("/auth/login", json=body)
+
+
+OWN = "the customer's own passphrase"
+
+
+def test_a_customer_with_an_administrators_email_cannot_keep_the_lockout_away(locking_app):
+    """Issue 22: 9 wrong guesses of the administrator's password, then one sign-in of a
+    customer registered with the same email, over and over: the administrator's account
+    still locks at the tenth failure, and the customer's success never clears it."""
+    app = locking_app
+    boss = owner(app)
+    body = {"email": "Owner@Example.com", "password": OWN, "name": "Mallory"}
+    assert app.test_client().post("/auth/register", json=body).status_code == 201
+    for _ in range(3):
+        fail(app, "owner@example.com", 9)
+        for kind in (None, "customer"):  # with and without a kind: the customer's own
+            signed_in = attempt_as(app, "owner@example.com", OWN, kind)
+            assert signed_in.status_code == 200 and signed_in.json["kind"] == "customer"
+    for kind in (None, "admin"):
+        refused = attempt_as(app, "owner@example.com", PASSWORD, kind)
+        assert refused.status_code == 401
+        assert refused.json == {"message": "Invalid email or password."}
+    lockouts = boss.get("/audit-log?event=login.locked_out").json["items"]
+    assert [e["details"]["kind"] for e in lockouts] == ["admin"]
+    # The owner's own session lifts it; only the administrator's account is cleared.
+    assert boss.post(f"/users/{boss.get('/auth/me').json['id']}/unlock").status_code == 204
+    assert attempt_as(app, "owner@example.com", PASSWORD).json["kind"] == "admin"
+
+
+def test_known_and_unknown_emails_lock_alike_for_each_kind(locking_app):
+    """Ten failures without a kind lock both kinds' accounts of the email, whether or not
+    an account has it: a kind-specific attempt then tells nothing either."""
+    app = locking_app
+    owner(app)  # an administrator only
+    fail(app, "owner@example.com", 10)
+    fail(app, "nobody@example.com", 10)
+    answers = [
+        (r.status_code, r.json)
+        for email in ("owner@example.com", "nobody@example.com")
+        for kind in ("admin", "customer")
+        for r in [attempt_as(app, email, PASSWORD, kind)]
+    ]
+    assert answers == [(401, {"message": "Invalid email or password."})] * 4

@@ -154,6 +154,50 @@ def test_a_reset_lifts_the_sign_in_lockout(mail_app, smtp):
     login(mail_app.test_client(), "casey@example.com", NEW_PASSWORD)
 
 
+def test_a_customers_reset_leaves_an_administrators_lockout_with_the_same_email(
+    mail_app, smtp, make_admin
+):
+    """Issue 22: the reset of a customer registered with an administrator's email lifts the
+    customer's lockout only, never the administrator's."""
+    admin = make_admin("editor")
+    email = admin.email
+    register(mail_app, email)
+    wrong = {"email": email, "password": "not the password", "kind": "admin"}
+    for _ in range(10):
+        assert mail_app.test_client().post("/auth/login", json=wrong).status_code == 401
+    mail_app.test_client().post("/auth/password-reset", json={"email": email})
+    deliver(mail_app)
+    body = {"token": token_of(link_in(smtp.messages[0])), "new_password": NEW_PASSWORD}
+    assert mail_app.test_client().post("/auth/password-reset/confirm", json=body).status_code == 204
+    right = {"email": email, "password": PASSWORD, "kind": "admin"}
+    assert mail_app.test_client().post("/auth/login", json=right).status_code == 401
+
+
+@pytest.mark.parametrize("kind", ["customer", "admin"])
+def test_without_a_public_url_a_forged_host_never_reaches_the_link(
+    make_app, make_admin, caplog, kind
+):
+    """Issue 22: without SHOP_PUBLIC_URL (development: mail goes to the log) the link is
+    built from 127.0.0.1 and PORT, never from the request's Host header."""
+    import logging
+
+    app = make_app(PORT=8123)
+    email = make_admin("editor").email if kind == "admin" else "casey@example.com"
+    if kind == "customer":
+        register(app, email)
+    forged = {"Host": "attacker.example", "X-Forwarded-Host": "attacker.example"}
+    asked = app.test_client().post(
+        "/auth/password-reset", json={"email": email, "kind": kind}, headers=forged
+    )
+    assert asked.status_code == 202
+    with caplog.at_level(logging.INFO, logger="shop.mail"):
+        assert deliver(app) == 1
+    text = caplog.text
+    assert "attacker.example" not in text
+    page = "/admin/password-reset" if kind == "admin" else "/password-reset"
+    assert f"http://127.0.0.1:8123{page}?token=" in text
+
+
 def test_reset_mail_text_names_the_shop(mail_app, smtp):
     from tests.orders_helpers import set_setting
 

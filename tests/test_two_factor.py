@@ -116,6 +116,24 @@ def test_wrong_codes_count_towards_the_lockout(app, owner_client, clock):
     assert locked.status_code == 401 and "X-Shop-OTP" not in locked.headers
 
 
+def test_a_customer_with_the_same_email_cannot_reset_the_count_of_wrong_codes(
+    app, owner_client, clock
+):
+    """Issue 22: wrong codes, each ninth followed by a sign-in of a customer registered with
+    the administrator's email: the tenth wrong code still locks the administrator."""
+    secret, _ = turn_on(owner_client, clock)
+    own = {"email": EMAIL, "password": "the customer's own passphrase", "name": "Mallory"}
+    assert app.test_client().post("/auth/register", json=own).status_code == 201
+    for _ in range(2):
+        for _ in range(9):
+            assert sign_in(app, "123456").response.status_code == 401
+        customer = sign_in(app, password=own["password"]).response
+        assert customer.status_code == 200 and customer.json["kind"] == "customer"
+    clock.advance(30)
+    locked = sign_in(app, code(secret, clock)).response
+    assert locked.status_code == 401 and "X-Shop-OTP" not in locked.headers
+
+
 def test_turn_off_needs_the_password_and_a_code(app, owner_client, clock):
     secret, codes = turn_on(owner_client, clock)
     clock.advance(30)
@@ -131,6 +149,59 @@ def test_turn_off_needs_the_password_and_a_code(app, owner_client, clock):
     assert owner_client.get("/auth/two-factor").json["enabled"] is False
     events = [e["event"] for e in owner_client.get("/audit-log").json["items"]]
     assert {"two_factor.enabled", "two_factor.disabled"} <= set(events)
+
+
+def console_with_code(app, secret, clock):
+    """A test client signed in through the console's two steps (password, then a code)."""
+    browser = app.test_client()
+    first = submit(browser, "/admin/login", "/admin/login", email=EMAIL, password=PASSWORD)
+    done = browser.post(
+        "/admin/login/code", data={**_fields(first.text), "code": code(secret, clock)}
+    )
+    assert done.status_code == 303, done.text
+    return browser
+
+
+def test_turning_off_shares_one_rate_limit_between_the_console_and_the_api(make_app, clock):
+    """Issue 22: wrong passwords at the console's turn-off form count with the API's: the
+    sixth try within a minute, on either, is a 429."""
+    import secrets
+
+    from shop.services.users import create_user
+
+    app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=secrets.token_hex(6))
+    with app.app_context():
+        create_user(EMAIL, "Owner", PASSWORD, "owner")
+    api = sign_in(app)
+    secret, _ = turn_on(api, clock)
+    clock.advance(30)
+    console = console_with_code(app, secret, clock)
+    form = {**_fields(console.get("/admin/two-factor").text), "password": "wrong", "code": "1"}
+    wrong = {"password": "wrong password", "otp": "000000"}
+    for _ in range(3):
+        assert console.post("/admin/two-factor/disable", data=form).status_code == 400
+    for _ in range(2):
+        assert api.post("/auth/two-factor/disable", json=wrong).status_code == 400
+    refused = console.post("/admin/two-factor/disable", data=form)
+    assert refused.status_code == 429 and "Too many requests" in refused.text
+    assert api.post("/auth/two-factor/disable", json=wrong).status_code == 429
+    assert api.get("/auth/two-factor").json["enabled"] is True
+
+
+def test_turning_it_on_ends_every_other_session(app, owner_client, clock):
+    """Issue 22: a session opened before two-factor sign-in was on never passed it; turning
+    it on ends the others (as a password change does), the one that turned it on goes on."""
+    from tests.admin_helpers import console_client
+
+    earlier = sign_in(app)
+    console = console_client(app, EMAIL)
+    assert earlier.get("/auth/me").status_code == 200
+    turn_on(owner_client, clock)
+    assert earlier.get("/auth/me").status_code == 401
+    assert console.get("/admin/two-factor").status_code in (302, 303)
+    assert owner_client.get("/auth/me").status_code == 200
+    (entry,) = owner_client.get("/audit-log?event=two_factor.enabled").json["items"]
+    assert entry["details"]["other_sessions_ended"] == 2
 
 
 def test_set_up_again_while_on_is_a_conflict(owner_client, clock):

@@ -32,10 +32,11 @@ from werkzeug.exceptions import HTTPException, NotFound
 from shop import audit, db
 from shop.api import two_factor as two_factor_api
 from shop.api.api_keys import ApiKeyCreateSchema, issue, roll
-from shop.auth import api_keys, lockout, password_reset, sessions, signin
+from shop.auth import api_keys, password_reset, sessions, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.permissions import ALL_SCOPES
 from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, end_session, sign_out
+from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.clock import iso_in, now, now_iso, parse
 from shop.errors import abort, error_response, fold_messages
 from shop.extensions import limiter
@@ -254,8 +255,7 @@ def login_code():
     code = request.form.get("code", "")[:64].strip()
     if not code:
         return _code_page("Enter the code of your authenticator app.", 400)
-    if lockout.is_locked(row["email"]):
-        signin.failed(row["email"], "locked")
+    if signin.is_locked("admin", row):
         return _login_page("Invalid email or password.", row["email"], 401)
     try:
         used = signin.check_second_factor("admin", row, code)
@@ -574,6 +574,7 @@ def two_factor_confirm():
 
 
 @bp.route("/two-factor/disable", methods=["POST"])
+@limiter.shared_limit(TURN_OFF_LIMIT, scope=TURN_OFF_SCOPE)
 def two_factor_disable():
     """Turn it off with the password and a code."""
     try:

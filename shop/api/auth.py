@@ -141,7 +141,8 @@ class Login(MethodView):
 
         Sets the `shop_admin_session` or `shop_customer_session` cookie (HttpOnly, Secure,
         SameSite=Strict). Limited to 5 requests a minute per client address. After 10 failures
-        within 15 minutes an email is locked for a cool-down that doubles on each repeat; an
+        within 15 minutes an account is locked for a cool-down that doubles on each repeat
+        (without `kind`, a failure counts against both kinds' accounts of the email); an
         administrator with two-factor sign-in on also sends `otp` (docs/accounts.md).
         """
         kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop.api.common import Blueprint
-from shop.auth import two_factor
+from shop.auth import sessions, two_factor
 from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, check_password
 from shop.errors import abort
@@ -92,7 +92,10 @@ def set_up(caller) -> dict:
 
 
 def confirm(caller, code: str) -> list[str]:
-    """Turn two-factor sign-in on with a code of the new app; answer the recovery codes."""
+    """Turn two-factor sign-in on with a code of the new app; answer the recovery codes.
+
+    Ends every other session of the caller, as a password change does: none of them passed
+    the second factor."""
     row = two_factor.state(caller.id)
     if row is None or row["enabled_at"]:
         abort(409, "Nothing to confirm: set up two-factor sign-in first.")
@@ -100,7 +103,8 @@ def confirm(caller, code: str) -> list[str]:
         if not two_factor.use_code(caller.id, code, pending=True):
             abort(400, "otp: this is not the app's current code; check the phone's clock.")
         codes = two_factor.confirm(caller.id)
-        audit.record("two_factor.enabled", {"user_id": caller.id})
+        ended = sessions.end_all(sessions.ADMIN, caller.id, caller.session_id)
+        audit.record("two_factor.enabled", {"user_id": caller.id, "other_sessions_ended": ended})
     return codes
 
 
@@ -157,14 +161,14 @@ class TwoFactorConfirm(MethodView):
         """Turn two-factor sign-in on with a code of the app
 
         Answers 10 recovery codes, each good for one sign-in instead of a code. They are
-        shown this once and stored hashed.
+        shown this once and stored hashed. Ends every other session of yours.
         """
         return {"recovery_codes": confirm(g.caller, data["otp"])}
 
 
 @blp.route("/disable")
 class TwoFactorOff(MethodView):
-    @limiter.limit("5 per minute")
+    @limiter.shared_limit(two_factor.TURN_OFF_LIMIT, scope=two_factor.TURN_OFF_SCOPE)
     @blp.arguments(TwoFactorOffSchema)
     @blp.response(204)
     @blp.doc(operationId="turnOffTwoFactor")
@@ -173,6 +177,7 @@ class TwoFactorOff(MethodView):
         """Turn two-factor sign-in off
 
         Needs your password and a code (or a recovery code). Refused (409) while the shop's
-        settings require two-factor sign-in of administrators.
+        settings require two-factor sign-in of administrators. Limited to 5 requests a
+        minute per client address, shared with the console's form.
         """
         turn_off(g.caller, data["password"], data["otp"])

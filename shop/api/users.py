@@ -276,12 +276,13 @@ class UserUnlock(MethodView):
     def post(self, user_id):
         """Lift an administrator's sign-in lockout
 
-        Forgets the failed sign-ins counted for their email and the repeats that lengthen
-        the next cool-down. Answers 204 whether or not a lockout was in force (audited).
+        Forgets the failed sign-ins counted for their account (not a customer's with the same
+        email) and the repeats that lengthen the next cool-down. Answers 204 whether or not
+        a lockout was in force (audited).
         """
         row = get_user(user_id)
         _guard_target(row)
-        was_locked = lockout.clear(row["email"])
+        was_locked = lockout.clear(lockout.account("admin", user_id))
         with db.transaction():
             audit.record(
                 "user.unlocked",

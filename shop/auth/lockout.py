@@ -1,11 +1,14 @@
 """Per-account sign-in lockout: after ``LOCKOUT_THRESHOLD`` failures within ``LOCKOUT_WINDOW``
-seconds an email is locked for ``LOCKOUT_COOLDOWN`` seconds, doubling on each repeat (up to
-``LOCKOUT_MAX_COOLDOWN``); a day without a lockout forgets the repeats.
+seconds an account is locked for ``LOCKOUT_COOLDOWN`` seconds, doubling on each repeat (up
+to ``LOCKOUT_MAX_COOLDOWN``); a day without a lockout forgets the repeats.
 
-Counted per email as typed (lower-cased), so an unknown email locks exactly like a known one
-and the answer tells nothing. The counters live in Redis when ``REDIS_URL`` is set (one Lua
-script per failure: exact across workers and nodes), in this process's memory otherwise. The
-time is the app's clock (``CLOCK``), so tests move it. Redis keys hold a hash of the email.
+Counted per account (``account()``): its kind and id, or its kind and the email as typed
+(lower-cased) when no account of that kind has it, so an unknown email locks exactly like a
+known one and the answer tells nothing. An administrator and a customer with one email are
+two accounts with two counters: one's success never clears the other's failures. The
+counters live in Redis when ``REDIS_URL`` is set (one Lua script per failure: exact across
+workers and nodes), in this process's memory otherwise. The time is the app's clock
+(``CLOCK``), so tests move it. Redis keys hold a hash of the account.
 """
 
 import hashlib
@@ -197,25 +200,34 @@ def _call(method: str, *args):
     return getattr(stores.memory, method)(*args)
 
 
-def _key(email: str) -> str:
-    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+def account(kind: str, account_id: str | None, email: str = "") -> str:
+    """The counter of one account: ``kind`` and its id, or ``kind`` and the normalised
+    ``email`` when no account of that kind has it."""
+    if account_id:
+        return f"{kind}:id:{account_id}"
+    return f"{kind}:email:{email.strip().lower()}"
 
 
-def is_locked(email: str) -> bool:
-    """Whether sign-in for ``email`` is locked right now."""
-    return _call("locked", _key(email), _now_ms())
+def _key(account_key: str) -> str:
+    return hashlib.sha256(account_key.encode()).hexdigest()[:32]
 
 
-def failed(email: str) -> Lockout | None:
-    """Count a failed sign-in; answer the lockout when this failure started one."""
-    return _call("fail", _key(email), _now_ms(), _settings())
+def is_locked(account_key: str) -> bool:
+    """Whether sign-in to the account (``account()``) is locked right now."""
+    return _call("locked", _key(account_key), _now_ms())
 
 
-def succeeded(email: str) -> None:
-    """A right password (and code): forget the failures counted so far."""
-    _call("succeeded", _key(email))
+def failed(account_key: str) -> Lockout | None:
+    """Count a failed sign-in to the account; answer the lockout when it started one."""
+    return _call("fail", _key(account_key), _now_ms(), _settings())
 
 
-def clear(email: str) -> bool:
-    """Lift a lockout and forget failures and repeats; answer whether one was in force."""
-    return _call("clear", _key(email))
+def succeeded(account_key: str) -> None:
+    """A right password (and code) for the account: forget its failures counted so far."""
+    _call("succeeded", _key(account_key))
+
+
+def clear(account_key: str) -> bool:
+    """Lift the account's lockout and forget failures and repeats; answer whether one was
+    in force."""
+    return _call("clear", _key(account_key))

@@ -10,7 +10,7 @@ account, ends every session of the account and lifts its sign-in lockout.
 import secrets
 from datetime import timedelta
 
-from flask import current_app, request
+from flask import current_app
 
 from shop import audit, db, mail
 from shop.auth import lockout, sessions
@@ -30,7 +30,11 @@ _FIND = {
 
 
 def _link(kind: str, token: str) -> str:
-    base = current_app.config["PUBLIC_URL"] or request.host_url.rstrip("/")
+    """The link of a reset e-mail, from the settings only: never from the request's Host
+    (anyone could send a victim a link to their own server). Without SHOP_PUBLIC_URL (only
+    allowed without SMTP_URL, in development) it points at this service on 127.0.0.1."""
+    config = current_app.config
+    base = config["PUBLIC_URL"] or f"http://127.0.0.1:{config['PORT']}"
     if kind == "admin":
         return f"{base}/admin/password-reset?token={token}"
     template = current_app.config["CUSTOMER_RESET_URL"] or base + "/password-reset?token={token}"
@@ -115,5 +119,5 @@ def confirm(token: str, new_password: str) -> str | None:
             {"kind": kind, "id": holder, "sessions_ended": ended},
             actor={"kind": kind, "id": holder, "label": email},
         )
-    lockout.clear(email)
+    lockout.clear(lockout.account(kind, holder))
     return kind

@@ -3,10 +3,12 @@ their one rate limit.
 
 Without a single ``kind`` sign-in tries an administrator account, then a customer account,
 checking a password hash for each, so the answer takes the same time whether or not the
-email exists. Failures count towards the email's lockout (``shop/auth/lockout.py``); while
-it is locked even the right password is refused with the same answer. An administrator with
-two-factor sign-in on also needs a code (TOTP or a recovery code); a wrong code counts as a
-failure too.
+email exists. A failure counts towards the lockout (``shop/auth/lockout.py``) of each account
+tried: the account of each kind the email names, or that kind and the email when none does.
+While an account is locked even its right password is refused with the same answer; a success
+forgets the failures of the account signed into only. An administrator with two-factor
+sign-in on also needs a code (TOTP or a recovery code); a wrong code counts as a failure of
+that administrator's account.
 """
 
 from flask import g
@@ -37,18 +39,39 @@ def _anonymous(email: str) -> dict:
     return {"kind": "anonymous", "label": email}
 
 
-def failed(email: str, reason: str) -> None:
-    """Audit a failed sign-in and count it; audit the lockout it may start."""
-    started = lockout.failed(email)
+def account(kind: str, row: dict) -> str:
+    """The lockout counter of a signed-in (or signing-in) human's account."""
+    return lockout.account(kind, row["id"])
+
+
+def failed(email: str, reason: str, accounts: dict[str, str]) -> None:
+    """Audit a failed sign-in and count it against ``accounts`` (kind: lockout counter);
+    audit each lockout it starts."""
+    started = {kind: lockout.failed(key) for kind, key in accounts.items()}
     with db.transaction():
-        audit.record("login.failed", {"email": email, "reason": reason}, actor=_anonymous(email))
-        if started is not None:
-            until = iso(_from_ms(started.until_ms))
+        audit.record(
+            "login.failed",
+            {"email": email, "reason": reason, "kinds": sorted(accounts)},
+            actor=_anonymous(email),
+        )
+        for kind, begun in started.items():
+            if begun is None:
+                continue
+            until = iso(_from_ms(begun.until_ms))
             audit.record(
                 "login.locked_out",
-                {"email": email, "until": until, "lockouts_in_a_row": started.strikes},
+                {"email": email, "kind": kind, "until": until, "lockouts_in_a_row": begun.strikes},
                 actor=_anonymous(email),
             )
+
+
+def is_locked(kind: str, row: dict) -> bool:
+    """Whether the account is locked; a refusal for that reason is audited."""
+    key = account(kind, row)
+    if not lockout.is_locked(key):
+        return False
+    failed(row["email"], "locked", {kind: key})  # counts nothing while locked
+    return True
 
 
 def _from_ms(ms: int):
@@ -58,30 +81,28 @@ def _from_ms(ms: int):
 
 
 def check_credentials(email: str, password: str, kinds) -> tuple[str, dict] | None:
-    """``(kind, row)`` when the password is right and the email not locked, else None
-    (audited and counted). Each kind costs a password check, found or not."""
+    """``(kind, row)`` of the first kind whose account has this password and is not locked,
+    else None (audited, and counted against each kind's account). Each kind costs a password
+    check, found, locked or not."""
     email = email.strip().lower()
-    locked = lockout.is_locked(email)
-    found = None
+    found, accounts, reason = None, {}, "password"
     for kind in kinds:
         row = db.one(_FIND[kind], {"email": email})
+        accounts[kind] = lockout.account(kind, row["id"] if row else None, email)
         stored = row["password_hash"] if row else None
-        if check_password(stored, password) and row["active"] and found is None:
+        right = check_password(stored, password) and row["active"]
+        if lockout.is_locked(accounts[kind]):
+            reason = "locked"
+        elif right and found is None:
             found = kind, row
-    if locked:
-        with db.transaction():
-            audit.record(
-                "login.failed", {"email": email, "reason": "locked"}, actor=_anonymous(email)
-            )
-        return None
     if found is None:
-        failed(email, "password")
+        failed(email, reason, accounts)
     return found
 
 
 def open_session(kind: str, row: dict, second_factor: str | None = None) -> None:
     """Open a session for a human whose sign-in succeeded (sets the cookie)."""
-    lockout.succeeded(row["email"])
+    lockout.succeeded(account(kind, row))
     details = {"kind": kind}
     if second_factor:
         details["second_factor"] = second_factor
@@ -101,7 +122,7 @@ def check_second_factor(kind: str, row: dict, code: str | None) -> str | None:
         raise SecondFactorNeeded(kind, row, wrong=False)
     used = two_factor.check(row["id"], code)
     if used is None:
-        failed(row["email"], "two_factor")
+        failed(row["email"], "two_factor", {kind: account(kind, row)})
         raise SecondFactorNeeded(kind, row, wrong=True)
     return used
 

@@ -19,6 +19,10 @@ from shop.clock import now, now_iso
 
 ISSUER_FALLBACK = "shop"
 RECOVERY_CODES = 10
+# One budget per address for turning it off, a password and code check (this API and the
+# console alike): ``limiter.shared_limit(TURN_OFF_LIMIT, scope=TURN_OFF_SCOPE)``.
+TURN_OFF_LIMIT = "5 per minute"
+TURN_OFF_SCOPE = "two-factor-off"
 _CODE_RE = re.compile(r"\d{6}")
 
 
