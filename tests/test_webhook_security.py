@@ -12,15 +12,14 @@ from tests.webhook_helpers import Receiver, create_hook, deliveries, work
 
 @pytest.fixture
 def app(make_app):
-    """Receivers on this machine, plain http (as ``tests/test_webhooks.py``)."""
+    """Receivers on this machine over plain http, as in ``tests/test_webhooks.py``."""
     return make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True)
 
 
 @pytest.fixture
 def receiver():
-    server = Receiver()
-    yield server
-    server.stop()
+    with Receiver() as server:
+        yield server
 
 
 # Each embeds 127.0.0.1 (or is refused whatever it embeds).

@@ -62,6 +62,12 @@ class Receiver:
     def ids(self) -> list[str]:
         return [r["headers"]["webhook-id"] for r in self.requests]
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
