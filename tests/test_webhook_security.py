@@ -59,3 +59,24 @@ def test_ipv6_forms_embedding_a_private_ipv4_address_are_refused_at_creation_and
     assert receiver.requests == []
     (delivery,) = deliveries(owner_client, hook["id"])
     assert "refused: ::127.0.0.1 resolves to ::127.0.0.1" in delivery["attempts"][0]["error"]
+
+
+def test_rotating_a_secret_needs_the_rights_of_subscribing_to_the_webhooks_events(
+    owner_client, make_admin, make_key, receiver
+):
+    hook = create_hook(owner_client, receiver.url, "order.placed", "product.created")
+    owner_client.post(
+        "/roles", json={"name": "hooks", "permissions": ["webhooks.update", "products.read"]}
+    )
+    without_orders = make_admin("hooks")
+    key = make_key("write:webhook")
+    for caller in (without_orders, key):
+        refused = caller.post(f"/webhooks/{hook['id']}/rotate-secret")
+        assert refused.status_code == 403, refused.json
+        assert "orders.read" in refused.json["message"] and "whsec_" not in refused.text
+    unchanged = owner_client.get(f"/webhooks/{hook['id']}").json
+    assert unchanged["previous_secret_expires_at"] is None  # nothing rotated
+
+    with_orders = make_key("write:webhook", "read:order", "read:product")
+    rotated = with_orders.post(f"/webhooks/{hook['id']}/rotate-secret")
+    assert rotated.status_code == 200 and rotated.json["secret"].startswith("whsec_")

@@ -190,8 +190,10 @@ class WebhookRotateSecret(MethodView):
 
         The answer holds the new secret this once. For 24 hours every delivery carries two
         signatures, with the new secret and the old, so receivers can switch without a gap.
+        Whoever holds the secret can sign the webhook's events: you need the read right of
+        every event it subscribes to, as for creating it (403 otherwise).
         """
-        return store.rotate_secret(webhook_id)
+        return store.rotate_secret(webhook_id, g.caller)
 
 
 @blp.route("/<id:webhook_id>/deliveries")

@@ -96,7 +96,12 @@ def clean_url(url: str) -> str:
 
 
 def check_events(events, caller) -> list[str]:
-    """The events, deduplicated, if ``caller`` may read what each carries (403 otherwise)."""
+    """The events, deduplicated, if ``caller`` may read what each carries (403 otherwise).
+
+    The one check of every operation that sets a webhook's events or destination or hands
+    out its secret (create, update, rotate-secret): whoever holds the secret can sign those
+    events, so they need the same rights as subscribing to them.
+    """
     chosen = sorted(set(events))
     if not chosen:
         abort(400, "events: choose at least one event.")
@@ -196,8 +201,10 @@ def delete(webhook_id: str) -> None:
         audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url})
 
 
-def rotate_secret(webhook_id: str) -> dict:
-    """A new secret, answered once; the old one keeps signing too for 24 hours."""
+def rotate_secret(webhook_id: str, caller) -> dict:
+    """A new secret, answered once; the old one keeps signing too for 24 hours. The caller
+    needs the rights of subscribing to the webhook's events (403 otherwise)."""
+    check_events(found(webhook_id)["events"], caller)
     secret, moment = signing.new_secret(), now()
     with db.transaction():
         moved = db.execute(
