@@ -3,8 +3,11 @@
 not read, secrets and events behind the creator's rights, ping and replay queued for the
 worker, and a webhook that belongs to a person rather than to the key that made it."""
 
+import shutil
+
 import pytest
 
+from shop import db, migrate
 from tests.conftest import PASSWORD
 from tests.orders_helpers import add_product
 from tests.webhook_helpers import Receiver, create_hook, deliveries, work
@@ -21,6 +24,8 @@ def receiver():
     with Receiver() as server:
         yield server
 
+
+HOOKS = ["webhooks.read", "webhooks.create", "webhooks.update", "webhooks.delete"]
 
 # Each embeds 127.0.0.1 (or is refused whatever it embeds).
 EMBEDDING_FORMS = (
@@ -80,3 +85,84 @@ def test_rotating_a_secret_needs_the_rights_of_subscribing_to_the_webhooks_event
     with_orders = make_key("write:webhook", "read:order", "read:product")
     rotated = with_orders.post(f"/webhooks/{hook['id']}/rotate-secret")
     assert rotated.status_code == 200 and rotated.json["secret"].startswith("whsec_")
+
+
+def test_api_key_events_reach_only_owners_who_could_read_the_key(
+    app, owner_client, make_admin, make_key, receiver
+):
+    admin = make_admin("admin")  # holds api_key.read, but sees only its own keys
+    theirs = create_hook(admin, receiver.url, "api_key.created", "api_key.revoked")
+    owners_key = make_key("read:product", label="owner's key")
+    assert admin.get(f"/api-keys/{owners_key.key['id']}").status_code == 404
+    work(app)
+    assert receiver.requests == []  # the owner's key record did not reach the admin
+    (skipped,) = deliveries(admin, theirs["id"])
+    assert skipped["status"] == "skipped"
+    assert "may not read this record" in skipped["attempts"][0]["error"]
+    assert admin.get(f"/webhooks/{theirs['id']}").json["enabled"] is True  # not a lost right
+
+    make_key("read:product", by=admin, label="admin's key")
+    work(app)
+    assert [e["data"]["label"] for e in receiver.events()] == ["admin's key"]  # its own key
+
+
+def test_a_key_made_webhook_outlives_its_key_and_is_disabled_when_its_owner_loses_the_right(
+    app, owner_client, make_admin, make_key, receiver
+):
+    owner_client.post(
+        "/roles",
+        json={"name": "ops", "permissions": [*HOOKS, "api_key.create", "products.read"]},
+    )
+    ops = make_admin("ops")
+    key = make_key("write:webhook", "read:product", by=ops)
+    hook = create_hook(key, receiver.url, "product.created")
+    assert hook["created_by"] == {"kind": "api_key", "id": key.key["id"]}
+    assert owner_client.delete(f"/api-keys/{key.key['id']}").status_code == 204
+    add_product(app, name="After the key was revoked")
+    work(app)
+    assert [e["data"]["name"] for e in receiver.events()] == ["After the key was revoked"]
+
+    ops_role = next(r for r in owner_client.get("/roles").json["items"] if r["name"] == "ops")
+    owner_client.put(f"/roles/{ops_role['id']}", json={"permissions": [*HOOKS, "api_key.create"]})
+    work(app)  # the worker's minute job notices without any event
+    shown = owner_client.get(f"/webhooks/{hook['id']}").json
+    assert shown["enabled"] is False and "products.read" in shown["disabled_reason"]
+    audit = owner_client.get("/audit-log?event=webhook.disabled").json["items"]
+    assert audit and audit[0]["details"]["webhook_id"] == hook["id"]
+    with app.app_context():
+        mails = db.query("SELECT recipient, subject FROM mail_outbox")
+    assert {"recipient": ops.email, "subject": "Webhook disabled: its owner lost a right"} in mails
+    add_product(app, name="After the right was lost")
+    work(app)
+    assert len(receiver.requests) == 1
+
+
+def test_the_migration_copies_a_key_made_webhooks_scopes_from_its_key(make_app, tmp_path):
+    old = tmp_path / "migrations"
+    shutil.copytree(migrate.MIGRATIONS_DIR, old)
+    (old / "0005_webhook_owner_scopes.sql").unlink()
+    app = make_app(prepare=False, MIGRATIONS_DIR=old)
+    assert app.test_cli_runner().invoke(args=["db", "upgrade"]).exit_code == 0
+    moment = "2026-11-01T00:00:00.000000Z"
+    with app.app_context():
+        with db.transaction():
+            db.execute(
+                "INSERT INTO api_keys (id, label, token_hash, scopes, source, created_at)"
+                " VALUES ('k1', 'old key', 'x', 'read:product write:webhook', 'cli', :now)",
+                {"now": moment},
+            )
+            for hook_id, key_id, made_with in (("w1", "k1", "api_key"), ("w2", None, "session")):
+                db.execute(
+                    "INSERT INTO webhooks (id, url, secret, key_id, created_with, created_at,"
+                    " updated_at) VALUES (:id, 'https://example.com/', 's', :key, :with, :now,"
+                    " :now)",
+                    {"id": hook_id, "key": key_id, "with": made_with, "now": moment},
+                )
+    app.config["MIGRATIONS_DIR"] = migrate.MIGRATIONS_DIR
+    assert app.test_cli_runner().invoke(args=["db", "upgrade"]).exit_code == 0
+    with app.app_context():
+        rows = db.query("SELECT id, scopes FROM webhooks ORDER BY id")
+    assert rows == [
+        {"id": "w1", "scopes": "read:product write:webhook"},
+        {"id": "w2", "scopes": None},
+    ]

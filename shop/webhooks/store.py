@@ -1,10 +1,12 @@
 """Webhooks and their delivery log: what the JSON API and the console both call.
 
 Every administrator holding ``webhooks.read`` sees every webhook (they are the shop's
-integrations, like its settings); the rights that matter are the creator's, checked on
-every event. Subscribing needs the read right each event carries, within the caller's
-ceiling (a key: its scopes within its owner's permissions). Whoever changes a webhook's URL
-or events becomes its creator, so nobody redirects data they could not read themselves.
+integrations, like its settings); the rights that matter are its owner's, checked on
+every event. A webhook belongs to a person: the administrator who made it, or the owner of
+the key that made it, whose scopes of that moment are kept with it. Subscribing needs the
+read right each event carries, within the caller's ceiling (a key: its scopes within its
+owner's permissions). Whoever changes a webhook's URL or events becomes its owner, so
+nobody redirects data they could not read themselves.
 """
 
 from datetime import timedelta
@@ -118,9 +120,23 @@ def check_events(events, caller) -> list[str]:
 
 
 def _creator(caller) -> dict:
+    """Who a webhook belongs to: the administrator, or the person behind the key, bounded
+    for good by the key's scopes of this moment (the key may be rolled, expire or be revoked
+    later without the webhook noticing)."""
     if caller.kind == "api_key":
-        return {"owner_id": caller.owner_id, "key_id": caller.id, "created_with": "api_key"}
-    return {"owner_id": caller.id, "key_id": None, "created_with": "session"}
+        if caller.owner_id is None:
+            abort(
+                403,
+                "Access denied: a webhook belongs to a person; this key was made by the CLI"
+                " and has no owner. Use an administrator's key or the console.",
+            )
+        return {
+            "owner_id": caller.owner_id,
+            "key_id": caller.id,
+            "created_with": "api_key",
+            "scopes": " ".join(sorted(caller.scopes)),
+        }
+    return {"owner_id": caller.id, "key_id": None, "created_with": "session", "scopes": None}
 
 
 def _subscribe(webhook_id: str, events: list[str]) -> None:
@@ -139,8 +155,8 @@ def create(data: dict, caller) -> dict:
     with db.transaction():
         db.execute(
             "INSERT INTO webhooks (id, url, description, secret, enabled, owner_id, key_id,"
-            " created_with, created_at, updated_at) VALUES (:id, :url, :description, :secret,"
-            " 1, :owner_id, :key_id, :created_with, :now, :now)",
+            " created_with, scopes, created_at, updated_at) VALUES (:id, :url, :description,"
+            " :secret, 1, :owner_id, :key_id, :created_with, :scopes, :now, :now)",
             {
                 "id": webhook_id,
                 "url": url,
@@ -167,7 +183,12 @@ def update(webhook_id: str, data: dict, caller) -> dict:
         # A new destination or new events: the caller's rights must cover all of it.
         events = check_events(data.get("events", current["events"]), caller)
         params.update(_creator(caller))
-        sets += ["owner_id = :owner_id", "key_id = :key_id", "created_with = :created_with"]
+        sets += [
+            "owner_id = :owner_id",
+            "key_id = :key_id",
+            "created_with = :created_with",
+            "scopes = :scopes",
+        ]
     if "description" in data:
         params["description"] = (data["description"] or "").strip()
         sets.append("description = :description")
