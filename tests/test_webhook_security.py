@@ -3,14 +3,23 @@
 not read, secrets and events behind the creator's rights, ping and replay queued for the
 worker, and a webhook that belongs to a person rather than to the key that made it."""
 
+import secrets
 import shutil
+import threading
 
 import pytest
 
 from shop import db, migrate
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, login
 from tests.orders_helpers import add_product
-from tests.webhook_helpers import Receiver, create_hook, deliveries, work
+from tests.webhook_helpers import (
+    Misbehaving,
+    Receiver,
+    create_hook,
+    deliveries,
+    owner_with_timeout,
+    work,
+)
 
 
 @pytest.fixture
@@ -166,3 +175,66 @@ def test_the_migration_copies_a_key_made_webhooks_scopes_from_its_key(make_app, 
         {"id": "w1", "scopes": "read:product write:webhook"},
         {"id": "w2", "scopes": None},
     ]
+
+
+def test_ping_and_replay_hold_at_most_a_few_threads_one_per_caller(
+    make_app, owner_client, make_admin
+):
+    app, owner = owner_with_timeout(make_app, 5)
+    receiver = Misbehaving("silent")  # accepts and never answers
+    try:
+        hook = create_hook(owner, receiver.url, "product.created")
+        first, second = make_admin("admin"), make_admin("admin")
+        answers = {}
+
+        def ping(name, client):
+            answers[name] = client.post(f"/webhooks/{hook['id']}/ping")
+
+        threads = [
+            threading.Thread(target=ping, args=(name, client))
+            for name, client in (("first", first), ("second", second))
+        ]
+        for thread in threads:
+            thread.start()
+        for _ in range(500):  # both attempts are connected and waiting (bounded poll)
+            if len(receiver.held) == 2:
+                break
+            threading.Event().wait(0.01)
+        assert len(receiver.held) == 2
+        busy = owner.post(f"/webhooks/{hook['id']}/ping")
+        assert busy.status_code == 503 and int(busy.headers["Retry-After"]) > 0
+        again = first.post(f"/webhooks/{hook['id']}/ping")  # one at a time per caller, too
+        assert again.status_code == 503
+        receiver.stop()  # the held attempts fail now, freeing their slots
+        for thread in threads:
+            thread.join(timeout=30)
+        assert answers["first"].status_code == answers["second"].status_code == 200
+    finally:
+        receiver.stop()
+    with Receiver() as fast:
+        owner.patch(f"/webhooks/{hook['id']}", json={"url": fast.url})
+        assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 200  # slots freed
+
+
+def test_ping_and_replay_are_rate_limited_per_caller(make_app, owner_client, make_admin, receiver):
+    app = make_app(
+        WEBHOOKS_ALLOW_PRIVATE=True,
+        WEBHOOKS_ALLOW_HTTP=True,
+        RATELIMIT_ENABLED=True,
+        RATELIMIT_KEY_PREFIX=secrets.token_hex(6),
+    )
+    owner = app.test_client()
+    login(owner, "owner@example.com")
+    hook = create_hook(owner, receiver.url, "product.created")
+    for _ in range(10):
+        assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 200
+    delivery_id = deliveries(owner, hook["id"])[0]["id"]
+    for path in (
+        f"/webhooks/{hook['id']}/ping",
+        f"/webhooks/{hook['id']}/deliveries/{delivery_id}/retry",
+    ):
+        limited = owner.post(path)
+        assert limited.status_code == 429 and "Retry-After" in limited.headers
+    other = app.test_client()
+    login(other, make_admin("admin").email)
+    assert other.post(f"/webhooks/{hook['id']}/ping").status_code == 200  # counted per caller

@@ -9,6 +9,9 @@ owner's permissions). Whoever changes a webhook's URL or events becomes its owne
 nobody redirects data they could not read themselves.
 """
 
+import math
+import threading
+from contextlib import contextmanager
 from datetime import timedelta
 
 from flask import current_app
@@ -22,6 +25,38 @@ from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import store as store_event
 
 ROTATION_OVERLAP = timedelta(hours=24)
+
+# Ping and replay send during the request, so they are bounded: at most SENDING_AT_ONCE of
+# them per process at a time (a small share of its web threads; each attempt is cut at the
+# timeout) and one per caller; any other answers 503 with Retry-After at once. The routes
+# are rate-limited per caller as well (``shop/api/webhooks.py``).
+SENDING_AT_ONCE = 2
+_sending_lock = threading.Lock()
+_sending: set = set()
+
+
+@contextmanager
+def _sending_slot(caller):
+    """Hold one of the process's few slots for sending in a request (503 when none is free,
+    or when ``caller`` already holds one)."""
+    who = (caller.kind, caller.id)
+    with _sending_lock:
+        free = len(_sending) < SENDING_AT_ONCE and who not in _sending
+        if free:
+            _sending.add(who)
+    if not free:
+        wait = math.ceil(current_app.config["WEBHOOKS_TIMEOUT"])
+        abort(
+            503,
+            "Busy: other pings and replays are being sent; try again shortly.",
+            {"Retry-After": str(wait)},
+        )
+    try:
+        yield
+    finally:
+        with _sending_lock:
+            _sending.discard(who)
+
 
 _SELECT = """
     SELECT w.id, w.url, w.description, w.enabled, w.disabled_reason, w.disabled_at,
@@ -244,20 +279,23 @@ def rotate_secret(webhook_id: str, caller) -> dict:
     return {**found(webhook_id), "secret": secret}
 
 
-def ping(webhook_id: str) -> dict:
+def ping(webhook_id: str, caller) -> dict:
     """Send a ``webhook.ping`` event now (once, never retried); answer its delivery."""
     webhook = found(webhook_id)
     data = {"webhook_id": webhook_id, "url": webhook["url"], "message": "Ping from shop."}
-    with db.transaction():
-        (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], iso(now()), due=False)
-    worker.attempt(delivery_id, "ping")
+    with _sending_slot(caller):
+        with db.transaction():
+            moment = iso(now())
+            (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], moment, due=False)
+        worker.attempt(delivery_id, "ping")
     return delivery(webhook_id, delivery_id)
 
 
-def retry(webhook_id: str, delivery_id: str) -> dict:
+def retry(webhook_id: str, delivery_id: str, caller) -> dict:
     """Send a delivery again now, with the same ``webhook-id``; answer it."""
     delivery(webhook_id, delivery_id)  # 404 unless it is this webhook's
-    worker.attempt(delivery_id, "replay")
+    with _sending_slot(caller):
+        worker.attempt(delivery_id, "replay")
     return delivery(webhook_id, delivery_id)
 
 
