@@ -332,7 +332,9 @@ CREATE TABLE IF NOT EXISTS webhooks (
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     last_success_at TEXT,
-    failing_since TEXT
+    failing_since TEXT,
+    -- made with a key: that key's scopes then, which bound the owner's rights (0005)
+    scopes TEXT
 );
 
 CREATE INDEX IF NOT EXISTS webhooks_created_at ON webhooks (created_at);

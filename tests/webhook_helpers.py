@@ -1,7 +1,9 @@
 """A real HTTP receiver on 127.0.0.1 for the webhook tests, and small helpers around it."""
 
 import json
+import socket
 import threading
+from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks import Webhook
@@ -62,15 +64,73 @@ class Receiver:
     def ids(self) -> list[str]:
         return [r["headers"]["webhook-id"] for r in self.requests]
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
 
 
+class Misbehaving:
+    """A receiver that redirects, answers a megabyte, or accepts and never answers."""
+
+    def __init__(self, mode):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
+        self.mode = mode
+        self.held = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.mode == "silent":
+                self.held.append(conn)  # read nothing, answer nothing
+                continue
+            conn.recv(65536)
+            if self.mode == "redirect":
+                conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: http://10.0.0.1/\r\n"
+                             b"Content-Length: 0\r\n\r\n")  # fmt: skip
+            else:
+                body = b"x" * (1024 * 1024)
+                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                with suppress(OSError):  # the client stops reading early, as it should
+                    conn.sendall(head + body)
+            conn.close()
+
+    def stop(self):
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+
+
 def verify(secret: str, request: dict) -> dict:
     """The payload, if the Standard Webhooks library accepts the request's signature."""
     return Webhook(secret).verify(request["body"], request["headers"])
+
+
+def owner_with_timeout(make_app, timeout: float):
+    """An app whose attempts are cut after ``timeout`` seconds, and its owner signed in."""
+    from tests.conftest import login
+
+    app = make_app(
+        prepare=False,
+        WEBHOOKS_ALLOW_PRIVATE=True,
+        WEBHOOKS_ALLOW_HTTP=True,
+        WEBHOOKS_TIMEOUT=timeout,
+    )
+    owner = app.test_client()
+    login(owner, "owner@example.com")
+    return app, owner
 
 
 def work(app) -> str:

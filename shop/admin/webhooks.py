@@ -69,7 +69,7 @@ def webhook(webhook_id):
 def ping_webhook(webhook_id):
     """Send a test event now, then back to the log, whose top row is its outcome."""
     _require("webhooks.update")
-    store.ping(webhook_id)
+    store.ping(webhook_id, g.caller)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="ping"), 303)
 
 
@@ -77,7 +77,7 @@ def ping_webhook(webhook_id):
 def retry_delivery(webhook_id, delivery_id):
     """Replay a delivery now, with its webhook-id, then back to the log."""
     _require("webhooks.update")
-    store.retry(webhook_id, delivery_id)
+    store.retry(webhook_id, delivery_id, g.caller)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="replay"), 303)
 
 

@@ -3,12 +3,13 @@ ping and secret rotation. The machinery lives in ``shop/webhooks``; ``docs/webho
 the guide.
 """
 
-from flask import g
+from flask import current_app, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema
 from shop.auth.decorators import require_permission
+from shop.extensions import limiter
 from shop.openapi import enum_field
 from shop.webhooks import store
 from shop.webhooks.events import ALL_EVENTS
@@ -20,6 +21,18 @@ blp = Blueprint(
 DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped"]
 
 Url = validate.Length(min=1, max=2000)
+
+# Ping and replay send during the request: counted together per caller (the key or the
+# administrator), besides the few at once ``store`` lets run.
+SENDING_LIMIT = "10 per minute"
+
+
+def _caller_key() -> str:
+    caller = g.get("caller")
+    who = f"{caller.kind}:{caller.id}" if caller else "anonymous"
+    return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:webhook-send:{who}"
+
+
 Description = validate.Length(max=500)
 
 
@@ -169,15 +182,18 @@ class WebhookById(MethodView):
 @blp.route("/<id:webhook_id>/ping")
 class WebhookPing(MethodView):
     @blp.doc(operationId="pingWebhook")
+    @limiter.shared_limit(SENDING_LIMIT, scope="webhook-send", key_func=_caller_key)
     @blp.response(200, DeliverySchema)
     @require_permission("webhooks.update")
     def post(self, webhook_id):
         """Send a test event now
 
         A `webhook.ping` event is sent at once, signed like any other, and never retried;
-        the answer is its delivery with the attempt's outcome.
+        the answer is its delivery with the attempt's outcome. At most 10 pings and replays
+        a minute per caller (429), and only a few at once per server: 503 with Retry-After
+        while they are busy.
         """
-        return store.ping(webhook_id)
+        return store.ping(webhook_id, g.caller)
 
 
 @blp.route("/<id:webhook_id>/rotate-secret")
@@ -190,8 +206,10 @@ class WebhookRotateSecret(MethodView):
 
         The answer holds the new secret this once. For 24 hours every delivery carries two
         signatures, with the new secret and the old, so receivers can switch without a gap.
+        Whoever holds the secret can sign the webhook's events: you need the read right of
+        every event it subscribes to, as for creating it (403 otherwise).
         """
-        return store.rotate_secret(webhook_id)
+        return store.rotate_secret(webhook_id, g.caller)
 
 
 @blp.route("/<id:webhook_id>/deliveries")
@@ -214,6 +232,7 @@ class WebhookDeliveries(MethodView):
 @blp.route("/<id:webhook_id>/deliveries/<id:delivery_id>/retry")
 class WebhookDeliveryRetry(MethodView):
     @blp.doc(operationId="retryWebhookDelivery")
+    @limiter.shared_limit(SENDING_LIMIT, scope="webhook-send", key_func=_caller_key)
     @blp.response(200, DeliverySchema)
     @require_permission("webhooks.update")
     def post(self, webhook_id, delivery_id):
@@ -221,5 +240,7 @@ class WebhookDeliveryRetry(MethodView):
 
         Sent at once with the same `webhook-id` (receivers deduplicate on it) and a fresh
         timestamp and signature; a failed replay leaves the delivery's retries as they were.
+        Limited as ping is: 429 past 10 a minute per caller, 503 with Retry-After while the
+        server's few sending slots are busy.
         """
-        return store.retry(webhook_id, delivery_id)
+        return store.retry(webhook_id, delivery_id, g.caller)

@@ -6,8 +6,8 @@ change (the API layer registers how it shows each resource with ``renders``);
 ``docs/webhooks.md`` is the user's guide.
 
 - ``events``: the event catalogue and the right each event needs.
-- ``outbox``: ``emit``, and the rights of a webhook's creator (checked at enqueue and again
-  at delivery).
+- ``outbox``: ``emit``, and the rights of a webhook's owner (checked at enqueue and again
+  at delivery, with each record's own rule; a lost right disables the webhook).
 - ``signing``: secrets and the ``webhook-signature`` header.
 - ``delivery``: one HTTP attempt, with the address checks (no private addresses, no
   redirects, a bounded read, a time limit).

@@ -3,7 +3,8 @@
 At creation a URL must be http(s) with a host and no credentials, https unless
 ``SHOP_WEBHOOKS_ALLOW_HTTP``; a literal private address or ``localhost`` is refused there
 already. At delivery the host is resolved and every address it resolves to must be public
-(not private, loopback, link-local, shared, reserved or multicast) unless
+(global unicast; for IPv6 forms that embed an IPv4 address, that address too:
+``address_allowed``) unless
 ``SHOP_WEBHOOKS_ALLOW_PRIVATE``; the connection then goes to the address that was checked,
 so a second DNS answer cannot point it elsewhere. Redirects are not followed, the response
 body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout. A
@@ -45,11 +46,36 @@ class Outcome:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def _forbidden(address: str) -> bool:
+# IPv6 forms that carry an IPv4 address: the IPv4 address they reach is the one judged.
+_V4_IN_LOW_32_BITS = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "::ffff:0:0/96",  # IPv4-mapped
+        "::ffff:0:0:0/96",  # IPv4-translated (SIIT)
+        "64:ff9b::/96",  # NAT64, the well-known prefix: a NAT64 gateway reaches the IPv4 one
+        "::/96",  # IPv4-compatible (deprecated; `::` and `::1` fall in here too)
+    )
+)
+# Refused whatever they carry: the local-use NAT64 prefix (the IPv4 address may sit anywhere
+# in it, by the operator's choice of prefix length), Teredo (its client address is
+# obfuscated and it is a tunnel to wherever its server relays), and the deprecated
+# site-local range that some networks still route internally.
+_REFUSED_V6 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b:1::/48", "2001::/32", "fec0::/10"))
+
+
+def address_allowed(address: str) -> bool:
+    """Whether a webhook may connect to ``address``: global unicast only, and for an IPv6
+    form that embeds an IPv4 address (mapped, translated, compatible, NAT64, 6to4) the IPv4
+    address must be global unicast too. The one check, at creation and at connect time."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
+    if ip.version == 6:
+        if any(ip in network for network in _REFUSED_V6) or ip.is_site_local:
+            return False
+        if any(ip in network for network in _V4_IN_LOW_32_BITS):
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        elif ip.sixtofour is not None and not address_allowed(str(ip.sixtofour)):
+            return False
+    return ip.is_global and not ip.is_multicast and not ip.is_unspecified
 
 
 def check_url(url: str, *, allow_http: bool, allow_private: bool) -> str:
@@ -78,7 +104,7 @@ def check_url(url: str, *, allow_http: bool, allow_private: bool) -> str:
         if (
             host == "localhost"
             or host.endswith(".localhost")
-            or (literal is not None and _forbidden(host))
+            or (literal is not None and not address_allowed(host))
         ):
             raise UrlError("url: private, loopback and link-local addresses are refused.")
     return url
@@ -92,7 +118,7 @@ def _resolve(host: str, port: int, allow_private: bool) -> str:
         raise UrlError(f"cannot resolve {host}: {error.strerror or error}") from None
     addresses = [info[4][0] for info in infos]
     if not allow_private:
-        refused = [a for a in addresses if _forbidden(a)]
+        refused = [a for a in addresses if not address_allowed(a)]
         if refused:
             raise UrlError(
                 f"refused: {host} resolves to {refused[0]}, a private, loopback or"

@@ -1,8 +1,9 @@
 """The events a webhook may subscribe to, and the read right each one needs.
 
-A webhook receives an event only while its creator holds the right, with the same ceiling as
-API keys (a key's scopes within its owner's permissions): no data leaves through a webhook
-that its creator could not read through the API.
+A webhook receives an event only while its owner holds the right (within the scopes of the
+key that made it, if one did) and, where the resource has a rule of its own
+(``worker.RECORD_RULES``: api keys), could read that very record through the API: no data
+leaves through a webhook that its owner could not read.
 """
 
 EVENTS = {

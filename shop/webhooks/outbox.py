@@ -6,41 +6,45 @@ nobody subscribes to the event; the payload is rendered only when somebody does.
 """
 
 import json
-from datetime import datetime
 
 from shop import db
 from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
-from shop.clock import iso, now, parse
+from shop.clock import iso, now
 from shop.webhooks.events import EVENTS
 
-# A webhook and what its creator may read now: the administrator who made it, or the key
-# (its scopes within its owner's permissions, as for requests made with it).
+# A webhook, its events and what its owner may read now. A webhook belongs to a person: the
+# administrator who made it or whose key made it; a key's scopes at that moment are kept on
+# the webhook (``scopes``) and bound it for good, whatever becomes of the key.
 CREATOR = f"""
-    SELECT w.id, w.created_with, w.key_id, k.scopes, k.source, k.revoked_at, k.expires_at,
-           u.active AS owner_active, {OWNER_PERMISSIONS_SQL}
+    SELECT w.id, w.url, w.owner_id, w.scopes, u.active AS owner_active,
+           u.email AS owner_email, r.name AS owner_role, {OWNER_PERMISSIONS_SQL},
+           (SELECT string_agg(s.event, ' ') FROM webhook_subscriptions s
+             WHERE s.webhook_id = w.id) AS events
     FROM webhooks w
-    LEFT JOIN api_keys k ON k.id = w.key_id
-    LEFT JOIN users u ON u.id = w.owner_id"""
+    LEFT JOIN users u ON u.id = w.owner_id
+    LEFT JOIN roles r ON r.id = u.role_id"""
 
 _SUBSCRIBED = (
-    CREATOR + " JOIN webhook_subscriptions s ON s.webhook_id = w.id"
-    " WHERE s.event = :type AND w.enabled = 1"
+    CREATOR + " JOIN webhook_subscriptions sub ON sub.webhook_id = w.id"
+    " WHERE sub.event = :type AND w.enabled = 1"
 )
 
 
-def creator_rights(row: dict, moment: datetime | None = None) -> frozenset[str]:
-    """The permissions a webhook's creator holds now (a ``CREATOR`` row); deny by default."""
-    if row["created_with"] == "api_key":
-        if row["scopes"] is None or row["revoked_at"]:
-            return frozenset()
-        if row["expires_at"] and parse(row["expires_at"]) <= (moment or now()):
-            return frozenset()
-        if row["source"] == "admin" and not row["owner_active"]:
-            return frozenset()
-        return rights_of(row)
-    if not row["owner_active"]:
+def creator_rights(row: dict | None) -> frozenset[str]:
+    """The permissions a webhook's owner holds now, within the scopes of the key that made
+    it (a ``CREATOR`` row); deny by default: no active owner, no rights."""
+    if row is None or row["owner_id"] is None or not row["owner_active"]:
         return frozenset()
-    return frozenset(f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split())
+    owner = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
+    if row["scopes"] is None:
+        return frozenset(owner)
+    return rights_of({**row, "source": "admin"})
+
+
+def missing_rights(row: dict) -> list[str]:
+    """The rights of a webhook's events that its owner no longer holds (a ``CREATOR`` row)."""
+    rights = creator_rights(row)
+    return sorted({EVENTS[e] for e in (row["events"] or "").split() if EVENTS[e] not in rights})
 
 
 def envelope(event_id: str, event_type: str, moment: str, data) -> str:
@@ -75,7 +79,7 @@ def emit(event_type: str, subject_id: str | None, render=None):
     if not rows:
         return None
     permission, moment = EVENTS[event_type], now()
-    targets = [row["id"] for row in rows if permission in creator_rights(row, moment)]
+    targets = [row["id"] for row in rows if permission in creator_rights(row)]
     if not targets:
         return None
     data = render(subject_id)

@@ -1,12 +1,17 @@
 """Webhooks and their delivery log: what the JSON API and the console both call.
 
 Every administrator holding ``webhooks.read`` sees every webhook (they are the shop's
-integrations, like its settings); the rights that matter are the creator's, checked on
-every event. Subscribing needs the read right each event carries, within the caller's
-ceiling (a key: its scopes within its owner's permissions). Whoever changes a webhook's URL
-or events becomes its creator, so nobody redirects data they could not read themselves.
+integrations, like its settings); the rights that matter are its owner's, checked on
+every event. A webhook belongs to a person: the administrator who made it, or the owner of
+the key that made it, whose scopes of that moment are kept with it. Subscribing needs the
+read right each event carries, within the caller's ceiling (a key: its scopes within its
+owner's permissions). Whoever changes a webhook's URL or events becomes its owner, so
+nobody redirects data they could not read themselves.
 """
 
+import math
+import threading
+from contextlib import contextmanager
 from datetime import timedelta
 
 from flask import current_app
@@ -20,6 +25,38 @@ from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import store as store_event
 
 ROTATION_OVERLAP = timedelta(hours=24)
+
+# Ping and replay send during the request, so they are bounded: at most SENDING_AT_ONCE of
+# them per process at a time (a small share of its web threads; each attempt is cut at the
+# timeout) and one per caller; any other answers 503 with Retry-After at once. The routes
+# are rate-limited per caller as well (``shop/api/webhooks.py``).
+SENDING_AT_ONCE = 2
+_sending_lock = threading.Lock()
+_sending: set = set()
+
+
+@contextmanager
+def _sending_slot(caller):
+    """Hold one of the process's few slots for sending in a request (503 when none is free,
+    or when ``caller`` already holds one)."""
+    who = (caller.kind, caller.id)
+    with _sending_lock:
+        free = len(_sending) < SENDING_AT_ONCE and who not in _sending
+        if free:
+            _sending.add(who)
+    if not free:
+        wait = math.ceil(current_app.config["WEBHOOKS_TIMEOUT"])
+        abort(
+            503,
+            "Busy: other pings and replays are being sent; try again shortly.",
+            {"Retry-After": str(wait)},
+        )
+    try:
+        yield
+    finally:
+        with _sending_lock:
+            _sending.discard(who)
+
 
 _SELECT = """
     SELECT w.id, w.url, w.description, w.enabled, w.disabled_reason, w.disabled_at,
@@ -96,7 +133,12 @@ def clean_url(url: str) -> str:
 
 
 def check_events(events, caller) -> list[str]:
-    """The events, deduplicated, if ``caller`` may read what each carries (403 otherwise)."""
+    """The events, deduplicated, if ``caller`` may read what each carries (403 otherwise).
+
+    The one check of every operation that sets a webhook's events or destination or hands
+    out its secret (create, update, rotate-secret): whoever holds the secret can sign those
+    events, so they need the same rights as subscribing to them.
+    """
     chosen = sorted(set(events))
     if not chosen:
         abort(400, "events: choose at least one event.")
@@ -113,9 +155,23 @@ def check_events(events, caller) -> list[str]:
 
 
 def _creator(caller) -> dict:
+    """Who a webhook belongs to: the administrator, or the person behind the key, bounded
+    for good by the key's scopes of this moment (the key may be rolled, expire or be revoked
+    later without the webhook noticing)."""
     if caller.kind == "api_key":
-        return {"owner_id": caller.owner_id, "key_id": caller.id, "created_with": "api_key"}
-    return {"owner_id": caller.id, "key_id": None, "created_with": "session"}
+        if caller.owner_id is None:
+            abort(
+                403,
+                "Access denied: a webhook belongs to a person; this key was made by the CLI"
+                " and has no owner. Use an administrator's key or the console.",
+            )
+        return {
+            "owner_id": caller.owner_id,
+            "key_id": caller.id,
+            "created_with": "api_key",
+            "scopes": " ".join(sorted(caller.scopes)),
+        }
+    return {"owner_id": caller.id, "key_id": None, "created_with": "session", "scopes": None}
 
 
 def _subscribe(webhook_id: str, events: list[str]) -> None:
@@ -134,8 +190,8 @@ def create(data: dict, caller) -> dict:
     with db.transaction():
         db.execute(
             "INSERT INTO webhooks (id, url, description, secret, enabled, owner_id, key_id,"
-            " created_with, created_at, updated_at) VALUES (:id, :url, :description, :secret,"
-            " 1, :owner_id, :key_id, :created_with, :now, :now)",
+            " created_with, scopes, created_at, updated_at) VALUES (:id, :url, :description,"
+            " :secret, 1, :owner_id, :key_id, :created_with, :scopes, :now, :now)",
             {
                 "id": webhook_id,
                 "url": url,
@@ -162,7 +218,12 @@ def update(webhook_id: str, data: dict, caller) -> dict:
         # A new destination or new events: the caller's rights must cover all of it.
         events = check_events(data.get("events", current["events"]), caller)
         params.update(_creator(caller))
-        sets += ["owner_id = :owner_id", "key_id = :key_id", "created_with = :created_with"]
+        sets += [
+            "owner_id = :owner_id",
+            "key_id = :key_id",
+            "created_with = :created_with",
+            "scopes = :scopes",
+        ]
     if "description" in data:
         params["description"] = (data["description"] or "").strip()
         sets.append("description = :description")
@@ -196,8 +257,10 @@ def delete(webhook_id: str) -> None:
         audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url})
 
 
-def rotate_secret(webhook_id: str) -> dict:
-    """A new secret, answered once; the old one keeps signing too for 24 hours."""
+def rotate_secret(webhook_id: str, caller) -> dict:
+    """A new secret, answered once; the old one keeps signing too for 24 hours. The caller
+    needs the rights of subscribing to the webhook's events (403 otherwise)."""
+    check_events(found(webhook_id)["events"], caller)
     secret, moment = signing.new_secret(), now()
     with db.transaction():
         moved = db.execute(
@@ -216,20 +279,23 @@ def rotate_secret(webhook_id: str) -> dict:
     return {**found(webhook_id), "secret": secret}
 
 
-def ping(webhook_id: str) -> dict:
+def ping(webhook_id: str, caller) -> dict:
     """Send a ``webhook.ping`` event now (once, never retried); answer its delivery."""
     webhook = found(webhook_id)
     data = {"webhook_id": webhook_id, "url": webhook["url"], "message": "Ping from shop."}
-    with db.transaction():
-        (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], iso(now()), due=False)
-    worker.attempt(delivery_id, "ping")
+    with _sending_slot(caller):
+        with db.transaction():
+            moment = iso(now())
+            (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], moment, due=False)
+        worker.attempt(delivery_id, "ping")
     return delivery(webhook_id, delivery_id)
 
 
-def retry(webhook_id: str, delivery_id: str) -> dict:
+def retry(webhook_id: str, delivery_id: str, caller) -> dict:
     """Send a delivery again now, with the same ``webhook-id``; answer it."""
     delivery(webhook_id, delivery_id)  # 404 unless it is this webhook's
-    worker.attempt(delivery_id, "replay")
+    with _sending_slot(caller):
+        worker.attempt(delivery_id, "replay")
     return delivery(webhook_id, delivery_id)
 
 

@@ -23,10 +23,11 @@ from flask import current_app
 
 from shop import audit, db, mail
 from shop.auth import api_keys
+from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
 from shop.webhooks import delivery, signing
 from shop.webhooks.events import EVENTS, PING
-from shop.webhooks.outbox import CREATOR, creator_rights, emit
+from shop.webhooks.outbox import CREATOR, creator_rights, emit, missing_rights
 
 log = logging.getLogger("shop.webhooks")
 
@@ -46,6 +47,7 @@ _DUE = """
 
 _LOAD = """
     SELECT d.id, d.webhook_id, d.event_type, d.status, d.scheduled_attempts, e.payload,
+           e.subject_id,
            w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
            w.failing_since, w.last_success_at
     FROM webhook_deliveries d
@@ -106,9 +108,9 @@ def deliver_due(batch: int = BATCH) -> int:
     how many deliveries were taken."""
     ids = claim(batch)
     if ids:
-        rights, connections = {}, delivery.Connections()
+        owners, connections = {}, delivery.Connections()
         try:
-            _record([_try(row, "scheduled", rights, connections) for row in _load(ids)])
+            _record([_try(row, "scheduled", owners, connections) for row in _load(ids)])
         finally:
             connections.close()
     return len(ids)
@@ -121,16 +123,42 @@ def attempt(delivery_id: str, kind: str) -> dict | None:
     return _record([_try(rows[0], kind, {})])[0] if rows else None
 
 
-def _try(row: dict, kind: str, rights: dict, connections=None) -> tuple:
-    """Send a delivery unless its webhook's creator lost the right it needs."""
+# Beyond the event's permission, who may read the record itself, by resource: the rule the
+# API reads with (a non-owner administrator sees only their own keys).
+RECORD_RULES = {"api_key": lambda key_id, viewer: api_keys.get(key_id, viewer) is not None}
+
+
+def _owner(webhook_id: str, owners: dict) -> tuple:
+    """A webhook's ``CREATOR`` row and its owner's rights now, once per pass."""
+    if webhook_id not in owners:
+        row = db.one(CREATOR + " WHERE w.id = :id", {"id": webhook_id})
+        owners[webhook_id] = (row, creator_rights(row))
+    return owners[webhook_id]
+
+
+def readable(event_type: str, subject_id, owner: dict, rights: frozenset) -> bool:
+    """Whether a webhook's owner could read the event's record through the API now."""
+    if EVENTS[event_type] not in rights:
+        return False
+    rule = RECORD_RULES.get(event_type.split(".", 1)[0])
+    if rule is None:
+        return True
+    viewer = Caller(kind="admin", id=owner["owner_id"], role=owner["owner_role"])
+    return rule(subject_id, viewer)
+
+
+def _try(row: dict, kind: str, owners: dict, connections=None) -> tuple:
+    """Send a delivery unless its webhook's owner may not read what it carries now: a lost
+    right disables the webhook; a record the owner may not see is skipped."""
     if row["event_type"] != PING:
-        webhook_id = row["webhook_id"]
-        if webhook_id not in rights:
-            creator = db.one(CREATOR + " WHERE w.id = :id", {"id": webhook_id})
-            rights[webhook_id] = creator_rights(creator)
+        owner, rights = _owner(row["webhook_id"], owners)
         needed = EVENTS[row["event_type"]]
-        if needed not in rights[webhook_id]:
-            reason = f"not sent: the webhook's creator no longer holds {needed}"
+        if needed not in rights:
+            reason = f"not sent: the webhook's owner no longer holds {needed}"
+            row = {**row, "lost": owner}
+            return row, delivery.Outcome(None, 0, error=reason), "skipped"
+        if not readable(row["event_type"], row["subject_id"], owner, rights):
+            reason = "not sent: the webhook's owner may not read this record"
             return row, delivery.Outcome(None, 0, error=reason), "skipped"
     return row, _send(row, connections), kind
 
@@ -172,7 +200,7 @@ def _record(results: list[tuple]) -> list[dict]:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction."""
     moment = now()
     at = iso(moment)
-    records, health, exhausted, steps = [], {}, set(), {}
+    records, health, exhausted, steps, lost = [], {}, set(), {}, {}
     with db.transaction():
         for row, outcome, kind in results:
             record = {
@@ -192,6 +220,8 @@ def _record(results: list[tuple]) -> list[dict]:
                 health[row["webhook_id"]] = (row, outcome.ok)
             if spent:
                 exhausted.add(row["webhook_id"])
+            if row.get("lost"):
+                lost[row["webhook_id"]] = row["lost"]
         # One statement per next step (a pass's deliveries mostly share one: succeeded).
         for (status, scheduled, next_at), ids in steps.items():
             marks, params = db.in_list("d", ids)
@@ -210,6 +240,8 @@ def _record(results: list[tuple]) -> list[dict]:
             _health(webhook_id, row, ok, moment)
         for webhook_id in exhausted:
             _disable_if_failing(webhook_id, moment)
+        for owner in lost.values():
+            _disable_without_rights(owner, moment)
     return records
 
 
@@ -246,17 +278,54 @@ def _disable_if_failing(webhook_id: str, moment) -> None:
         f"Disabled automatically: every delivery attempt failed since {row['failing_since']}"
         f" ({ATTEMPTS} attempts of the last delivery). Fix the endpoint, then enable it again."
     )
-    db.execute(
+    if _disable(webhook_id, row["url"], reason, moment):
+        log.warning("webhook %s disabled: failing since %s", webhook_id, row["failing_since"])
+
+
+def _disable(webhook_id: str, url: str, reason: str, moment) -> bool:
+    """Disable an enabled webhook, with its reason for all to see and an audit entry;
+    answer whether it was enabled."""
+    disabled = db.execute(
         "UPDATE webhooks SET enabled = 0, disabled_reason = :reason, disabled_at = :now,"
-        " updated_at = :now WHERE id = :id",
+        " updated_at = :now WHERE id = :id AND enabled = 1",
         {"reason": reason, "now": iso(moment), "id": webhook_id},
     )
-    audit.record(
-        "webhook.disabled",
-        {"webhook_id": webhook_id, "url": row["url"], "reason": reason},
-        actor=WORKER_ACTOR,
+    if disabled:
+        audit.record(
+            "webhook.disabled",
+            {"webhook_id": webhook_id, "url": url, "reason": reason},
+            actor=WORKER_ACTOR,
+            from_request=False,
+        )
+    return bool(disabled)
+
+
+def _disable_without_rights(owner: dict, moment) -> None:
+    """Disable a webhook whose owner lost a right its events need (a ``CREATOR`` row):
+    said on the webhook, audited, and mailed to the owner."""
+    missing = missing_rights(owner) or ["a right its events need"]
+    reason = (
+        "Disabled automatically: its owner no longer holds " + ", ".join(missing) + " (or is"
+        " no longer an active administrator). Someone holding the rights can change its"
+        " events or url, which makes them its owner, and enable it again."
     )
-    log.warning("webhook %s disabled: failing since %s", webhook_id, row["failing_since"])
+    if _disable(owner["id"], owner["url"], reason, moment) and owner["owner_email"]:
+        mail.queue(
+            owner["owner_email"],
+            "Webhook disabled: its owner lost a right",
+            f"Your webhook {owner['url']} ({owner['id']}) was disabled.\n\n{reason}\n",
+        )
+
+
+def disable_without_rights() -> int:
+    """Disable every enabled webhook whose owner lost a right its events need (a minute's
+    job of the worker: the owner's rights change without the webhook noticing)."""
+    moment = now()
+    with db.transaction():
+        for row in db.query(CREATOR + " WHERE w.enabled = 1"):
+            if missing_rights(row):
+                _disable_without_rights(row, moment)
+    return 0
 
 
 def notify_expiring_keys() -> int:
@@ -297,7 +366,7 @@ def prune() -> int:
 # answers how much it took.
 JOBS = ((deliver_due, BATCH), (mail.deliver_due, mail.BATCH))
 # Jobs run every so many seconds rather than on every pass.
-PERIODIC = ((notify_expiring_keys, 60), (prune, 3600))
+PERIODIC = ((disable_without_rights, 60), (notify_expiring_keys, 60), (prune, 3600))
 MAX_ONCE_PASSES = 1000
 
 
