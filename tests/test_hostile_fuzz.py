@@ -90,16 +90,25 @@ def operations(spec: dict):
                 yield path, method, operation
 
 
+def well_formed(parameter: dict) -> str:
+    """A path parameter's value of the documented form (an id no record has), so it routes."""
+    return "0" * 24 if parameter["schema"].get("pattern") == "^[0-9a-f]{24}$" else "fuzz"
+
+
 @st.composite
 def hostile_request(draw, spec, path, operation):
     """One request to ``operation``: its path, query string, headers and body text."""
     url = path
     query, headers = [], {}
-    for parameter in operation.get("parameters", []):
+    # Path parameters are documented on the path, the others on the operation.
+    parameters = spec["paths"][path].get("parameters", []) + operation.get("parameters", [])
+    for parameter in parameters:
         where, name = parameter["in"], parameter["name"]
         value = draw(text)
         if where == "path":
-            url = url.replace("{" + name + "}", url_part(value) or "x")
+            # Half the time of the documented form, so that the request reaches the view.
+            value = well_formed(parameter) if draw(st.booleans()) else url_part(value) or "x"
+            url = url.replace("{" + name + "}", value)
         elif where == "query" and draw(st.booleans()):
             query.append(f"{url_part(name)}={url_part(value)}")
         elif where == "header" and draw(st.booleans()):
@@ -202,9 +211,7 @@ undeclared_name = st.sampled_from(["limit", "offset", "cursor", "foo", "slug", "
 def routable(spec: dict, path: str) -> str:
     """``path`` with each parameter filled in the documented form, so that it routes."""
     for parameter in spec["paths"][path].get("parameters", []):
-        form = parameter["schema"].get("pattern")
-        value = "0" * 24 if form == "^[0-9a-f]{24}$" else "fuzz"
-        path = path.replace("{" + parameter["name"] + "}", value)
+        path = path.replace("{" + parameter["name"] + "}", well_formed(parameter))
     return path
 
 
