@@ -5,7 +5,8 @@ follows from how a route is built is documented here, for every route, present a
 
 - every operation can answer 401 (a bad API key is refused on every route) and, when it has
   a guard (``security`` not empty), 403;
-- a path with a parameter answers 404, input (body, query or headers) a 400, a body a 413;
+- every operation can answer 400 (an unknown query parameter is refused everywhere,
+  ``shop.api.common``), a path with a parameter 404, a body 413;
 - ``@limiter.limit`` adds 429 with ``Retry-After`` (``shop.extensions.Limiter``);
 - anything else (5xx, such as a 503 with ``Retry-After``) is the ``default`` response;
 - a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``, and no ``type``
@@ -215,13 +216,11 @@ class ConventionsPlugin(BasePlugin):
                 if responses[status].isupper():
                     del responses[status]
             responses = {str(status): response for status, response in responses.items()}
-            wanted = {401}
+            wanted = {400, 401}
             if operation.get("security"):
                 wanted.add(403)
             if "{" in (path or ""):
                 wanted.add(404)
-            if "requestBody" in operation or operation.get("parameters"):
-                wanted.add(400)
             if "requestBody" in operation:
                 wanted.add(413)
             for status in sorted(wanted):

@@ -6,6 +6,9 @@ hypothesis draws, per operation, a fixed number of requests from the OpenAPI des
 path and query values, header values and JSON bodies built from the operation's own fields,
 filled with NUL, lone surrogates, huge strings and numbers, deep nesting, out-of-range dates
 and non-ASCII digits. The runtime stays bounded by ``EXAMPLES`` per operation.
+
+Property: a query parameter an operation does not document is a 400 naming it, on every
+documented operation, for whoever gets past the operation's guard (issue 22).
 """
 
 import json
@@ -87,16 +90,25 @@ def operations(spec: dict):
                 yield path, method, operation
 
 
+def well_formed(parameter: dict) -> str:
+    """A path parameter's value of the documented form (an id no record has), so it routes."""
+    return "0" * 24 if parameter["schema"].get("pattern") == "^[0-9a-f]{24}$" else "fuzz"
+
+
 @st.composite
 def hostile_request(draw, spec, path, operation):
     """One request to ``operation``: its path, query string, headers and body text."""
     url = path
     query, headers = [], {}
-    for parameter in operation.get("parameters", []):
+    # Path parameters are documented on the path, the others on the operation.
+    parameters = spec["paths"][path].get("parameters", []) + operation.get("parameters", [])
+    for parameter in parameters:
         where, name = parameter["in"], parameter["name"]
         value = draw(text)
         if where == "path":
-            url = url.replace("{" + name + "}", url_part(value) or "x")
+            # Half the time of the documented form, so that the request reaches the view.
+            value = well_formed(parameter) if draw(st.booleans()) else url_part(value) or "x"
+            url = url.replace("{" + name + "}", value)
         elif where == "query" and draw(st.booleans()):
             query.append(f"{url_part(name)}={url_part(value)}")
         elif where == "header" and draw(st.booleans()):
@@ -120,6 +132,17 @@ def hostile_request(draw, spec, path, operation):
     return url, headers, body
 
 
+def repeatable(examples: int):
+    """hypothesis settings: ``examples`` draws, the same on every run, no deadline."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
 def assert_no_5xx(response, method, url):
     where = f"{method.upper()} {url[:200]}"
     assert response.status_code < 500, (where, response.get_data(as_text=True)[:500])
@@ -132,13 +155,7 @@ def assert_no_5xx(response, method, url):
 def fuzz_operation(spec, callers, path, method, operation) -> None:
     """``EXAMPLES`` hostile requests to one operation, each by one of ``callers``."""
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        suppress_health_check=list(HealthCheck),
-    )
+    @repeatable(EXAMPLES)
     @given(
         request=hostile_request(spec, path, operation),
         who=st.sampled_from(sorted(callers)),
@@ -180,3 +197,58 @@ def test_every_raw_body_on_a_json_route_is_answered(owner_client, body):
         content_type="application/json",
     )
     assert_no_5xx(response, "put", "/content/fuzz")
+
+
+# An undeclared query parameter ------------------------------------------------------------
+
+UNDECLARED_EXAMPLES = 8  # per operation and engine, each sent by three callers
+
+undeclared_name = st.sampled_from(["limit", "offset", "cursor", "foo", "slug", "Page", "q "]) | (
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=20)
+)
+
+
+def routable(spec: dict, path: str) -> str:
+    """``path`` with each parameter filled in the documented form, so that it routes."""
+    for parameter in spec["paths"][path].get("parameters", []):
+        path = path.replace("{" + parameter["name"] + "}", well_formed(parameter))
+    return path
+
+
+def check_undeclared(callers, url, method, declared) -> None:
+    """Each caller gets a 400 naming the parameter, or the guard's 401 or 403 first."""
+
+    @repeatable(UNDECLARED_EXAMPLES)
+    @given(name=undeclared_name.filter(lambda name: name not in declared), value=text)
+    def run(name, value):
+        query = f"{url}?{url_part(name)}={url_part(value)}"
+        statuses = []
+        for client in callers.values():
+            response = client.open(query, method=method.upper())
+            statuses.append(response.status_code)
+            assert response.status_code in (400, 401, 403), response.get_data(as_text=True)
+            if response.status_code == 400:
+                assert response.json["message"].startswith(f"{name}: "), response.json
+        assert 400 in statuses, statuses
+
+    try:
+        run()
+    except Exception as error:
+        raise AssertionError(f"{method.upper()} {url}: {error}") from error
+
+
+def test_an_undeclared_query_parameter_is_400_on_every_operation(app, owner_client, make_customer):
+    """Every documented operation, those that end a session included: the refusal comes
+    before the view does anything."""
+    spec = app.test_client().get("/openapi.json").json
+    callers = {"anonymous": app.test_client(), "customer": make_customer(), "owner": owner_client}
+    checked = 0
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            parameters = operation.get("parameters", [])
+            declared = {p["name"] for p in parameters if p["in"] == "query"}
+            check_undeclared(callers, routable(spec, path), method, declared)
+            checked += 1
+    assert checked >= 70

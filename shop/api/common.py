@@ -3,10 +3,17 @@ the list envelope and pagination.
 
 Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N}`` with ``page_size``
 at most 100, from one query for the page and one for the total.
+
+Every operation takes the query parameters its ``@blp.arguments(..., location="query")``
+schema declares (the ones OpenAPI documents) and no others: an unknown one is a 400 naming
+it (``slug: Unknown field.``), on every method of every route of these blueprints, also on
+operations that declare none. HEAD takes GET's; OPTIONS takes none.
 """
 
+import functools
+
 import flask_smorest
-from flask import Response, g, request
+from flask import Response, current_app, g, request
 from marshmallow import Schema, fields, validate
 from webargs import missing
 from webargs.flaskparser import FlaskParser, is_json_request
@@ -16,6 +23,7 @@ from werkzeug.routing import BaseConverter
 from shop import inbound
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
+from shop.extensions import limiter
 from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
 from shop.pages import LIKE, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
@@ -55,8 +63,46 @@ def _public_by_default(doc, doc_info, **_kwargs):
     return doc
 
 
+@functools.cache
+def declared_query_parameters(view) -> frozenset[str]:
+    """The query parameters ``view`` declares: its ``location="query"`` schemas' fields, as
+    flask-smorest records them for the OpenAPI description (so taken = documented)."""
+    names = set()
+    for parameter in getattr(view, "_apidoc", {}).get("arguments", {}).get("parameters", []):
+        if parameter["in"] == "query":
+            fields_ = parameter["schema"].fields.items()
+            names.update(field.data_key or name for name, field in fields_ if not field.dump_only)
+    return frozenset(names)
+
+
+def _view_method():
+    """The function that handles this request: a MethodView's method (HEAD: its GET)."""
+    view = current_app.view_functions[request.endpoint]
+    view_class = getattr(view, "view_class", None)
+    if view_class is None:
+        return view
+    return getattr(view_class, "get" if request.method == "HEAD" else request.method.lower(), None)
+
+
+def refuse_unknown_query_parameters() -> None:
+    """before_request of every API blueprint (after the app's, so after the guards: 401 and
+    403 come first): 400 naming each query parameter the operation does not declare.
+
+    A refused request counts against the view's rate limits, as any invalid one does.
+    """
+    if not request.args:
+        return
+    view = _view_method()
+    allowed = declared_query_parameters(view)
+    unknown = [name for name in request.args if name not in allowed]
+    if unknown:
+        limiter.count_refused(view)
+        abort(400, " ".join(f"{name or '(empty name)'}: Unknown field." for name in unknown))
+
+
 class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint with our parser and public-by-default documentation."""
+    """flask-smorest's Blueprint with our parser, public-by-default documentation and no
+    query parameter but those declared (``refuse_unknown_query_parameters``)."""
 
     ARGUMENTS_PARSER = Parser()
     PAGINATION_ARGUMENTS_PARSER = Parser()
@@ -64,6 +110,7 @@ class Blueprint(flask_smorest.Blueprint):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._prepare_doc_cbks.append(_public_by_default)
+        self.before_request(refuse_unknown_query_parameters)
 
     def response(self, status_code, schema=None, **kwargs):
         """flask-smorest's ``response``, its schema's dump compiled (``shop.api.dump``)."""
