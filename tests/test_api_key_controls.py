@@ -107,6 +107,24 @@ def test_roll_can_change_scopes_within_the_callers_rights(make_admin, app):
     assert ok.status_code == 201 and ok.json["scopes"] == ["write:product"]
 
 
+def test_the_owner_rolling_an_editors_key_cannot_widen_it_past_the_editor(
+    owner_client, make_admin, app
+):
+    """The ceiling is the key owner's permissions, not those of whoever rolls it (issue 22)."""
+    editor = make_admin("editor")
+    key = create(editor)
+    wider = owner_client.post(
+        f"/api-keys/{key['id']}/roll", json={"scopes": ["read:product", "read:order"]}
+    )
+    assert wider.status_code == 403, wider.json
+    assert "read:order" in wider.json["message"] and "owner" in wider.json["message"]
+    assert owner_client.get(f"/api-keys/{key['id']}").json["rolled_to"] is None
+    assert audit(owner_client, "rolled") == []
+    ok = owner_client.post(f"/api-keys/{key['id']}/roll", json={"scopes": ["write:product"]})
+    assert ok.status_code == 201 and ok.json["scopes"] == ["write:product"]
+    assert ok.json["owner"]["id"] == editor.user_id
+
+
 @pytest.mark.parametrize(
     "body, words",
     [

@@ -118,7 +118,7 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
     """Create a key from ``ApiKeyCreateSchema`` input: the record plus its secret.
 
     The one path of the JSON API and the admin console: scopes and expiry are checked (400),
-    then the rights ceiling (403).
+    then, in ``api_keys.create``, the rights ceiling (403).
     """
     try:
         scopes = api_keys.parse_scopes(data["scopes"])
@@ -126,7 +126,6 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
         allowed_ips = api_keys.parse_allowed_ips(data.get("allowed_ips"))
     except ValueError as error:
         abort(400, str(error))
-    api_keys.check_ceiling(scopes, caller)
     record, secret = api_keys.create(
         data["label"].strip() or data["label"],
         scopes,
@@ -303,15 +302,14 @@ class ApiKeyById(MethodView):
 
 def roll(key_id: str, data: dict, caller) -> dict:
     """Roll a key from ``ApiKeyRollSchema`` input: the successor plus its secret (API and
-    console). New scopes are checked like at creation."""
+    console). New scopes are checked like at creation: 400, then, in ``api_keys.roll``, the
+    ceiling of the key owner's permissions (403)."""
     scopes = None
     if data.get("scopes") is not None:
         try:
             scopes = api_keys.parse_scopes(data["scopes"])
         except ValueError as error:
             abort(400, str(error))
-        if caller is not None:
-            api_keys.check_ceiling(scopes, caller)
     rolled = api_keys.roll(key_id, caller, data["grace_seconds"], scopes)
     if rolled is None:
         abort(404, "API key not found.")

@@ -86,15 +86,36 @@ def grantable_scopes(caller: Caller) -> list[str]:
     return [scope for scope in ALL_SCOPES if SCOPES[scope] <= caller.permissions]
 
 
-def check_ceiling(scopes, caller: Caller) -> None:
-    """403 naming the first scope ``caller`` may not grant (they lack one of its rights)."""
+_OWNER_PERMISSIONS = f"SELECT {OWNER_PERMISSIONS_SQL} FROM users u WHERE u.id = :id"
+
+
+def check_ceiling(scopes, owner_id: str | None, actor: Caller | None = None) -> None:
+    """403 naming the first scope beyond the key owner's current permissions.
+
+    The one ceiling of every path that sets a key's scopes (create, roll): it is the key's
+    owner's, whoever sets them (the owner role rolling an editor's key grants no more than
+    the editor holds), and it is ``rights_of``, the rule a key's requests are checked by. A
+    CLI key (no owner) holds exactly its scopes.
+    """
+    if owner_id is None:
+        return
+    held = db.one(_OWNER_PERMISSIONS, {"id": owner_id}) or {}
     for scope in scopes:
-        lacking = sorted(SCOPES[scope] - caller.permissions)
+        rights = rights_of(
+            {
+                "scopes": scope,
+                "source": "admin",
+                "role_permissions": held.get("role_permissions"),
+                "extra_permissions": held.get("extra_permissions"),
+            }
+        )
+        lacking = sorted(SCOPES[scope] - rights)
         if lacking:
+            who = "you lack" if actor is not None and actor.id == owner_id else "its owner lacks"
             abort(
                 403,
-                f"Access denied: you cannot grant the scope {scope}"
-                f" (you lack {', '.join(lacking)}).",
+                f"Access denied: you cannot grant the scope {scope} to this key"
+                f" ({who} {', '.join(lacking)}).",
             )
 
 
@@ -276,6 +297,7 @@ def create(
     """
     key_id = key_id or db.new_id()
     with db.transaction():
+        check_ceiling(scopes, owner.id if owner else None, owner)
         secret = _insert(
             key_id,
             label,
@@ -319,6 +341,9 @@ def roll(
             abort(409, f"This API key is {old['status']}: only an active key can be rolled.")
         if old["rolled_to"]:
             abort(409, f"This API key was already rolled to {old['rolled_to']}: roll that one.")
+        owner_id = old["owner"]["id"] if old["owner"] else None
+        if scopes:
+            check_ceiling(scopes, owner_id, viewer)
         successor_id = db.new_id()
         grace_end = iso(moment + timedelta(seconds=grace_seconds))
         old_expiry = min(old["expires_at"], grace_end) if old["expires_at"] else grace_end
@@ -334,7 +359,7 @@ def roll(
             old["label"],
             scopes or old["scopes"],
             old["source"],
-            old["owner"]["id"] if old["owner"] else None,
+            owner_id,
             old["expires_at"],
             " ".join(old["allowed_ips"] or ()) or None,
             old["rate_limit_per_minute"],
