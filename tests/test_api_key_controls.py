@@ -265,6 +265,60 @@ def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(owner_client, app):
     assert direct.get("/products").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "forwarded",
+    ["<script>alert(1)</script>", "203.0.113.9:4431", "fe80::1%<b>", "unknown", ""],
+)
+def test_a_forwarded_value_that_is_not_an_address_is_never_stored(make_app, clock, forwarded):
+    """Behind a trusted proxy, X-Forwarded-For that is no IP address is ignored: the TCP
+    peer stays the address in last_used_ip, the audit log and the refusal (issue 22)."""
+    app = make_app(TRUSTED_PROXIES=1)
+    owner = app.test_client()
+    from shop.services.users import create_user
+    from tests.conftest import PASSWORD
+
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner")
+    login(owner, "owner@example.com")
+    key = create(owner)
+    fenced = create(owner, label="fenced", allowed_ips=["203.0.113.0/24"])
+    headers = {"X-Forwarded-For": forwarded}
+    client = bearer(app, key["secret"], REMOTE_ADDR="192.0.2.10")
+    assert client.get("/products", headers=headers).status_code == 200
+    refused = bearer(app, fenced["secret"], REMOTE_ADDR="192.0.2.10")
+    response = refused.get("/products", headers=headers)
+    assert response.status_code == 403 and "192.0.2.10" in response.json["message"]
+    owner.post("/auth/logout")
+    owner.post(
+        "/auth/login",
+        json={"email": "owner@example.com", "password": PASSWORD},
+        headers=headers,
+        environ_base={"REMOTE_ADDR": "192.0.2.11"},
+    )
+    clock.advance(61)  # the usage batch, with its new_address entry, is written
+    assert client.get("/products", headers=headers).status_code == 200
+    shown = owner.get(f"/api-keys/{key['id']}").json
+    assert shown["last_used_ip"] == "192.0.2.10"
+    entries = owner.get("/audit-log").json["items"]
+    assert {e["ip"] for e in entries} <= {None, "127.0.0.1", "192.0.2.10", "192.0.2.11"}
+    assert [e["details"]["ip"] for e in audit(owner, "new_address")] == ["192.0.2.10"]
+
+
+def test_a_forwarded_address_is_stored_in_one_canonical_form(make_app):
+    app = make_app(TRUSTED_PROXIES=1)
+    owner = app.test_client()
+    from shop.services.users import create_user
+    from tests.conftest import PASSWORD
+
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner")
+    login(owner, "owner@example.com")
+    key = create(owner)
+    client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
+    client.get("/products", headers={"X-Forwarded-For": "::FFFF:198.51.100.4"})
+    assert owner.get(f"/api-keys/{key['id']}").json["last_used_ip"] == "198.51.100.4"
+
+
 # -- idle expiry ----------------------------------------------------------------------------
 
 
