@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from shop.clock import iso
-from tests.conftest import login
+from tests.conftest import PASSWORD, login
 
 DAY = 24 * 3600
 
@@ -31,6 +31,18 @@ def create(owner_client, **body):
     response = owner_client.post("/api-keys", json=body)
     assert response.status_code == 201, response.json
     return response.json
+
+
+def owned_app(make_app, **config):
+    """An app with ``config``, and its owner signed in."""
+    app = make_app(**config)
+    owner = app.test_client()
+    from shop.services.users import create_user
+
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner")
+    login(owner, "owner@example.com")
+    return app, owner
 
 
 # -- rolling --------------------------------------------------------------------------------
@@ -237,14 +249,7 @@ def test_bad_patches_are_400_and_change_nothing(owner_client, body, words):
     ],
 )
 def test_allowed_ips_match_ipv4_and_ipv6_ranges_behind_a_trusted_proxy(make_app, address, allowed):
-    app = make_app(TRUSTED_PROXIES=1)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
     key = create(owner, allowed_ips=["203.0.113.0/24", "2001:db8::/32", "198.51.100.7"])
     client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
     response = client.get("/products", headers={"X-Forwarded-For": f"192.0.2.1, {address}"})
@@ -272,14 +277,7 @@ def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(owner_client, app):
 def test_a_forwarded_value_that_is_not_an_address_is_never_stored(make_app, clock, forwarded):
     """Behind a trusted proxy, X-Forwarded-For that is no IP address is ignored: the TCP
     peer stays the address in last_used_ip, the audit log and the refusal (issue 22)."""
-    app = make_app(TRUSTED_PROXIES=1)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
     key = create(owner)
     fenced = create(owner, label="fenced", allowed_ips=["203.0.113.0/24"])
     headers = {"X-Forwarded-For": forwarded}
@@ -305,14 +303,7 @@ def test_a_forwarded_value_that_is_not_an_address_is_never_stored(make_app, cloc
 
 
 def test_a_forwarded_address_is_stored_in_one_canonical_form(make_app):
-    app = make_app(TRUSTED_PROXIES=1)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
     key = create(owner)
     client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
     client.get("/products", headers={"X-Forwarded-For": "::FFFF:198.51.100.4"})
@@ -353,14 +344,7 @@ def test_a_key_unused_for_the_idle_days_expires_unused(owner_client, app, clock)
 
 
 def test_idle_expiry_can_be_turned_off(make_app, clock):
-    app = make_app(API_KEY_IDLE_DAYS=0)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, API_KEY_IDLE_DAYS=0)
     key = create(owner)
     clock.advance(400 * DAY)
     assert bearer(app, key["secret"]).get("/products").status_code == 200
@@ -438,14 +422,9 @@ def test_usage_is_counted_without_a_write_per_request(
 
 
 def test_a_key_over_its_own_limit_gets_429_with_retry_after(make_app):
-    app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"t{id(make_app)}")
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(
+        make_app, RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"t{id(make_app)}"
+    )
     limited = create(owner, rate_limit_per_minute=3)
     free = create(owner, label="free")
     client, free_client = bearer(app, limited["secret"]), bearer(app, free["secret"])
