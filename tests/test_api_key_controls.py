@@ -261,6 +261,27 @@ def test_allowed_ips_match_ipv4_and_ipv6_ranges_behind_a_trusted_proxy(make_app,
         assert "2001:db8::/32" in response.json["message"]
 
 
+@pytest.mark.parametrize(
+    "rule, address, allowed",
+    [
+        ("::ffff:127.0.0.1", "127.0.0.1", True),
+        ("::ffff:127.0.0.1", "::ffff:127.0.0.1", True),
+        ("::/0", "127.0.0.1", True),
+        ("::/0", "203.0.113.5", True),
+        ("::ffff:198.51.100.0/120", "198.51.100.77", True),
+        ("::ffff:198.51.100.0/120", "198.51.101.1", False),
+        ("127.0.0.1", "::ffff:127.0.0.1", True),
+        ("2001:db8::/32", "127.0.0.1", False),
+        ("0.0.0.0/0", "2001:db8::1", False),
+    ],
+)
+def test_ipv4_mapped_rules_and_clients_match_either_way(owner_client, app, rule, address, allowed):
+    """An IPv4 client is also ::ffff:<it>: IPv6 rules that contain it admit it (issue 22)."""
+    key = create(owner_client, allowed_ips=[rule])
+    response = bearer(app, key["secret"], REMOTE_ADDR=address).get("/products")
+    assert response.status_code == (200 if allowed else 403), response.json
+
+
 def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(owner_client, app):
     key = create(owner_client, allowed_ips=["203.0.113.0/24"])
     client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")

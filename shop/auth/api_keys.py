@@ -24,7 +24,7 @@ from functools import lru_cache
 from flask import current_app, g, request
 from limits import RateLimitItemPerMinute
 
-from shop import audit, db, webhooks
+from shop import audit, client_address, db, webhooks
 from shop.auth import key_usage
 from shop.auth.caller import Caller
 from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
@@ -174,15 +174,24 @@ def _networks(allowed: str) -> tuple:
     return tuple(ipaddress.ip_network(text) for text in allowed.split())
 
 
+_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+
+
 def _address_allowed(allowed: str, address: str | None) -> bool:
-    """Whether ``address`` is in one of the stored ranges (IPv4-mapped IPv6 counts as IPv4)."""
-    try:
-        ip = ipaddress.ip_address(address or "")
-    except ValueError:
+    """Whether ``address`` is in one of the stored ranges.
+
+    An IPv4 client is also ``::ffff:<it>`` in IPv6, so both sides agree whichever way the
+    rule or the socket wrote it: ``::ffff:127.0.0.1`` and ``::/0`` admit 127.0.0.1, and
+    ``127.0.0.1`` admits ``::ffff:127.0.0.1`` (``client_address.canonical`` unmaps it).
+    """
+    text = client_address.canonical(address)
+    if text is None:
         return False
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return any(ip in network for network in _networks(allowed))
+    ip = ipaddress.ip_address(text)
+    forms = [ip]
+    if ip.version == 4:
+        forms.append(_MAPPED[int(ip)])
+    return any(form in network for network in _networks(allowed) for form in forms)
 
 
 def _idle_days() -> int:
