@@ -439,6 +439,39 @@ def test_usage_is_counted_without_a_write_per_request(
     assert len(audit(owner_client, "new_address")) == 2
 
 
+def test_a_refused_request_is_not_a_use_of_the_key(make_app, clock):
+    """403 (address, scope) and 429 answers move neither last_used_at nor the idle expiry:
+    only a request the key was allowed to make is a use (issue 22)."""
+    app, owner = owned_app(make_app, RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"u{id(clock)}")
+    key = create(owner, allowed_ips=["127.0.0.1"], rate_limit_per_minute=2)
+    client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
+    created_at = clock()
+
+    def shown():
+        return owner.get(f"/api-keys/{key['id']}").json
+
+    clock.advance(3600)
+    outside = bearer(app, key["secret"], REMOTE_ADDR="203.0.113.1")
+    assert outside.get("/products").status_code == 403  # not an allowed address
+    assert client.get("/audit-log").status_code == 403  # no scope for it
+    assert shown()["last_used_at"] is None
+    assert shown()["idle_expires_at"] == iso(created_at + timedelta(days=90))
+    clock.advance(3600)
+    assert client.get("/products").status_code == 200
+    used_at = clock()
+    clock.advance(3600)
+    assert client.get("/products").status_code == 429  # its limit of 2 a minute
+    clock.advance(61)  # the usage batch is written after this refused request
+    assert client.get("/products").status_code == 429
+    record = shown()
+    assert record["last_used_at"] == iso(used_at) and record["last_used_ip"] == "127.0.0.1"
+    assert record["idle_expires_at"] == iso(used_at + timedelta(days=90))
+    assert (record["usage"]["forbidden"], record["usage"]["rate_limited"]) == (2, 2)
+    other = make_app(prepare=False).test_client()  # what the batch stored
+    login(other, "owner@example.com")
+    assert other.get(f"/api-keys/{key['id']}").json["last_used_at"] == iso(used_at)
+
+
 # -- per-key limit --------------------------------------------------------------------------
 
 

@@ -229,7 +229,7 @@ def test_key_resolution_is_one_query_and_writes_nothing(make_key, sql_count):
 def test_last_use_and_address_are_shown(owner_client, make_key, clock):
     key = make_key("read:product")
     assert owner_client.get(f"/api-keys/{key.key['id']}").json["last_used_at"] is None
-    key.get("/auth/me", environ_base={"REMOTE_ADDR": "198.51.100.4"})
+    key.get("/products", environ_base={"REMOTE_ADDR": "198.51.100.4"})
     record = owner_client.get(f"/api-keys/{key.key['id']}").json
     assert record["last_used_at"] == iso(clock())
     assert record["last_used_ip"] == "198.51.100.4"

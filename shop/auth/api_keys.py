@@ -638,9 +638,9 @@ def resolve(secret: str) -> Caller:
             + ", ".join(row["allowed_ips"].split())
             + ".",
         )
-    use[1], use[2] = True, address
     if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
         _check_key_limit(row["id"], row["rate_limit_per_minute"])
+    use[1], use[2] = True, address  # a use unless refused later (key_usage.note)
     scopes = frozenset(row["scopes"].split())
     rights = rights_of(row)
     return Caller(
