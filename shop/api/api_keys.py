@@ -207,7 +207,10 @@ class ApiKeyRollSchema(Schema):
     )
     scopes = fields.List(
         enum_field("ScopeName", ALL_SCOPES, validate_input=False, validate=validate.Length(max=64)),
-        metadata={"description": "Optional: other scopes for the successor (within yours)."},
+        metadata={
+            "description": "Optional: other scopes for the successor, within the key owner's"
+            " current permissions."
+        },
     )
 
 
@@ -326,11 +329,12 @@ class RollApiKey(MethodView):
     def post(self, data, key_id):
         """Roll an API key: a successor now, the old key for a grace window
 
-        Creates a key with the same label, scopes (or the `scopes` given, within yours),
-        expiry, owner, allowed_ips and limit, and answers its secret this once. The old key
-        keeps working for `grace_seconds` (default one day) and then expires; both show the
-        link (`rolled_from`, `rolled_to`). Rolling a revoked, expired or already rolled key
-        is 409. Needs the right to revoke the key.
+        Creates a key with the same label, scopes (or the `scopes` given, within the key
+        owner's current permissions: 403 beyond them), expiry, owner, allowed_ips and limit,
+        and answers its secret this once. The old key keeps working for `grace_seconds`
+        (default one day) and then expires; both show the link (`rolled_from`, `rolled_to`).
+        Rolling a revoked, expired or already rolled key is 409. Needs the right to revoke the
+        key.
         """
         return roll(key_id, data, g.caller)
 
