@@ -6,7 +6,6 @@ import logging
 import re
 
 from flask import Flask, send_from_directory
-from werkzeug.middleware.proxy_fix import ProxyFix
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -16,7 +15,7 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db, errors, inbound, migrate
+    from shop import admin, cli, client_address, db, errors, inbound, migrate
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -71,11 +70,10 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.setdefault("MIGRATIONS_DIR", migrate.MIGRATIONS_DIR)
     _configure_logging(app)
 
-    if app.config["TRUSTED_PROXIES"]:
-        n = app.config["TRUSTED_PROXIES"]
-        # X-Forwarded-Host only where the hosts it may name are listed (SHOP_TRUSTED_HOSTS).
-        x_host = n if app.config.get("TRUSTED_HOSTS") else 0
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=x_host)
+    # The one place the client's address is decided (shop/client_address.py).
+    app.wsgi_app = client_address.wrap(
+        app.wsgi_app, app.config["TRUSTED_PROXIES"], bool(app.config.get("TRUSTED_HOSTS"))
+    )
 
     database = db.Database(app.config["DATABASE_URL"], app.config["DB_CONNECT_TIMEOUT"])
     app.extensions["shop.db"] = database

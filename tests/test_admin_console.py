@@ -348,7 +348,7 @@ def test_dormant_and_expired_keys_stand_out_and_last_use_shows(
             "expires_at": f"{tomorrow}T23:59:59Z",
         },
     )
-    used.get("/users")  # any authenticated request counts as a use
+    used.get("/products")  # a request the key may make is a use (a refused one is not)
     page = owner.get("/admin/api-keys").text
     busy = _row(page, "busy key")
     assert "just now" in busy and "never" not in busy.split('class="last-used"')[1][:80]
@@ -358,7 +358,7 @@ def test_dormant_and_expired_keys_stand_out_and_last_use_shows(
     assert "never" in _row(page, "idle key").split('class="last-used"')[1][:80]
 
     clock.advance(31 * 86400)
-    used.get("/users")
+    used.get("/products")
     page = console_client(app, owner_client.email).get("/admin/api-keys").text
     assert "tag dormant" in _row(page, "idle key")
     assert "is-dormant" in _row(page, "idle key")

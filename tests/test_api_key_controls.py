@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from shop.clock import iso
-from tests.conftest import login
+from tests.conftest import PASSWORD, login
 
 DAY = 24 * 3600
 
@@ -31,6 +31,18 @@ def create(owner_client, **body):
     response = owner_client.post("/api-keys", json=body)
     assert response.status_code == 201, response.json
     return response.json
+
+
+def owned_app(make_app, **config):
+    """An app with ``config``, and its owner signed in."""
+    app = make_app(**config)
+    owner = app.test_client()
+    from shop.services.users import create_user
+
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner")
+    login(owner, "owner@example.com")
+    return app, owner
 
 
 # -- rolling --------------------------------------------------------------------------------
@@ -105,6 +117,24 @@ def test_roll_can_change_scopes_within_the_callers_rights(make_admin, app):
     assert editor.get(f"/api-keys/{key['id']}").json["rolled_to"] is None  # nothing written
     ok = editor.post(f"/api-keys/{key['id']}/roll", json={"scopes": ["write:product"]})
     assert ok.status_code == 201 and ok.json["scopes"] == ["write:product"]
+
+
+def test_the_owner_rolling_an_editors_key_cannot_widen_it_past_the_editor(
+    owner_client, make_admin, app
+):
+    """The ceiling is the key owner's permissions, not those of whoever rolls it (issue 22)."""
+    editor = make_admin("editor")
+    key = create(editor)
+    wider = owner_client.post(
+        f"/api-keys/{key['id']}/roll", json={"scopes": ["read:product", "read:order"]}
+    )
+    assert wider.status_code == 403, wider.json
+    assert "read:order" in wider.json["message"] and "owner" in wider.json["message"]
+    assert owner_client.get(f"/api-keys/{key['id']}").json["rolled_to"] is None
+    assert audit(owner_client, "rolled") == []
+    ok = owner_client.post(f"/api-keys/{key['id']}/roll", json={"scopes": ["write:product"]})
+    assert ok.status_code == 201 and ok.json["scopes"] == ["write:product"]
+    assert ok.json["owner"]["id"] == editor.user_id
 
 
 @pytest.mark.parametrize(
@@ -219,14 +249,7 @@ def test_bad_patches_are_400_and_change_nothing(owner_client, body, words):
     ],
 )
 def test_allowed_ips_match_ipv4_and_ipv6_ranges_behind_a_trusted_proxy(make_app, address, allowed):
-    app = make_app(TRUSTED_PROXIES=1)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
     key = create(owner, allowed_ips=["203.0.113.0/24", "2001:db8::/32", "198.51.100.7"])
     client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
     response = client.get("/products", headers={"X-Forwarded-For": f"192.0.2.1, {address}"})
@@ -238,6 +261,27 @@ def test_allowed_ips_match_ipv4_and_ipv6_ranges_behind_a_trusted_proxy(make_app,
         assert "2001:db8::/32" in response.json["message"]
 
 
+@pytest.mark.parametrize(
+    "rule, address, allowed",
+    [
+        ("::ffff:127.0.0.1", "127.0.0.1", True),
+        ("::ffff:127.0.0.1", "::ffff:127.0.0.1", True),
+        ("::/0", "127.0.0.1", True),
+        ("::/0", "203.0.113.5", True),
+        ("::ffff:198.51.100.0/120", "198.51.100.77", True),
+        ("::ffff:198.51.100.0/120", "198.51.101.1", False),
+        ("127.0.0.1", "::ffff:127.0.0.1", True),
+        ("2001:db8::/32", "127.0.0.1", False),
+        ("0.0.0.0/0", "2001:db8::1", False),
+    ],
+)
+def test_ipv4_mapped_rules_and_clients_match_either_way(owner_client, app, rule, address, allowed):
+    """An IPv4 client is also ::ffff:<it>: IPv6 rules that contain it admit it (issue 22)."""
+    key = create(owner_client, allowed_ips=[rule])
+    response = bearer(app, key["secret"], REMOTE_ADDR=address).get("/products")
+    assert response.status_code == (200 if allowed else 403), response.json
+
+
 def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(owner_client, app):
     key = create(owner_client, allowed_ips=["203.0.113.0/24"])
     client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
@@ -245,6 +289,46 @@ def test_without_a_trusted_proxy_x_forwarded_for_is_ignored(owner_client, app):
     assert spoofed.status_code == 403 and "127.0.0.1" in spoofed.json["message"]
     direct = bearer(app, key["secret"], REMOTE_ADDR="203.0.113.200")
     assert direct.get("/products").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "forwarded",
+    ["<script>alert(1)</script>", "203.0.113.9:4431", "fe80::1%<b>", "unknown", ""],
+)
+def test_a_forwarded_value_that_is_not_an_address_is_never_stored(make_app, clock, forwarded):
+    """Behind a trusted proxy, X-Forwarded-For that is no IP address is ignored: the TCP
+    peer stays the address in last_used_ip, the audit log and the refusal (issue 22)."""
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
+    key = create(owner)
+    fenced = create(owner, label="fenced", allowed_ips=["203.0.113.0/24"])
+    headers = {"X-Forwarded-For": forwarded}
+    client = bearer(app, key["secret"], REMOTE_ADDR="192.0.2.10")
+    assert client.get("/products", headers=headers).status_code == 200
+    refused = bearer(app, fenced["secret"], REMOTE_ADDR="192.0.2.10")
+    response = refused.get("/products", headers=headers)
+    assert response.status_code == 403 and "192.0.2.10" in response.json["message"]
+    owner.post("/auth/logout")
+    owner.post(
+        "/auth/login",
+        json={"email": "owner@example.com", "password": PASSWORD},
+        headers=headers,
+        environ_base={"REMOTE_ADDR": "192.0.2.11"},
+    )
+    clock.advance(61)  # the usage batch, with its new_address entry, is written
+    assert client.get("/products", headers=headers).status_code == 200
+    shown = owner.get(f"/api-keys/{key['id']}").json
+    assert shown["last_used_ip"] == "192.0.2.10"
+    entries = owner.get("/audit-log").json["items"]
+    assert {e["ip"] for e in entries} <= {None, "127.0.0.1", "192.0.2.10", "192.0.2.11"}
+    assert [e["details"]["ip"] for e in audit(owner, "new_address")] == ["192.0.2.10"]
+
+
+def test_a_forwarded_address_is_stored_in_one_canonical_form(make_app):
+    app, owner = owned_app(make_app, TRUSTED_PROXIES=1)
+    key = create(owner)
+    client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
+    client.get("/products", headers={"X-Forwarded-For": "::FFFF:198.51.100.4"})
+    assert owner.get(f"/api-keys/{key['id']}").json["last_used_ip"] == "198.51.100.4"
 
 
 # -- idle expiry ----------------------------------------------------------------------------
@@ -281,14 +365,7 @@ def test_a_key_unused_for_the_idle_days_expires_unused(owner_client, app, clock)
 
 
 def test_idle_expiry_can_be_turned_off(make_app, clock):
-    app = make_app(API_KEY_IDLE_DAYS=0)
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(make_app, API_KEY_IDLE_DAYS=0)
     key = create(owner)
     clock.advance(400 * DAY)
     assert bearer(app, key["secret"]).get("/products").status_code == 200
@@ -362,18 +439,46 @@ def test_usage_is_counted_without_a_write_per_request(
     assert len(audit(owner_client, "new_address")) == 2
 
 
+def test_a_refused_request_is_not_a_use_of_the_key(make_app, clock):
+    """403 (address, scope) and 429 answers move neither last_used_at nor the idle expiry:
+    only a request the key was allowed to make is a use (issue 22)."""
+    app, owner = owned_app(make_app, RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"u{id(clock)}")
+    key = create(owner, allowed_ips=["127.0.0.1"], rate_limit_per_minute=2)
+    client = bearer(app, key["secret"], REMOTE_ADDR="127.0.0.1")
+    created_at = clock()
+
+    def shown():
+        return owner.get(f"/api-keys/{key['id']}").json
+
+    clock.advance(3600)
+    outside = bearer(app, key["secret"], REMOTE_ADDR="203.0.113.1")
+    assert outside.get("/products").status_code == 403  # not an allowed address
+    assert client.get("/audit-log").status_code == 403  # no scope for it
+    assert shown()["last_used_at"] is None
+    assert shown()["idle_expires_at"] == iso(created_at + timedelta(days=90))
+    clock.advance(3600)
+    assert client.get("/products").status_code == 200
+    used_at = clock()
+    clock.advance(3600)
+    assert client.get("/products").status_code == 429  # its limit of 2 a minute
+    clock.advance(61)  # the usage batch is written after this refused request
+    assert client.get("/products").status_code == 429
+    record = shown()
+    assert record["last_used_at"] == iso(used_at) and record["last_used_ip"] == "127.0.0.1"
+    assert record["idle_expires_at"] == iso(used_at + timedelta(days=90))
+    assert (record["usage"]["forbidden"], record["usage"]["rate_limited"]) == (2, 2)
+    other = make_app(prepare=False).test_client()  # what the batch stored
+    login(other, "owner@example.com")
+    assert other.get(f"/api-keys/{key['id']}").json["last_used_at"] == iso(used_at)
+
+
 # -- per-key limit --------------------------------------------------------------------------
 
 
 def test_a_key_over_its_own_limit_gets_429_with_retry_after(make_app):
-    app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"t{id(make_app)}")
-    owner = app.test_client()
-    from shop.services.users import create_user
-    from tests.conftest import PASSWORD
-
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner")
-    login(owner, "owner@example.com")
+    app, owner = owned_app(
+        make_app, RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=f"t{id(make_app)}"
+    )
     limited = create(owner, rate_limit_per_minute=3)
     free = create(owner, label="free")
     client, free_client = bearer(app, limited["secret"]), bearer(app, free["secret"])

@@ -213,9 +213,49 @@ def test_keys_never_manage_keys(make_key, customer_client):
     ]:
         response = getattr(key, method)(path, json={"label": "x", "scopes": ["read:product"]})
         assert response.status_code == 403, (method, path)
-        assert "administrator" in response.json["message"]
+        assert response.json["message"] == (
+            "API keys cannot manage API keys; sign in as an administrator."
+        )
+    anonymous = key.application.test_client().get("/api-keys")
+    assert anonymous.status_code == 401
+    assert (
+        "sign in" in anonymous.json["message"]
+        and "send an API key" not in anonymous.json["message"]
+    )
     assert customer_client.get("/api-keys").status_code == 403
     assert customer_client.post("/api-keys", json={}).status_code == 403
+
+
+def _session_only_operations(app):
+    """(method, path, operation) of every documented route that never accepts a key."""
+    spec = app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec.to_dict()
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            security = operation.get("security")
+            if security and {} not in security and {"apiKey": []} not in security:
+                yield method, path, operation
+
+
+def test_every_route_that_never_accepts_keys_tells_a_key_to_sign_in(make_key, client):
+    """A key gets 403 saying keys cannot be used there and to sign in; the anonymous get a
+    401 that does not suggest sending a key; the description lists both (issue 22)."""
+    key = make_key("read:product", "write:content")
+    checked = []
+    for method, path, operation in _session_only_operations(key.application):
+        url = re.sub(r"\{[^}]+\}", "01a20e925c89eb2464bf66cb", path)
+        assert {"401", "403"} <= set(operation["responses"]), (method, path)
+        assert "API key is refused with 403" in operation["description"], (method, path)
+        response = getattr(key, method)(url, json={})
+        assert response.status_code == 403, (method, path, response.json)
+        message = response.json["message"]
+        assert message.startswith("API keys cannot") and "; sign in as " in message, message
+        anonymous = getattr(client, method)(url, json={})
+        assert anonymous.status_code == 401, (method, path)
+        assert "send an API key" not in anonymous.json["message"], (method, path)
+        checked.append(path)
+    assert {"/api-keys", "/users", "/auth/me", "/roles"} <= set(checked)
 
 
 def test_key_resolution_is_one_query_and_writes_nothing(make_key, sql_count):
@@ -229,7 +269,7 @@ def test_key_resolution_is_one_query_and_writes_nothing(make_key, sql_count):
 def test_last_use_and_address_are_shown(owner_client, make_key, clock):
     key = make_key("read:product")
     assert owner_client.get(f"/api-keys/{key.key['id']}").json["last_used_at"] is None
-    key.get("/auth/me", environ_base={"REMOTE_ADDR": "198.51.100.4"})
+    key.get("/products", environ_base={"REMOTE_ADDR": "198.51.100.4"})
     record = owner_client.get(f"/api-keys/{key.key['id']}").json
     assert record["last_used_at"] == iso(clock())
     assert record["last_used_ip"] == "198.51.100.4"

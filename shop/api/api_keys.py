@@ -118,7 +118,7 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
     """Create a key from ``ApiKeyCreateSchema`` input: the record plus its secret.
 
     The one path of the JSON API and the admin console: scopes and expiry are checked (400),
-    then the rights ceiling (403).
+    then, in ``api_keys.create``, the rights ceiling (403).
     """
     try:
         scopes = api_keys.parse_scopes(data["scopes"])
@@ -126,7 +126,6 @@ def issue(data: dict, caller, key_id: str | None = None) -> dict:
         allowed_ips = api_keys.parse_allowed_ips(data.get("allowed_ips"))
     except ValueError as error:
         abort(400, str(error))
-    api_keys.check_ceiling(scopes, caller)
     record, secret = api_keys.create(
         data["label"].strip() or data["label"],
         scopes,
@@ -208,7 +207,10 @@ class ApiKeyRollSchema(Schema):
     )
     scopes = fields.List(
         enum_field("ScopeName", ALL_SCOPES, validate_input=False, validate=validate.Length(max=64)),
-        metadata={"description": "Optional: other scopes for the successor (within yours)."},
+        metadata={
+            "description": "Optional: other scopes for the successor, within the key owner's"
+            " current permissions."
+        },
     )
 
 
@@ -303,15 +305,14 @@ class ApiKeyById(MethodView):
 
 def roll(key_id: str, data: dict, caller) -> dict:
     """Roll a key from ``ApiKeyRollSchema`` input: the successor plus its secret (API and
-    console). New scopes are checked like at creation."""
+    console). New scopes are checked like at creation: 400, then, in ``api_keys.roll``, the
+    ceiling of the key owner's permissions (403)."""
     scopes = None
     if data.get("scopes") is not None:
         try:
             scopes = api_keys.parse_scopes(data["scopes"])
         except ValueError as error:
             abort(400, str(error))
-        if caller is not None:
-            api_keys.check_ceiling(scopes, caller)
     rolled = api_keys.roll(key_id, caller, data["grace_seconds"], scopes)
     if rolled is None:
         abort(404, "API key not found.")
@@ -328,11 +329,12 @@ class RollApiKey(MethodView):
     def post(self, data, key_id):
         """Roll an API key: a successor now, the old key for a grace window
 
-        Creates a key with the same label, scopes (or the `scopes` given, within yours),
-        expiry, owner, allowed_ips and limit, and answers its secret this once. The old key
-        keeps working for `grace_seconds` (default one day) and then expires; both show the
-        link (`rolled_from`, `rolled_to`). Rolling a revoked, expired or already rolled key
-        is 409. Needs the right to revoke the key.
+        Creates a key with the same label, scopes (or the `scopes` given, within the key
+        owner's current permissions: 403 beyond them), expiry, owner, allowed_ips and limit,
+        and answers its secret this once. The old key keeps working for `grace_seconds`
+        (default one day) and then expires; both show the link (`rolled_from`, `rolled_to`).
+        Rolling a revoked, expired or already rolled key is 409. Needs the right to revoke the
+        key.
         """
         return roll(key_id, data, g.caller)
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from flask import current_app, g, request
 from limits import RateLimitItemPerMinute
 
-from shop import audit, db, webhooks
+from shop import audit, client_address, db, webhooks
 from shop.auth import key_usage
 from shop.auth.caller import Caller
 from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
@@ -86,15 +86,36 @@ def grantable_scopes(caller: Caller) -> list[str]:
     return [scope for scope in ALL_SCOPES if SCOPES[scope] <= caller.permissions]
 
 
-def check_ceiling(scopes, caller: Caller) -> None:
-    """403 naming the first scope ``caller`` may not grant (they lack one of its rights)."""
+_OWNER_PERMISSIONS = f"SELECT {OWNER_PERMISSIONS_SQL} FROM users u WHERE u.id = :id"
+
+
+def check_ceiling(scopes, owner_id: str | None, actor: Caller | None = None) -> None:
+    """403 naming the first scope beyond the key owner's current permissions.
+
+    The one ceiling of every path that sets a key's scopes (create, roll): it is the key's
+    owner's, whoever sets them (the owner role rolling an editor's key grants no more than
+    the editor holds), and it is ``rights_of``, the rule a key's requests are checked by. A
+    CLI key (no owner) holds exactly its scopes.
+    """
+    if owner_id is None:
+        return
+    held = db.one(_OWNER_PERMISSIONS, {"id": owner_id}) or {}
     for scope in scopes:
-        lacking = sorted(SCOPES[scope] - caller.permissions)
+        rights = rights_of(
+            {
+                "scopes": scope,
+                "source": "admin",
+                "role_permissions": held.get("role_permissions"),
+                "extra_permissions": held.get("extra_permissions"),
+            }
+        )
+        lacking = sorted(SCOPES[scope] - rights)
         if lacking:
+            who = "you lack" if actor is not None and actor.id == owner_id else "its owner lacks"
             abort(
                 403,
-                f"Access denied: you cannot grant the scope {scope}"
-                f" (you lack {', '.join(lacking)}).",
+                f"Access denied: you cannot grant the scope {scope} to this key"
+                f" ({who} {', '.join(lacking)}).",
             )
 
 
@@ -153,15 +174,24 @@ def _networks(allowed: str) -> tuple:
     return tuple(ipaddress.ip_network(text) for text in allowed.split())
 
 
+_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+
+
 def _address_allowed(allowed: str, address: str | None) -> bool:
-    """Whether ``address`` is in one of the stored ranges (IPv4-mapped IPv6 counts as IPv4)."""
-    try:
-        ip = ipaddress.ip_address(address or "")
-    except ValueError:
+    """Whether ``address`` is in one of the stored ranges.
+
+    An IPv4 client is also ``::ffff:<it>`` in IPv6, so both sides agree whichever way the
+    rule or the socket wrote it: ``::ffff:127.0.0.1`` and ``::/0`` admit 127.0.0.1, and
+    ``127.0.0.1`` admits ``::ffff:127.0.0.1`` (``client_address.canonical`` unmaps it).
+    """
+    text = client_address.canonical(address)
+    if text is None:
         return False
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return any(ip in network for network in _networks(allowed))
+    ip = ipaddress.ip_address(text)
+    forms = [ip]
+    if ip.version == 4:
+        forms.append(_MAPPED[int(ip)])
+    return any(form in network for network in _networks(allowed) for form in forms)
 
 
 def _idle_days() -> int:
@@ -276,6 +306,7 @@ def create(
     """
     key_id = key_id or db.new_id()
     with db.transaction():
+        check_ceiling(scopes, owner.id if owner else None, owner)
         secret = _insert(
             key_id,
             label,
@@ -319,6 +350,9 @@ def roll(
             abort(409, f"This API key is {old['status']}: only an active key can be rolled.")
         if old["rolled_to"]:
             abort(409, f"This API key was already rolled to {old['rolled_to']}: roll that one.")
+        owner_id = old["owner"]["id"] if old["owner"] else None
+        if scopes:
+            check_ceiling(scopes, owner_id, viewer)
         successor_id = db.new_id()
         grace_end = iso(moment + timedelta(seconds=grace_seconds))
         old_expiry = min(old["expires_at"], grace_end) if old["expires_at"] else grace_end
@@ -334,7 +368,7 @@ def roll(
             old["label"],
             scopes or old["scopes"],
             old["source"],
-            old["owner"]["id"] if old["owner"] else None,
+            owner_id,
             old["expires_at"],
             " ".join(old["allowed_ips"] or ()) or None,
             old["rate_limit_per_minute"],
@@ -604,9 +638,9 @@ def resolve(secret: str) -> Caller:
             + ", ".join(row["allowed_ips"].split())
             + ".",
         )
-    use[1], use[2] = True, address
     if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
         _check_key_limit(row["id"], row["rate_limit_per_minute"])
+    use[1], use[2] = True, address  # a use unless refused later (key_usage.note)
     scopes = frozenset(row["scopes"].split())
     rights = rights_of(row)
     return Caller(

@@ -42,8 +42,24 @@ def _guarded(func, check, **doc):
     return add_doc(wrapper, **doc)
 
 
-def _unauthenticated():
-    abort(401, g.get("auth_problem") or "Authentication required: sign in or send an API key.")
+_SIGN_IN_AS = {"admin": "an administrator", "customer": "a customer"}
+
+
+def _unauthenticated(keys_refused: str | None = None):
+    """401; on a route that never accepts keys, the message says to sign in, not to send one."""
+    if keys_refused is None:
+        message = "Authentication required: sign in or send an API key."
+    else:
+        message = f"Authentication required: {keys_refused}"
+    abort(401, g.get("auth_problem") or message)
+
+
+def _keys_refused(kinds, permission: str | None = None) -> str:
+    """What a route that never accepts API keys tells a key (403) and the anonymous (401)."""
+    who = " or ".join(_SIGN_IN_AS[kind] for kind in kinds if kind in _SIGN_IN_AS)
+    if permission and permission.split(".", 1)[0] == "api_key":
+        return f"API keys cannot manage API keys; sign in as {who}."
+    return f"API keys cannot be used here; sign in as {who}."
 
 
 def _describe(func, sentence: str) -> str:
@@ -56,11 +72,14 @@ def _describe(func, sentence: str) -> str:
 def require_auth(*kinds: str):
     """Any authenticated caller (401 otherwise); with ``kinds``, only those kinds (403)."""
     kinds = kinds or ("admin", "customer", "api_key")
+    keys_refused = None if "api_key" in kinds else _keys_refused(kinds)
 
     def check():
         caller = g.get("caller")
         if caller is None:
-            _unauthenticated()
+            _unauthenticated(keys_refused)
+        if caller.kind == "api_key" and keys_refused:
+            abort(403, keys_refused)
         if caller.kind not in kinds:
             abort(403, f"Access denied: this needs {_either(kinds)}.")
 
@@ -72,7 +91,10 @@ def require_auth(*kinds: str):
             security.append(CUSTOMER_COOKIE)
         if "api_key" in kinds:
             security.append(BEARER)
-        description = _describe(func, f"Requires {_either(kinds)}.")
+        sentence = f"Requires {_either(kinds)}."
+        if keys_refused:
+            sentence += " An API key is refused with 403."
+        description = _describe(func, sentence)
         return _guarded(func, check, security=security, description=description)
 
     return decorator
@@ -82,17 +104,19 @@ def require_permission(permission: str, *, key_scopes=None, sessions_only: bool 
     """A caller holding ``permission`` (401 when anonymous, 403 when lacking it).
 
     API keys hold a permission through their scopes (``key_scopes`` lists other scopes
-    that are accepted instead). ``sessions_only`` refuses API keys with 403.
+    that are accepted instead). ``sessions_only`` (or a permission no scope carries) refuses
+    API keys with 403 and a message that says to sign in.
     """
     scopes = () if sessions_only else tuple(key_scopes or scopes_for(permission))
+    keys_refused = None if scopes else _keys_refused(("admin",), permission)
 
     def check():
         caller = g.get("caller")
         if caller is None:
-            _unauthenticated()
+            _unauthenticated(keys_refused)
         if caller.kind == "api_key":
-            if not scopes:
-                abort(403, "Access denied: this needs a signed-in administrator, not an API key.")
+            if keys_refused:
+                abort(403, keys_refused)
             accepted = caller.can(permission) or any(caller.has_scope(s) for s in key_scopes or ())
             if not accepted:
                 abort(403, f"Access denied: this API key needs the scope {' or '.join(scopes)}.")
@@ -110,7 +134,7 @@ def require_permission(permission: str, *, key_scopes=None, sessions_only: bool 
         else:
             sentence = (
                 f"Requires the permission `{permission}` in a signed-in administrator's"
-                " session; API keys are refused."
+                " session; an API key is refused with 403."
             )
             security = [ADMIN_COOKIE]
         doc = {"security": security, "description": _describe(func, sentence)}

@@ -1,13 +1,14 @@
 """What API keys did, counted in memory and written in batches: no database write per request.
 
 Each process keeps, per key, its requests per day (and the 401, 403 and 429 answers among
-them), its last accepted use (time and address) and the addresses it was accepted from. At
-most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the
-request that finds the time has come, the process adds its counts to ``api_key_usage``,
-moves ``last_used_at`` forward, records new addresses (auditing ``api_key.new_address``) and
-runs the lifecycle sweep (keys expiring within 7 days, keys that expired unused). A worker
-that stops normally writes what it holds; one that crashes or is killed loses at most one
-interval of its counts, last uses and new-address entries (docs/api-keys.md).
+them), its last use (time and address of a request it was let in for and not refused) and
+the addresses it was used from. At most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60
+by default), in the teardown of the request that finds the time has come, the process adds
+its counts to ``api_key_usage``, moves ``last_used_at`` forward, records new addresses
+(auditing ``api_key.new_address``) and runs the lifecycle sweep (keys expiring within 7
+days, keys that expired unused). A worker that stops normally writes what it holds; one
+that crashes or is killed loses at most one interval of its counts, last uses and
+new-address entries (docs/api-keys.md).
 
 A read (``GET /api-keys/{id}``) adds this process's unwritten counts to the stored ones, so
 one process (the default) is always exact; with several workers or nodes another worker's
@@ -44,7 +45,10 @@ class UsageBuffer:
 
     def note(self, key_id: str, status: int, ip: str | None, moment, accepted: bool) -> None:
         """Count one request made with ``key_id`` (``accepted``: the key was let in, from
-        ``ip``)."""
+        ``ip``). Only an accepted request that was not refused (401, 403, 429), whoever
+        refused it (the key's address rule or limit, the route's scope check, the view), is
+        a use: it alone moves the last use, and with it the idle expiry, and notes the
+        address."""
         day = moment.date()
         with self.lock:
             row = self.counts.get((key_id, day))
@@ -54,7 +58,7 @@ class UsageBuffer:
             column = _STATUS_COLUMN.get(status)
             if column:
                 row[column] += 1
-            if accepted:
+            elif accepted:
                 self.last_use[key_id] = (moment, ip)
                 seen = self.addresses.get((key_id, ip))
                 if seen is None:
