@@ -25,7 +25,7 @@ from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
 from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
-from shop.pages import LIKE, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
+from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
