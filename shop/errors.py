@@ -1,7 +1,6 @@
 """The one error handler: every error, expected or not, becomes ``{"message": "..."}``."""
 
 import logging
-import threading
 import time
 from typing import NoReturn
 
@@ -10,6 +9,7 @@ from flask_limiter.errors import RateLimitExceeded
 from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
 
 from shop import db
+from shop.outages import RETRY_AFTER_UNAVAILABLE, Unavailable, note_outage
 
 log = logging.getLogger("shop")
 
@@ -26,54 +26,11 @@ _MESSAGES = {
 }
 
 
-RETRY_AFTER_UNAVAILABLE = 5  # seconds: a restarted PostgreSQL is back within a few
-
-
-class Unavailable(RuntimeError):
-    """A dependency (the database, Redis) cannot be reached: the request answers 503.
-
-    ``dependency`` names it for the client and the log; the cause is chained.
-    """
-
-    def __init__(self, dependency: str):
-        super().__init__(f"the {dependency} cannot be reached")
-        self.dependency = dependency
-
-
-_outages: set[str] = set()  # dependencies this process has seen down and not yet back
-_outages_lock = threading.Lock()
-
-
-def _note_outage(dependency: str, error: BaseException) -> None:
-    """Log a warning the first time a dependency is found down (not once per request)."""
-    with _outages_lock:
-        if dependency in _outages:
-            return
-        _outages.add(dependency)
-    cause = error.__cause__ or error
-    detail = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
-    log.warning(
-        "the %s cannot be reached (%s: %s): answering 503 until it is back",
-        dependency,
-        type(cause).__name__,
-        detail,
-    )
-
-
-def recovered(dependency: str) -> None:
-    """Log once that a dependency seen down answers again (called on a new connection)."""
-    with _outages_lock:
-        if dependency not in _outages:
-            return
-        _outages.discard(dependency)
-    log.warning("the %s answers again: serving", dependency)
-
-
 def unavailable_response(error: BaseException):
     """503 ``{"message"}`` with Retry-After for a dependency that cannot be reached."""
     if not isinstance(error, Unavailable):
         error = _as_unavailable(error)
-    _note_outage(error.dependency, error)
+    note_outage(error.dependency, error)
     message = f"Service unavailable: the {error.dependency} cannot be reached. Try again shortly."
     return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
 

@@ -31,3 +31,25 @@ def like_pattern(text: str) -> str:
     """A LIKE pattern matching ``text`` anywhere, lowercased, wildcards taken literally."""
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+class Where:
+    """A list's filters: SQL conditions joined with AND, and the values they name.
+
+    Every filtered list builds its WHERE clause here, so that none forgets the ``AND``, the
+    empty case or a parameter: ``where.add("o.status = :status", status=...)``, then
+    ``select + where.sql()`` and ``paginate(..., where.params, ...)``.
+    """
+
+    def __init__(self, *conditions: str, **params):
+        self.conditions = list(conditions)
+        self.params = dict(params)
+
+    def add(self, condition: str, **params) -> None:
+        """Add a condition (SQL with ``:name`` placeholders) and the values it names."""
+        self.conditions.append(condition)
+        self.params.update(params)
+
+    def sql(self) -> str:
+        """`` WHERE a AND b``, or nothing when there is no condition."""
+        return " WHERE " + " AND ".join(self.conditions) if self.conditions else ""

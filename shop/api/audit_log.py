@@ -5,15 +5,10 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.schemas import ActorSchema
 from shop.auth.decorators import require_permission
 
 blp = Blueprint("audit", __name__, url_prefix="/audit-log", description="The audit log.")
-
-
-class ActorSchema(Schema):
-    kind = fields.String(required=True)
-    id = fields.String(required=True, allow_none=True)
-    label = fields.String(required=True, allow_none=True)
 
 
 class AuditEntrySchema(Schema):

@@ -9,7 +9,6 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, webhooks
-from shop.api import customers
 from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
@@ -26,6 +25,7 @@ from shop.clock import now_iso
 from shop.errors import abort
 from shop.extensions import limiter
 from shop.openapi import HEADERS, enum_field, responds, sets_cookie
+from shop.services import customers
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
 

@@ -13,6 +13,7 @@ from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import responds
+from shop.services.catalogue import check_exists
 
 blp = Blueprint("categories", __name__, url_prefix="/categories", description="Categories.")
 
@@ -68,14 +69,6 @@ def _get(category_id: str) -> dict:
     if row is None:
         abort(404, "Category not found.")
     return row
-
-
-def check_exists(category_id: str | None, field: str = "category_id") -> None:
-    """400 naming ``field`` when ``category_id`` is given but names no category."""
-    if category_id is not None and not db.value(
-        "SELECT 1 FROM categories WHERE id = :id", {"id": category_id}
-    ):
-        abort(400, f"{field}: no category has the id {category_id!r}.")
 
 
 def _check_parent(category_id: str, parent_id: str | None) -> None:

@@ -10,13 +10,13 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db, slugs
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
-from shop.api.products import SELECT as PRODUCT_SELECT
-from shop.api.products import ProductSchema
-from shop.api.products import present as present_product
+from shop.api.schemas import ProductSchema
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import responds
+from shop.services.catalogue import SELECT as PRODUCT_SELECT
+from shop.services.catalogue import present as present_product
 
 blp = Blueprint("collections", __name__, url_prefix="/collections", description="Collections.")
 

@@ -20,12 +20,12 @@ from webargs.flaskparser import FlaskParser, is_json_request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import BaseConverter
 
-from shop import inbound
+from shop import db, inbound
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
 from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
-from shop.pages import LIKE, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
+from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
@@ -132,16 +132,16 @@ class Blueprint(flask_smorest.Blueprint):
 
 
 class IdConverter(BaseConverter):
-    """``<id:name>``: an identifier made by ``db.new_id`` (24 lowercase hex digits).
+    """``<id:name>``: an identifier made by ``db.new_id`` (``db.ID_PATTERN``).
 
     Keeps fixed sub-paths such as ``/api-keys/revoke-leaked`` apart from ``/api-keys/<id>``.
     """
 
-    regex = "[0-9a-f]{24}"
+    regex = db.ID_PATTERN
 
 
 def _id_parameter_schema(_converter) -> dict:
-    return {"type": "string", "pattern": "^[0-9a-f]{24}$"}
+    return {"type": "string", "pattern": f"^{db.ID_PATTERN}$"}
 
 
 class ErrorSchema(Schema):

@@ -14,7 +14,14 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from werkzeug.routing import BaseConverter
 
 from shop import audit, db, webhooks
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    PageQuerySchema,
+    StrictBoolean,
+    Where,
+    page_schema,
+    paginate,
+)
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
@@ -214,20 +221,18 @@ class Registry(MethodView):
         Compare `checksum` with your own to find what changed. Pages hold 100 entries
         unless `page_size` says otherwise.
         """
-        where, params = [], {}
+        where = Where()
         if "type" in args:
-            where.append("type = :type")
-            params["type"] = args["type"]
+            where.add("type = :type", type=args["type"])
         if "published" in args:
-            where.append("published = :published")
-            params["published"] = args["published"]
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+            where.add("published = :published", published=args["published"])
+        clause = where.sql()
         return paginate(
             "SELECT key, type, published, checksum, updated_at FROM content_entries"
             + clause
             + " ORDER BY key",
             "SELECT COUNT(*) FROM content_entries" + clause,
-            params,
+            where.params,
             args,
             convert=lambda row: {**row, "published": bool(row["published"])},
         )

@@ -17,23 +17,20 @@ from shop.api.common import (
     Blueprint,
     PageQuerySchema,
     StrictBoolean,
+    Where,
     like_pattern,
     page_schema,
     paginate,
     readable,
 )
-from shop.api.orders import text
+from shop.api.schemas import text
 from shop.auth import sessions
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.services.customers import SELECT, get_customer, present
 
 blp = Blueprint("customers", __name__, url_prefix="/customers", description="Customers.")
-
-_SELECT = """
-    SELECT c.id, c.email, c.name, c.active, c.created_at, c.updated_at,
-           (SELECT COUNT(*) FROM orders o WHERE o.customer_id = c.id) AS order_count
-    FROM customers c"""
 
 
 class CustomerSchema(Schema):
@@ -61,22 +58,6 @@ class CustomerQuerySchema(PageQuerySchema):
     active = fields.Boolean()
 
 
-def _present(row: dict) -> dict:
-    return {**row, "active": bool(row["active"])}
-
-
-def _get(customer_id: str) -> dict:
-    row = db.one(_SELECT + " WHERE c.id = :id AND c.erased_at IS NULL", {"id": customer_id})
-    if row is None:
-        abort(404, "Customer not found.")
-    return row
-
-
-def load(customer_id: str) -> dict:
-    """One customer as ``GET /customers/{id}`` shows it."""
-    return _present(_get(customer_id))
-
-
 @blp.route("")
 class Customers(MethodView):
     @blp.doc(operationId="listCustomers")
@@ -85,20 +66,18 @@ class Customers(MethodView):
     @require_permission("customers.read")
     def get(self, args):
         """List customers, newest first"""
-        where, params = ["c.erased_at IS NULL"], {}
+        where = Where("c.erased_at IS NULL")
         if args.get("q"):
-            where.append(f"(LOWER(c.email) {LIKE} OR LOWER(c.name) {LIKE})")
-            params["q"] = like_pattern(args["q"])
+            where.add(f"(LOWER(c.email) {LIKE} OR LOWER(c.name) {LIKE})", q=like_pattern(args["q"]))
         if "active" in args:
-            where.append("c.active = :active")
-            params["active"] = args["active"]
-        clause = " WHERE " + " AND ".join(where)
+            where.add("c.active = :active", active=args["active"])
+        clause = where.sql()
         return paginate(
-            _SELECT + clause + " ORDER BY c.created_at DESC, c.id DESC",
+            SELECT + clause + " ORDER BY c.created_at DESC, c.id DESC",
             "SELECT COUNT(*) FROM customers c" + clause,
-            params,
+            where.params,
             args,
-            convert=_present,
+            convert=present,
         )
 
 
@@ -109,7 +88,7 @@ class CustomerById(MethodView):
     @require_permission("customers.read")
     def get(self, customer_id):
         """One customer, with their number of orders"""
-        return _present(_get(customer_id))
+        return present(get_customer(customer_id))
 
     @blp.doc(operationId="updateCustomer")
     @blp.arguments(CustomerUpdateSchema)
@@ -126,7 +105,7 @@ class CustomerById(MethodView):
         if not data:
             abort(400, "Send name or active: there is nothing to change.")
         with db.transaction():
-            row = _get(customer_id)
+            row = get_customer(customer_id)
             name = data["name"].strip() if "name" in data else row["name"]
             active = data.get("active", bool(row["active"]))
             db.execute(
@@ -142,7 +121,7 @@ class CustomerById(MethodView):
                 "customer.updated",
                 {"customer_id": customer_id, **changes, "sessions_ended": ended},
             )
-        return readable("customers.read", _present(_get(customer_id)))
+        return readable("customers.read", present(get_customer(customer_id)))
 
     @blp.doc(operationId="eraseCustomer")
     @blp.response(204)
@@ -156,7 +135,7 @@ class CustomerById(MethodView):
         customer with an order still pending, paid or shipped is a 409: settle it first.
         """
         with db.transaction():
-            row = _get(customer_id)
+            row = get_customer(customer_id)
             open_order = db.value(
                 "SELECT number FROM orders WHERE customer_id = :id"
                 " AND status IN ('pending', 'paid', 'shipped') ORDER BY created_at LIMIT 1",

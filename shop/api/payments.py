@@ -8,12 +8,12 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from shop.api import orders
 from shop.api.common import Blueprint
+from shop.api.schemas import OrderSchema, ShippingAddressSchema
 from shop.auth.decorators import require_auth
 from shop.extensions import limiter
 from shop.openapi import responds
-from shop.services import checkout, payments
+from shop.services import checkout, orders, payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 
@@ -39,7 +39,7 @@ class CheckoutSchema(Schema):
         required=True,
         validate=validate.Length(min=1, max=MAX_LINES),
     )
-    shipping_address = fields.Nested(orders.ShippingAddressSchema, required=True)
+    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
     payment_method = fields.String(
         required=True,
         validate=_known_method,
@@ -78,10 +78,10 @@ class Checkout(MethodView):
     @limiter.limit("10 per minute")
     @blp.arguments(IdempotencyHeadersSchema, location="headers")
     @blp.arguments(CheckoutSchema)
-    @blp.response(201, orders.OrderSchema)
+    @blp.response(201, OrderSchema)
     @blp.alt_response(
         200,
-        schema=orders.OrderSchema,
+        schema=OrderSchema,
         description="A retry with the same Idempotency-Key and body: the order placed first.",
         success=True,
     )

@@ -11,35 +11,27 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, slugs, totals, webhooks
-from shop.api.categories import check_exists
 from shop.api.common import (
     LIKE,
     Blueprint,
     PageQuerySchema,
     StrictBoolean,
+    Where,
     like_pattern,
     page_schema,
     paginate,
 )
+from shop.api.schemas import ProductSchema
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import enum_field, responds
-from shop.settings import CURRENCY_SQL, currency_of
+from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
 MAX_PRICE = 10**12  # minor units; far beyond any shop, well inside JSON's safe integers
 MAX_STOCK = 10**9
-
-# One statement whatever the page size: the collections and the currency come as columns.
-SELECT = f"""
-    SELECT p.id, p.name, p.slug, p.description, p.sku, p.price_cents, p.stock, p.active,
-           p.category_id, p.created_at, p.updated_at,
-           (SELECT string_agg(cp.collection_id, ',') FROM collection_products cp
-             WHERE cp.product_id = p.id) AS collection_ids,
-           {CURRENCY_SQL} AS currency
-    FROM products p"""
 
 # The category :category_id and every category below it.
 _IN_CATEGORY_TREE = """p.category_id IN (
@@ -65,22 +57,6 @@ Sku = validate.Length(min=1, max=64)
 Price = validate.Range(min=0, max=MAX_PRICE)
 Stock = validate.Range(min=0, max=MAX_STOCK)
 CategoryId = validate.Length(max=64)
-
-
-class ProductSchema(Schema):
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    slug = fields.String(required=True)
-    description = fields.String(required=True)
-    sku = fields.String(required=True, allow_none=True)
-    price_cents = fields.Integer(required=True)
-    currency = fields.String(required=True, metadata={"description": "The shop's (settings)."})
-    stock = fields.Integer(required=True)
-    active = fields.Boolean(required=True)
-    category_id = fields.String(required=True, allow_none=True)
-    collection_ids = fields.List(fields.String(), required=True)
-    created_at = fields.String(required=True)
-    updated_at = fields.String(required=True)
 
 
 class ProductCreateSchema(Schema):
@@ -130,35 +106,9 @@ class ProductQuerySchema(PageQuerySchema):
     )
 
 
-def present(row: dict) -> dict:
-    """A product row (from ``SELECT``) as the API serves it."""
-    return {
-        **row,
-        "active": bool(row["active"]),
-        "currency": currency_of(row["currency"]),
-        "collection_ids": sorted(row["collection_ids"].split(",")) if row["collection_ids"] else [],
-    }
-
-
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
-
-
-def _get(product_id: str, *, visible_only: bool = False) -> dict:
-    sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
-    row = db.one(sql, {"id": product_id})
-    if row is None:
-        abort(404, "Product not found.")
-    return present(row)
-
-
-def load(product_id: str) -> dict:
-    """One product as a reader holding ``products.read`` sees it (404 when there is none)."""
-    return _get(product_id)
-
-
-webhooks.renders("product", load)
 
 
 def _check_sku(sku: str | None, own_id: str = "") -> None:
@@ -185,48 +135,44 @@ class Products(MethodView):
 
         The public sees active products only. Filters combine with AND.
         """
-        where, params = [], {}
+        where = Where()
         if "active" in args:
             if g.caller is None:
                 abort(401, "active: sign in or send an API key to filter on active.")
             if not _sees_inactive():
                 abort(403, "active: filtering on active needs the permission products.read.")
-            where.append("p.active = :active")
-            params["active"] = args["active"]
+            where.add("p.active = :active", active=args["active"])
         elif not _sees_inactive():
-            where.append("p.active = 1")
+            where.add("p.active = 1")
         if "q" in args:
-            where.append(
-                f"(LOWER(p.name) {LIKE} OR LOWER(p.sku) {LIKE} OR LOWER(p.description) {LIKE})"
+            where.add(
+                f"(LOWER(p.name) {LIKE} OR LOWER(p.sku) {LIKE} OR LOWER(p.description) {LIKE})",
+                q=like_pattern(args["q"]),
             )
-            params["q"] = like_pattern(args["q"])
         if "category_id" in args:
-            where.append(_IN_CATEGORY_TREE)
-            params["category_id"] = args["category_id"]
+            where.add(_IN_CATEGORY_TREE, category_id=args["category_id"])
         if "collection_id" in args:
-            where.append(
+            where.add(
                 "EXISTS (SELECT 1 FROM collection_products cp"
-                " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)"
+                " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)",
+                collection_id=args["collection_id"],
             )
-            params["collection_id"] = args["collection_id"]
         if "min_price" in args:
-            where.append("p.price_cents >= :min_price")
-            params["min_price"] = args["min_price"]
+            where.add("p.price_cents >= :min_price", min_price=args["min_price"])
         if "max_price" in args:
-            where.append("p.price_cents <= :max_price")
-            params["max_price"] = args["max_price"]
+            where.add("p.price_cents <= :max_price", max_price=args["max_price"])
         if "in_stock" in args:
-            where.append("p.stock > 0" if args["in_stock"] else "p.stock = 0")
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+            where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
+        clause, only = where.sql(), where.conditions
         count = "SELECT COUNT(*) FROM products p" + clause
-        if not where:
+        if not only:
             count = totals.SQL[totals.PRODUCTS]
-        elif where == ["p.active = 1"] or where == ["p.active = :active"] and args["active"]:
+        elif only == ["p.active = 1"] or only == ["p.active = :active"] and args["active"]:
             count = totals.SQL[totals.ACTIVE_PRODUCTS]
         return paginate(
             SELECT + clause + " ORDER BY " + _SORTS[args["sort"]],
             count,
-            params,
+            where.params,
             args,
             convert=present,
         )
@@ -258,8 +204,8 @@ class Products(MethodView):
                 "product.created",
                 {"product_id": product_id, "slug": slug, "price_cents": data["price_cents"]},
             )
-            webhooks.emit("product.created", product_id, load)
-        return _get(product_id)
+            webhooks.emit("product.created", product_id, load_product)
+        return get_product(product_id)
 
 
 # SET fragments for PUT: only the fields given are written, so a concurrent stock change by
@@ -289,7 +235,7 @@ class ProductById(MethodView):
 
         An inactive product is a 404 unless you hold `products.read`.
         """
-        return _get(product_id, visible_only=not _sees_inactive())
+        return get_product(product_id, visible_only=not _sees_inactive())
 
     @blp.doc(operationId="updateProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")
@@ -324,10 +270,10 @@ class ProductById(MethodView):
             if "active" in data:
                 totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]) - was_active)
             audit.record("product.updated", {"product_id": product_id, **_audited(data)})
-            webhooks.emit("product.updated", product_id, load)
+            webhooks.emit("product.updated", product_id, load_product)
             if sold_out:
-                webhooks.emit("product.out_of_stock", product_id, load)
-        return _get(product_id)
+                webhooks.emit("product.out_of_stock", product_id, load_product)
+        return get_product(product_id)
 
     @blp.doc(operationId="deleteProduct")
     @blp.response(204)
@@ -344,7 +290,7 @@ class ProductById(MethodView):
             )
             if row is None:
                 abort(404, "Product not found.")
-            webhooks.emit("product.deleted", product_id, load)  # rendered before it goes
+            webhooks.emit("product.deleted", product_id, load_product)  # rendered before it goes
             db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
             totals.bump(totals.PRODUCTS, -1)
             totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))

@@ -8,34 +8,23 @@ holds every permission and cannot be changed; built-in roles cannot be renamed o
 
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.schemas import Permissions
 from shop.auth.decorators import require_auth, require_permission
 from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
-from shop.auth.roles import permissions_of
+from shop.auth.roles import check_grant, grant, permissions_of
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.openapi import enum_field, responds
+from shop.openapi import responds
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
 
 RoleName = validate.Regexp(
     r"^[a-z][a-z0-9_-]{0,63}$",
     error="Use 1 to 64 lowercase letters, digits, '-' or '_', starting with a letter.",
-)
-
-
-def _known_permission(value: str) -> None:
-    if value not in ALL_PERMISSIONS:
-        raise ValidationError(f"Unknown permission {value!r}; see GET /permissions.")
-
-
-Permissions = fields.List(
-    enum_field(
-        "Permission", sorted(ALL_PERMISSIONS), validate_input=False, validate=_known_permission
-    )
 )
 
 
@@ -80,13 +69,6 @@ def _get(role_id: str) -> dict:
     return row
 
 
-def check_grant(permissions) -> None:
-    """403 unless the caller holds every permission in ``permissions``."""
-    lacking = sorted(set(permissions) - g.caller.permissions)
-    if lacking:
-        abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")
-
-
 def _guard_holders(role: dict) -> None:
     """403 when an administrator holding ``role`` holds permissions the caller does not.
 
@@ -110,10 +92,7 @@ def _guard_holders(role: dict) -> None:
 
 def _set_permissions(role_id: str, permissions) -> None:
     db.execute("DELETE FROM role_permissions WHERE role_id = :id", {"id": role_id})
-    db.execute_many(
-        "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
-        [{"role_id": role_id, "permission": p} for p in sorted(set(permissions))],
-    )
+    grant(role_id, set(permissions))
 
 
 @blp.route("/permissions")

@@ -19,15 +19,17 @@ from shop.api.common import (
     Blueprint,
     PageQuerySchema,
     StrictBoolean,
+    Where,
     like_pattern,
     page_schema,
     paginate,
 )
-from shop.api.roles import Permissions, check_grant
+from shop.api.schemas import Permissions
 from shop.auth import lockout, sessions
 from shop.auth.decorators import require_permission
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
 from shop.auth.permissions import OWNER_ROLE
+from shop.auth.roles import check_grant
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import responds
@@ -130,21 +132,18 @@ class Users(MethodView):
     @require_permission("users.read")
     def get(self, args):
         """List administrators, by email"""
-        where, params = [], {}
+        where = Where()
         if args.get("q"):
-            where.append(f"(LOWER(u.email) {LIKE} OR LOWER(u.name) {LIKE})")
-            params["q"] = like_pattern(args["q"])
+            where.add(f"(LOWER(u.email) {LIKE} OR LOWER(u.name) {LIKE})", q=like_pattern(args["q"]))
         if args.get("role"):
-            where.append("r.name = :role")
-            params["role"] = args["role"]
+            where.add("r.name = :role", role=args["role"])
         if "active" in args:
-            where.append("u.active = :active")
-            params["active"] = args["active"]
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+            where.add("u.active = :active", active=args["active"])
+        clause = where.sql()
         return paginate(
             USER_SELECT + clause + " ORDER BY u.email",
             "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id" + clause,
-            params,
+            where.params,
             args,
             convert=_present,
         )

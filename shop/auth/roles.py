@@ -1,10 +1,13 @@
 """Roles as the service keeps them: the built-in ones seeded (and topped up) by every
-``flask db upgrade``, and a role's permissions. The API's rules for changing roles are in
-``api/roles.py``."""
+``flask db upgrade``, a role's permissions, and the rule that nobody grants what they do not
+hold (roles and users). The API's other rules for changing roles are in ``api/roles.py``."""
+
+from flask import g
 
 from shop import db
 from shop.auth.permissions import BUILTIN_ROLES, OWNER_ROLE
 from shop.clock import now_iso
+from shop.errors import abort
 
 
 def seed_builtin_roles() -> None:
@@ -28,10 +31,7 @@ def seed_builtin_roles() -> None:
             missing = permissions - permissions_of(role_id)
         else:
             continue
-        db.execute_many(
-            "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
-            [{"role_id": role_id, "permission": p} for p in sorted(missing)],
-        )
+        grant(role_id, missing)
 
 
 def permissions_of(role_id: str) -> frozenset[str]:
@@ -50,3 +50,18 @@ def role_by_name(name: str) -> dict | None:
     if row is not None:
         row["permissions"] = permissions_of(row["id"])
     return row
+
+
+def grant(role_id: str, permissions) -> None:
+    """Add ``permissions`` to a role (one statement for them all)."""
+    db.execute_many(
+        "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
+        [{"role_id": role_id, "permission": p} for p in sorted(permissions)],
+    )
+
+
+def check_grant(permissions) -> None:
+    """403 unless the caller holds every permission in ``permissions``."""
+    lacking = sorted(set(permissions) - g.caller.permissions)
+    if lacking:
+        abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")

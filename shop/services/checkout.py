@@ -19,7 +19,7 @@ from datetime import timedelta
 from shop import audit, db, mail, settings, totals, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.services import payments
+from shop.services import catalogue, orders, payments
 from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -134,7 +134,8 @@ def place_order(
                 "payment_method": provider.name,
             },
         )
-        rendered = webhooks.emit("order.placed", order_id)  # the last read: all is written
+        # The last read: all is written.
+        rendered = webhooks.emit("order.placed", order_id, orders.load)
     return order_id, True, rendered
 
 
@@ -187,7 +188,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
             _refuse(item)
         taken[item["product_id"]] = row
         if row["stock"] == 0:
-            webhooks.emit("product.out_of_stock", item["product_id"])
+            webhooks.emit("product.out_of_stock", item["product_id"], catalogue.load_product)
     lines = []
     for line, item in enumerate(items, start=1):
         product = taken[item["product_id"]]

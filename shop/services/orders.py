@@ -1,9 +1,205 @@
-"""What an order's life records, shared by checkout (``services/checkout.py``) and status
-changes (``api/orders.py``)."""
+"""The order lifecycle (spec 3.3, 4.4), shared by checkout (``services/checkout.py``), the
+API (``api/orders.py``) and the checkout's answer (``api/payments.py``).
+
+Statuses move along ``NEXT`` only; any other move is a 409 naming the allowed next statuses.
+Cancelling or refunding puts the stock back exactly once (``restocked_at``). Every change
+lands in the order's status history and the audit log, in the transaction that makes it, and
+the payment follows the order (``services/payments.py``). ``load`` shows an order as the API
+does: it is the payload of the order events.
+"""
+
+import json
 
 from flask import g
 
-from shop import db
+from shop import audit, db, mail, webhooks
+from shop.clock import now_iso
+from shop.errors import abort
+from shop.services import payments
+
+# The lifecycle: each status and the statuses it may move to. Empty means final.
+NEXT = {
+    "pending": ("paid", "cancelled"),
+    "paid": ("shipped", "refunded"),
+    "shipped": ("delivered",),
+    "delivered": ("refunded",),
+    "cancelled": (),
+    "refunded": (),
+}
+STATUSES = tuple(NEXT)
+RESTOCKING = frozenset({"cancelled", "refunded"})
+
+SELECT = """
+    SELECT o.id, o.number, o.customer_id, o.status, o.subtotal_cents, o.total_cents,
+           o.currency, o.shipping_address, o.created_at, o.updated_at,
+           c.email AS customer_email, c.name AS customer_name,
+           p.provider AS payment_provider, p.amount_cents AS payment_amount_cents,
+           p.status AS payment_status, p.reference AS payment_reference
+    FROM orders o
+    JOIN customers c ON c.id = o.customer_id
+    LEFT JOIN payments p ON p.order_id = o.id"""
+
+
+def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
+    payment = None
+    if row["payment_provider"] is not None:
+        payment = {
+            "provider": row["payment_provider"],
+            "amount_cents": row["payment_amount_cents"],
+            "status": row["payment_status"],
+            "reference": row["payment_reference"],
+        }
+    address = row["shipping_address"]
+    return {
+        "id": row["id"],
+        "number": row["number"],
+        "customer": {
+            "id": row["customer_id"],
+            "email": row["customer_email"],
+            "name": row["customer_name"],
+        },
+        "status": row["status"],
+        "items": items,
+        "subtotal_cents": row["subtotal_cents"],
+        "total_cents": row["total_cents"],
+        "currency": row["currency"],
+        "shipping_address": json.loads(address) if address else None,
+        "payment": payment,
+        "status_history": [
+            {
+                "status": h["status"],
+                "at": h["at"],
+                "by": {"kind": h["by_kind"], "id": h["by_id"], "label": h["by_label"]}
+                if h["by_kind"]
+                else None,
+                "note": h["note"],
+            }
+            for h in history
+        ],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def present_all(rows: list[dict]) -> list[dict]:
+    """Whole orders from their rows: items and histories in one query each."""
+    if not rows:
+        return []
+    ids, params = db.in_list("o", [row["id"] for row in rows])
+    items, history = {}, {}
+    for item in db.query(
+        "SELECT order_id, product_id, name, sku, unit_price_cents, quantity, line_total_cents"
+        f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
+        params,
+    ):
+        items.setdefault(item.pop("order_id"), []).append(item)
+    for entry in db.query(
+        "SELECT order_id, status, note, at, by_kind, by_id, by_label FROM order_status_history"
+        f" WHERE order_id IN {ids} ORDER BY order_id, at, id",
+        params,
+    ):
+        history.setdefault(entry["order_id"], []).append(entry)
+    return [_present(row, items.get(row["id"], []), history.get(row["id"], [])) for row in rows]
+
+
+def load(order_id: str, customer_id: str | None = None) -> dict | None:
+    """One whole order; with ``customer_id``, only if it is that customer's."""
+    if customer_id is None:
+        row = db.one(SELECT + " WHERE o.id = :id", {"id": order_id})
+    else:
+        row = db.one(
+            SELECT + " WHERE o.id = :id AND o.customer_id = :customer_id",
+            {"id": order_id, "customer_id": customer_id},
+        )
+    return present_all([row])[0] if row else None
+
+
+def change_status(order_id: str, status: str, note: str | None, customer_id=None) -> dict:
+    """Move an order to ``status`` along ``NEXT``; answer the whole order.
+
+    With ``customer_id`` the order must be that customer's (404 otherwise). The move, its
+    history entry, the payment's status, the restock and the audit entry are one transaction.
+    """
+    with db.transaction():
+        if customer_id is None:
+            row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
+        else:
+            row = db.one(
+                "SELECT id, number, status FROM orders WHERE id = :id AND customer_id = :cid",
+                {"id": order_id, "cid": customer_id},
+            )
+        if row is None:
+            abort(404, "Order not found.")
+        _check_move(row, status)
+        moment = now_iso()
+        moved = db.execute(
+            "UPDATE orders SET status = :status, updated_at = :now"
+            " WHERE id = :id AND status = :current",
+            {"status": status, "now": moment, "id": order_id, "current": row["status"]},
+        )
+        if not moved:  # another request moved it since we read it (PostgreSQL)
+            abort(409, f"Order {row['number']} changed meanwhile; reload it and try again.")
+        record_history(order_id, status, note, moment)
+        _follow_payment(order_id, status, moment)
+        restocked = status in RESTOCKING and _restock(order_id, moment)
+        details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
+        details.update(to=status, restocked=restocked)
+        if note:
+            details["note"] = note
+        audit.record("order.status_changed", details)
+        webhooks.emit("order.status_changed", order_id, load)
+        if status == "cancelled":
+            webhooks.emit("order.cancelled", order_id, load)
+        order = load(order_id)
+        mail.queue_order_mail(order, placed=False)
+    return order
+
+
+def _check_move(row: dict, status: str) -> None:
+    """409 unless ``NEXT`` allows moving ``row`` to ``status``."""
+    allowed = NEXT[row["status"]]
+    if status in allowed:
+        return
+    where = f"Order {row['number']} is {row['status']}"
+    if not allowed:
+        abort(409, f"{where}, a final status: it cannot move to {status}.")
+    abort(409, f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.")
+
+
+def _follow_payment(order_id: str, status: str, moment: str) -> None:
+    """Let the payment's provider say where the payment stands now."""
+    payment = db.one(
+        "SELECT id, provider, status FROM payments WHERE order_id = :id", {"id": order_id}
+    )
+    if payment is None:
+        return
+    provider = payments.get(payment["provider"]) or payments.Provider()
+    new_status = provider.follow(payment, status)
+    if new_status != payment["status"]:
+        db.execute(
+            "UPDATE payments SET status = :status, updated_at = :now WHERE id = :id",
+            {"status": new_status, "now": moment, "id": payment["id"]},
+        )
+
+
+def _restock(order_id: str, moment: str) -> bool:
+    """Put an order's units back on the shelf, once ever; answer whether it happened now."""
+    first_time = db.execute(
+        "UPDATE orders SET restocked_at = :now WHERE id = :id AND restocked_at IS NULL",
+        {"now": moment, "id": order_id},
+    )
+    if not first_time:
+        return False
+    # Product order as in checkout, so concurrent transactions lock rows in one order.
+    lines = db.query(
+        "SELECT product_id, SUM(quantity) AS quantity FROM order_items"
+        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY product_id"
+        " ORDER BY product_id",
+        {"id": order_id},
+    )
+    # A product deleted since simply matches no row.
+    db.execute_many("UPDATE products SET stock = stock + :quantity WHERE id = :product_id", lines)
+    return True
 
 
 def record_history(order_id: str, status: str, note: str | None, moment: str) -> None:

@@ -2,7 +2,7 @@
 Standard Webhooks scheme and delivered by a worker process (``flask webhooks work``).
 
 The rest of the service calls one function, ``emit``, inside the transaction that makes the
-change (the API layer registers how it shows each resource with ``renders``);
+change, with the function that renders the event's resource (its emitter's own);
 ``docs/webhooks.md`` is the user's guide.
 
 - ``events``: the event catalogue and the right each event needs.
@@ -16,6 +16,6 @@ change (the API layer registers how it shows each resource with ``renders``);
 - ``store``: the webhooks and their delivery log, for the API and the console.
 """
 
-from shop.webhooks.outbox import emit, renders
+from shop.webhooks.outbox import emit
 
-__all__ = ["emit", "renders"]
+__all__ = ["emit"]

@@ -54,27 +54,16 @@ def envelope(event_id: str, event_type: str, moment: str, data) -> str:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-# How the API shows each resource, by the first word of its events' names ("order" for
-# "order.placed"): registered by the blueprints (``renders``), so that code below them
-# (checkout, say) can emit an event without importing the API layer.
-RENDERERS: dict = {}
-
-
-def renders(resource: str, render) -> None:
-    """Register ``render(subject_id)`` as the payload of ``resource``'s events."""
-    RENDERERS[resource] = render
-
-
-def emit(event_type: str, subject_id: str | None, render=None):
+def emit(event_type: str, subject_id: str | None, render):
     """Queue ``event_type`` for every enabled webhook whose creator may read it; answer the
     payload it rendered, or None when nobody receives the event.
 
-    Call it inside the transaction that makes the change. ``render(subject_id)`` (by default
-    the one registered for the event's resource) answers the resource as the API shows it to
-    a reader holding the event's right; it runs only when somebody is subscribed, and a caller
-    about to show the same resource may answer the payload instead of rendering it again.
+    Call it inside the transaction that makes the change. ``render(subject_id)`` is the
+    emitter's own: it answers the resource as the API shows it to a reader holding the
+    event's right (``services/orders.load`` for an order, ``services/catalogue.load_product``
+    for a product...). It runs only when somebody is subscribed, and a caller about to show
+    the same resource may answer the payload instead of rendering it again.
     """
-    render = render or RENDERERS[event_type.split(".", 1)[0]]
     rows = db.query(_SUBSCRIBED, {"type": event_type})
     if not rows:
         return None

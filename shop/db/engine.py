@@ -1,133 +1,22 @@
-"""The thin data module: plain SQL with ``:name`` placeholders, on SQLite or PostgreSQL.
+"""The engine: a database URL and its per-thread connections, the verbs on them, and
+transactions (nested ones are savepoints). See the package's docstring."""
 
-SQL is written once with ``:name`` placeholders; ``translate`` rewrites it for psycopg.
-Each thread keeps its own connection (gunicorn's gthread workers reuse their threads), so a
-connection is never shared between threads. Outside ``transaction()`` every statement commits
-on its own; inside, all of them commit or roll back together (nested blocks are savepoints).
-
-A PostgreSQL connection found broken (the server restarted, the network dropped it) is
-replaced and the statement run once more when no transaction is open; inside a transaction
-its work is lost, so the request fails with ``errors.Unavailable`` (503), as it does when
-no connection can be made.
-
-The verbs: ``query`` (all rows as dicts), ``one`` (first row or None), ``value`` (first column
-of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` counts the
-statements and writes of the current thread, for tests and the benchmark.
-"""
-
-import fcntl
 import hashlib
 import os
-import re
-import secrets
 import sqlite3
 import threading
-import time
 from contextlib import contextmanager, suppress
-from functools import lru_cache, wraps
+from functools import wraps
 from pathlib import Path
 
-from flask import current_app
-
-from shop.errors import Unavailable, recovered
-
-_WRITE_VERBS = ("insert", "update", "delete", "replace", "create", "drop", "alter")
-
-
-@lru_cache(maxsize=1024)
-def translate(sql: str) -> str:
-    """Rewrite ``:name`` placeholders as ``%(name)s`` and escape ``%`` for psycopg.
-
-    Quoted strings, identifiers and ``--`` comments are copied as they are (but for ``%``),
-    and ``::`` casts are left alone.
-    """
-    out = []
-    i, n = 0, len(sql)
-    while i < n:
-        ch = sql[i]
-        if ch == "-" and sql.startswith("--", i):
-            end = sql.find("\n", i)
-            end = n if end == -1 else end
-            out.append(sql[i:end].replace("%", "%%"))
-            i = end
-        elif ch in "'\"":
-            end = sql.index(ch, i + 1) + 1
-            out.append(sql[i:end].replace("%", "%%"))
-            i = end
-        elif ch == "%":
-            out.append("%%")
-            i += 1
-        elif ch == ":" and i + 1 < n and sql[i + 1] == ":":
-            out.append("::")
-            i += 2
-        elif ch == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_"):
-            match = re.compile(r"[A-Za-z_]\w*").match(sql, i + 1)
-            out.append(f"%({match.group()})s")
-            i = match.end()
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-_STRING_AGG = re.compile(r"\bstring_agg\s*\(", re.IGNORECASE)
-
-
-@lru_cache(maxsize=1024)
-def for_sqlite(sql: str) -> str:
-    """PostgreSQL's ``string_agg(value, separator)`` as SQLite's built-in ``group_concat``.
-
-    Same result (NULLs skipped, NULL when there are none), computed in C: a Python aggregate
-    cost a callback per row on every session and key resolution.
-    """
-    return _STRING_AGG.sub("group_concat(", sql)
-
-
-@lru_cache(maxsize=1024)
-def _is_write(sql: str) -> bool:
-    """Whether a statement changes data (counted apart in ``stats``)."""
-    return sql.lstrip().split(None, 1)[0].lower() in _WRITE_VERBS
-
-
-_last_id = [0, 0]  # the milliseconds and the random part of this process's newest id
-_id_lock = threading.Lock()
-
-
-def in_list(name: str, values) -> tuple[str, dict]:
-    """``(:name0, :name1, ...)`` and its parameters, for ``IN``: one statement whatever the
-    list's length, its SQL holding only numbered placeholders."""
-    params = {f"{name}{i}": value for i, value in enumerate(values)}
-    return "(" + ", ".join(f":{key}" for key in params) + ")", params
-
-
-def new_id() -> str:
-    """An opaque, time-ordered identifier: 12 hex digits of milliseconds, 12 random.
-
-    Monotonic within a process, as ULIDs are: an id made in the same millisecond as the one
-    before (or after the system clock stepped back) counts up from it, so rows ordered by
-    id, such as an order's status history, keep the order they were written in.
-    """
-    moment = time.time_ns() // 1_000_000
-    with _id_lock:
-        last_moment, last_random = _last_id
-        if moment > last_moment:
-            random_part = secrets.randbits(48)
-        elif last_random + 1 < 1 << 48:
-            moment, random_part = last_moment, last_random + 1
-        else:
-            moment, random_part = last_moment + 1, secrets.randbits(48)
-        _last_id[:] = moment, random_part
-    return f"{moment:012x}{random_part:012x}"
-
-
-def sha256(text: str) -> str:
-    """Hex SHA-256 of a secret; the only form in which secrets are stored."""
-    return hashlib.sha256(text.encode()).hexdigest()
+from shop.db.sql import adapt, for_sqlite, is_write, translate
+from shop.db.sqlite import SQLiteConnection, queued, use_wal
+from shop.outages import Unavailable, recovered
 
 
 def _queued_when_alone(method):
     """Run a SQLite write made outside a transaction in one of its own, so that it queues
-    for the write lock like every other writer (``_queued``)."""
+    for the write lock like every other writer (``queued``)."""
 
     @wraps(method)
     def run(self, sql: str, *args):
@@ -186,12 +75,12 @@ class Database:
             isolation_level=None,
             timeout=10,  # SQLite's busy wait: for writers that do not queue (another program)
             check_same_thread=False,
-            factory=_SQLiteConnection,
+            factory=SQLiteConnection,
         )
         if self.path != ":memory:":
             conn.writer = os.open(self.path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
         conn.execute("PRAGMA foreign_keys = ON")
-        _use_wal(conn)
+        use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
@@ -289,9 +178,9 @@ class Database:
     def _run(self, sql: str, params):
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
-        if _is_write(sql):
+        if is_write(sql):
             local.writes = getattr(local, "writes", 0) + 1
-        params = _adapt(params)
+        params = adapt(params)
         if self.engine == "postgresql":
             statement = translate(sql)
             return self._pg(lambda conn: conn.execute(statement, params))
@@ -344,7 +233,7 @@ class Database:
     def _lone_write(self, sql: str) -> bool:
         """Whether ``sql`` writes to SQLite outside a transaction (it then needs one, to
         queue for the write lock)."""
-        return self.engine == "sqlite" and not getattr(self._local, "depth", 0) and _is_write(sql)
+        return self.engine == "sqlite" and not getattr(self._local, "depth", 0) and is_write(sql)
 
     @_queued_when_alone
     def execute(self, sql: str, params=None) -> int:
@@ -360,7 +249,7 @@ class Database:
     @_queued_when_alone
     def execute_many(self, sql: str, rows) -> None:
         """Run one statement for each parameter mapping in ``rows``."""
-        rows = [_adapt(r) for r in rows]
+        rows = [adapt(r) for r in rows]
         local = self._local
         local.statements = getattr(local, "statements", 0) + 1
         local.writes = getattr(local, "writes", 0) + 1
@@ -381,11 +270,11 @@ class Database:
 
         SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a transaction that
         reads and then writes never fails half-way on "database is locked"; its writers
-        queue for it first (``_queued``).
+        queue for it first (``queued``).
         """
         conn = self.connection()
         if self.engine == "sqlite" and self._local.depth == 0:
-            with _queued(conn), self._transaction(conn):
+            with queued(conn), self._transaction(conn):
                 yield self
         else:
             with self._transaction(conn):
@@ -432,129 +321,3 @@ class Database:
             "statements": getattr(local, "statements", 0),
             "writes": getattr(local, "writes", 0),
         }
-
-
-class _SQLiteConnection(sqlite3.Connection):
-    """A SQLite connection with its own handle on the database's ``-writer`` lock file."""
-
-    writer: int | None = None
-
-    def close(self):
-        if self.writer is not None:
-            os.close(self.writer)
-            self.writer = None
-        super().close()
-
-
-@contextmanager
-def _queued(conn):
-    """Hold the SQLite database's writer lock for the block: its writers queue here.
-
-    SQLite's own wait for its write lock sleeps 1, 2, 5, 10... up to 100 ms between tries,
-    so under load the lock sat free while every writer slept, and a writer in another
-    process (the worker) lost nearly every race to the web's threads. Each connection holds
-    its own handle on ``<database>-writer``, and ``flock`` wakes the next writer, thread or
-    process, the moment the lock is released. Like a PostgreSQL row lock it waits as long as
-    the holder takes: a transaction of ours, short by design. An in-memory database has no
-    file to queue on and needs none.
-    """
-    if conn.writer is None:
-        yield
-        return
-    fcntl.flock(conn.writer, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        fcntl.flock(conn.writer, fcntl.LOCK_UN)
-
-
-def _use_wal(conn, seconds: float = 2.0) -> None:
-    """Put a SQLite file in WAL mode (it persists in the file: usually already done).
-
-    Switching needs the file to itself, and SQLite answers "database is locked" at once,
-    without waiting out its busy timeout, when it sees that waiting could deadlock: two
-    workers, or two ``flask db upgrade``, starting together on a new database. Such a
-    refusal is retried for a couple of seconds; one that waited out the timeout is final.
-    """
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)  # back off before the next try; bounded by the deadline
-
-
-def _adapt(params):
-    """Booleans become 0/1: both engines store flags as integers."""
-    if not params:
-        return {}
-    if isinstance(params, dict):
-        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
-    return [int(v) if isinstance(v, bool) else v for v in params]
-
-
-# -- the module-level verbs, bound to the current app's database --------------------------
-
-
-def get_db() -> Database:
-    """The current app's database."""
-    return current_app.extensions["shop.db"]
-
-
-def query(sql: str, params=None) -> list[dict]:
-    """Every row of a statement, as dicts."""
-    return get_db().query(sql, params)
-
-
-def one(sql: str, params=None) -> dict | None:
-    """The first row of a statement, or None."""
-    return get_db().one(sql, params)
-
-
-def value(sql: str, params=None):
-    """The first column of the first row, or None."""
-    return get_db().value(sql, params)
-
-
-def execute(sql: str, params=None) -> int:
-    """Run a statement; answer how many rows it changed."""
-    return get_db().execute(sql, params)
-
-
-def execute_many(sql: str, rows) -> None:
-    """Run one statement for each parameter mapping in ``rows``."""
-    get_db().execute_many(sql, rows)
-
-
-def transaction():
-    """All statements in the block commit together or not at all."""
-    return get_db().transaction()
-
-
-def lock(name: str) -> None:
-    """Serialise transactions that take the same named lock (inside ``transaction()``)."""
-    get_db().lock(name)
-
-
-_SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: \w+\.(\w+)")
-_PG_UNIQUE_KEY = re.compile(r"Key \((?:lower\()?(\w+)")
-
-
-def unique_violation(error: BaseException) -> str | None:
-    """The column whose unique constraint ``error`` reports, or None for any other error.
-
-    A check-then-insert inside a transaction can still lose a race on PostgreSQL (read
-    committed): the constraint decides, and this names what it refused on either engine.
-    """
-    if isinstance(error, sqlite3.IntegrityError):
-        match = _SQLITE_UNIQUE.search(str(error))
-        return match.group(1) if match else None
-    if type(error).__name__ == "UniqueViolation":  # psycopg.errors.UniqueViolation
-        detail = getattr(getattr(error, "diag", None), "message_detail", None) or ""
-        match = _PG_UNIQUE_KEY.search(detail)
-        return match.group(1) if match else "value"
-    return None

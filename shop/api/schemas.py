@@ -1,0 +1,151 @@
+"""Schemas and fields that more than one blueprint shows or reads: an order (the orders'
+and the checkout's answer), a product (products and collections), an actor (the audit log
+and an order's history), the permission list (roles and users) and a required text field.
+
+A blueprint keeps the schemas only it uses; one shared by two lives here, so that no
+blueprint imports another.
+"""
+
+from marshmallow import Schema, ValidationError, fields, post_load, validate
+
+from shop.auth.permissions import ALL_PERMISSIONS
+from shop.countries import CODES
+from shop.openapi import enum_field
+from shop.services.orders import STATUSES
+
+
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("Must not be blank.")
+
+
+def text(maximum: int, **kwargs) -> fields.String:
+    """A string field of 1 to ``maximum`` characters, not only spaces."""
+    return fields.String(validate=[validate.Length(min=1, max=maximum), _not_blank], **kwargs)
+
+
+class ShippingAddressSchema(Schema):
+    name = text(200, required=True)
+    line1 = text(200, required=True)
+    line2 = fields.String(allow_none=True, load_default=None, validate=validate.Length(max=200))
+    city = text(100, required=True)
+    postal_code = text(20, required=True)
+    country = enum_field(
+        "CountryCode",
+        sorted(CODES),
+        validate_input=False,
+        required=True,
+        validate=validate.OneOf(
+            sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
+        ),
+        metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
+    )
+
+    @post_load
+    def _tidy(self, data, **_kwargs):
+        tidy = {k: v.strip() if isinstance(v, str) else v for k, v in data.items()}
+        tidy["line2"] = tidy.get("line2") or None
+        return tidy
+
+
+class OrderAddressSchema(ShippingAddressSchema):
+    """A shipping address as an order keeps it."""
+
+    line2 = fields.String(required=True, allow_none=True)
+
+
+class OrderCustomerSchema(Schema):
+    id = fields.String(required=True)
+    email = fields.String(
+        required=True, allow_none=True, metadata={"description": "null once erased."}
+    )
+    name = fields.String(
+        required=True, allow_none=True, metadata={"description": "null once erased."}
+    )
+
+
+class OrderItemSchema(Schema):
+    product_id = fields.String(
+        required=True, metadata={"description": "The product as it was; it may since be deleted."}
+    )
+    name = fields.String(required=True)
+    sku = fields.String(required=True, allow_none=True)
+    unit_price_cents = fields.Integer(required=True)
+    quantity = fields.Integer(required=True)
+    line_total_cents = fields.Integer(required=True)
+
+
+class PaymentSchema(Schema):
+    provider = fields.String(required=True)
+    amount_cents = fields.Integer(required=True)
+    status = enum_field(
+        "PaymentStatusValue", ["pending", "paid", "cancelled", "refunded"], required=True
+    )
+    reference = fields.String(required=True)
+
+
+def order_status(**kwargs) -> fields.String:
+    """An order status: the ``OrderStatusValue`` enum."""
+    return enum_field("OrderStatusValue", STATUSES, **kwargs)
+
+
+class ActorSchema(Schema):
+    kind = fields.String(required=True)
+    id = fields.String(required=True, allow_none=True)
+    label = fields.String(required=True, allow_none=True)
+
+
+class StatusChangeSchema(Schema):
+    status = order_status(required=True)
+    at = fields.String(required=True)
+    by = fields.Nested(ActorSchema, required=True, allow_none=True)
+    note = fields.String(required=True, allow_none=True)
+
+
+class OrderSchema(Schema):
+    id = fields.String(required=True)
+    number = fields.String(required=True)
+    customer = fields.Nested(OrderCustomerSchema, required=True)
+    status = order_status(required=True)
+    items = fields.List(fields.Nested(OrderItemSchema), required=True)
+    subtotal_cents = fields.Integer(required=True)
+    total_cents = fields.Integer(required=True)
+    currency = fields.String(required=True)
+    shipping_address = fields.Nested(
+        OrderAddressSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "null once erased."},
+    )
+    payment = fields.Nested(PaymentSchema, required=True, allow_none=True)
+    status_history = fields.List(fields.Nested(StatusChangeSchema), required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class ProductSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    slug = fields.String(required=True)
+    description = fields.String(required=True)
+    sku = fields.String(required=True, allow_none=True)
+    price_cents = fields.Integer(required=True)
+    currency = fields.String(required=True, metadata={"description": "The shop's (settings)."})
+    stock = fields.Integer(required=True)
+    active = fields.Boolean(required=True)
+    category_id = fields.String(required=True, allow_none=True)
+    collection_ids = fields.List(fields.String(), required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+def _known_permission(value: str) -> None:
+    if value not in ALL_PERMISSIONS:
+        raise ValidationError(f"Unknown permission {value!r}; see GET /permissions.")
+
+
+Permissions = fields.List(
+    enum_field(
+        "Permission", sorted(ALL_PERMISSIONS), validate_input=False, validate=_known_permission
+    )
+)
