@@ -124,7 +124,7 @@ def process_headers(self, headers):
     """Honour an application's ``Connection: close`` (gunicorn drops hop-by-hop headers).
 
     The app answers ``Connection: close`` when it refused a request whose body it may not
-    have read (shop/auth/context.py): the connection cannot carry another request, and the
+    have read (shop/hooks.py): the connection cannot carry another request, and the
     client must be told so before gunicorn hangs up. ``Response.process_headers`` is where
     gunicorn reads the application's headers (gunicorn is pinned).
     """

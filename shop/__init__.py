@@ -1,9 +1,6 @@
 """shop: the back-end HTTP API of an online shop."""
 
-import base64
-import hashlib
 import logging
-import re
 
 from flask import Flask, send_from_directory
 
@@ -15,13 +12,14 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, client_address, db, errors, inbound, migrate
+    from shop import admin, cli, client_address, db, errors, hooks, inbound, migrate
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
     from shop.auth import context, key_usage
     from shop.auth.decorators import run_route_guard
     from shop.extensions import limiter
+    from shop.openapi import SECURITY_SCHEMES
 
     app = Flask(__name__, static_folder=None)
     try:
@@ -99,80 +97,23 @@ def create_app(config: dict | None = None) -> Flask:
         """The shop's icon, for browsers at the console, the index and Swagger UI."""
         return send_from_directory(admin.bp.static_folder, "favicon.ico", max_age=86400)
 
-    app.after_request(_swagger_security_headers)
+    # Request hooks: HTTP plumbing (shop/hooks.py) around who is calling (shop/auth).
+    # after_request hooks run last-registered first: cookies, then the response's finish.
+    app.after_request(hooks.swagger_page_headers)
     app.before_request(inbound.refuse_bad_characters)
-    app.before_request(migrate.require_current_schema)
+    app.before_request(hooks.require_current_schema)
     if app.config["SQL_COUNT_HEADERS"]:
-        app.before_request(context.start_sql_count)
-        app.after_request(context.sql_count_headers)
+        app.before_request(hooks.start_sql_count)
+        app.after_request(hooks.sql_count_headers)
+    app.after_request(hooks.finish_response)
     app.before_request(context.load_caller)
     app.before_request(context.require_two_factor)
     app.before_request(run_route_guard)
-    app.after_request(context.finish_response)
+    app.after_request(context.session_cookies)
     key_usage.init_app(app)
 
     cli.register(app)
     return app
-
-
-_COOKIE_NOTE = (
-    ' The cookie is HttpOnly: a browser keeps it. In Swagger UI, sign in with "Try it out"'
-    " on `POST /auth/login`; the field here does nothing."
-)
-SECURITY_SCHEMES = {
-    "adminSession": {
-        "type": "apiKey",
-        "in": "cookie",
-        "name": "shop_admin_session",
-        "description": "An administrator's session, set by `POST /auth/login`." + _COOKIE_NOTE,
-    },
-    "customerSession": {
-        "type": "apiKey",
-        "in": "cookie",
-        "name": "shop_customer_session",
-        "description": "A customer's session, set by `POST /auth/login` or `POST /auth/register`."
-        + _COOKIE_NOTE,
-    },
-    "apiKey": {
-        "type": "http",
-        "scheme": "bearer",
-        "bearerFormat": "eck_...",
-        "description": "A scoped API key (`eck_...`), made under `/api-keys` or by"
-        " `flask api-key create`: `Authorization: Bearer eck_...`.",
-    },
-}
-
-
-_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
-
-
-def _swagger_security_headers(response):
-    """after_request: the console's headers on /swagger, its CSP allowing Swagger UI.
-
-    The page's one inline script (flask-smorest's start-up of Swagger UI) is allowed by its
-    hash, so no other inline script runs; Swagger UI sets inline styles and data: images.
-    """
-    from flask import request
-
-    if request.endpoint != "api-docs.openapi_swagger_ui" or response.status_code != 200:
-        return response
-    hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
-        for script in _INLINE_SCRIPT.findall(response.get_data(as_text=True))
-    )
-    response.headers.update(
-        {
-            "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY",
-            "Content-Security-Policy": (
-                f"default-src 'self'; script-src 'self' {hashes}; style-src 'self'"
-                " 'unsafe-inline'; img-src 'self' data:; connect-src 'self';"
-                " frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
-            ),
-            "Referrer-Policy": "no-referrer",
-        }
-    )
-    return response
 
 
 def _integrity_errors() -> list[type[Exception]]:

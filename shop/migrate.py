@@ -383,26 +383,6 @@ def schema_ready(app) -> bool:
     return True
 
 
-def require_current_schema() -> None:
-    """before_request: 503 with Retry-After while the schema is older than the code."""
-    from flask import current_app, request
-
-    from shop.auth.context import _ANONYMOUS_ENDPOINTS
-    from shop.errors import abort
-
-    app = current_app._get_current_object()
-    if request.endpoint in _ANONYMOUS_ENDPOINTS or schema_ready(app):
-        return
-    version = current_version(app.extensions["shop.db"])
-    code = code_version(app.config["MIGRATIONS_DIR"])
-    abort(
-        503,
-        f"The database schema is at version {version} and this release needs {code}:"
-        " the service is being upgraded. Operators: run `flask db upgrade`.",
-        {"Retry-After": str(RETRY_AFTER)},
-    )
-
-
 def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
     """Before the workers start: refuse a schema newer than the code (``SystemExit``).
 

@@ -63,6 +63,34 @@ HEADERS = {
 
 SETS_COOKIE = "x-shop-sets-cookie"  # consumed by the plugin, not served
 
+# How a caller authenticates (API_SPEC_OPTIONS in create_app); views name them in `security`.
+_COOKIE_NOTE = (
+    ' The cookie is HttpOnly: a browser keeps it. In Swagger UI, sign in with "Try it out"'
+    " on `POST /auth/login`; the field here does nothing."
+)
+SECURITY_SCHEMES = {
+    "adminSession": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "shop_admin_session",
+        "description": "An administrator's session, set by `POST /auth/login`." + _COOKIE_NOTE,
+    },
+    "customerSession": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "shop_customer_session",
+        "description": "A customer's session, set by `POST /auth/login` or `POST /auth/register`."
+        + _COOKIE_NOTE,
+    },
+    "apiKey": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "eck_...",
+        "description": "A scoped API key (`eck_...`), made under `/api-keys` or by"
+        " `flask --app app api-keys create`: `Authorization: Bearer eck_...`.",
+    },
+}
+
 
 def add_doc(func, **doc):
     """Merge OpenAPI operation fields into a view function's documentation."""

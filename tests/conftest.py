@@ -226,6 +226,25 @@ def smtp():
     server.stop()
 
 
+# Fixtures that start a process: a test using one must carry the ``live`` marker.
+LIVE_FIXTURES = frozenset({"live", "browser", "private_postgres", "private_redis"})
+
+
+def pytest_collection_modifyitems(items):
+    """Refuse a test that starts a process through a fixture but is not marked ``live``,
+    so that ``-m "not live"`` really leaves every such test out."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("live") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "mark these @pytest.mark.live (they start a process): " + ", ".join(unmarked)
+        )
+
+
 def pytest_terminal_summary(terminalreporter):
     """Skipped tests counted by reason, one line each, before pytest's closing summary.
 

@@ -492,6 +492,7 @@ def test_a_key_over_its_own_limit_gets_429_with_retry_after(make_app):
     assert usage["requests"] == 4 and usage["rate_limited"] == 1
 
 
+@pytest.mark.live
 def test_a_worker_that_stops_normally_writes_the_counts_it_holds(make_app, database_url):
     import urllib.request
 

@@ -139,6 +139,7 @@ def test_backup_never_overwrites_and_restore_needs_an_empty_database(app, engine
     assert result.exit_code == 1 and "is not" in result.output and "backup" in result.output
 
 
+@pytest.mark.live
 def test_the_readme_backup_and_restore_block(tmp_path):
     """The operations guide's backup block, as written, on the default engine (SQLite)."""
     from tests.live import ROOT

@@ -15,6 +15,8 @@ from tests.conftest import PASSWORD
 from tests.live import LiveServer
 from tests.orders_helpers import add_product, basket, product_row
 
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
+
 BUYERS = 40
 STOCK = 5
 

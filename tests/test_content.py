@@ -195,6 +195,7 @@ def test_a_sync_may_be_larger_than_other_requests(app, owner_client):
     assert too_big.status_code == 413
 
 
+@pytest.mark.live
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the guide's example needs curl")
 def test_the_guide_example_dry_runs_then_syncs_a_folder(
     tmp_path, database_url, make_key, owner_client

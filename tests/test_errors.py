@@ -243,6 +243,23 @@ def test_swagger_has_the_consoles_security_headers(client):
     assert f"'sha256-{digest}'" in policy  # Swagger UI's own start-up script may run
 
 
+def test_the_console_and_swagger_send_one_set_of_page_headers(client):
+    """One definition (shop/hooks.py): Swagger UI only widens the sources its page needs."""
+
+    def policy(headers):
+        directives = (
+            d.strip().split(" ", 1) for d in headers["Content-Security-Policy"].split(";")
+        )
+        return dict(directives)
+
+    swagger, console = client.get("/swagger").headers, client.get("/admin/login").headers
+    for name in ("Cache-Control", "X-Frame-Options", "Referrer-Policy"):
+        assert swagger[name] == console[name], name
+    for directive in ("default-src", "frame-ancestors", "form-action"):
+        assert policy(swagger)[directive] == policy(console)[directive], directive
+    assert set(policy(console)) < set(policy(swagger))
+
+
 def test_redirects_never_carry_the_clients_host(make_app):
     client = make_app().test_client()
     response = client.get("/admin", headers={"Host": "evil.example"})

@@ -21,6 +21,8 @@ import pytest
 from tests.conftest import PASSWORD
 from tests.live import LiveServer
 
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
+
 PACKAGE = "shop_client"
 
 

@@ -5,9 +5,13 @@ import json
 import signal
 import socket
 
+import pytest
+
 from tests.conftest import PASSWORD
 from tests.faults import _wait
 from tests.live import LiveServer, release_step
+
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
 
 
 def refused(port) -> bool:

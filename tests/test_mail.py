@@ -88,6 +88,7 @@ def certificate(tmp_path):
     return cert, key
 
 
+@pytest.mark.live
 def test_starttls_with_credentials(make_app, certificate, monkeypatch):
     cert, key = certificate
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -189,6 +189,7 @@ def test_requests_answer_503_until_the_upgrade_then_serve(make_app, migrations_c
         assert "note" in migrate.describe_columns(app.extensions["shop.db"], "products")
 
 
+@pytest.mark.live
 def test_a_database_newer_than_the_code_refuses_upgrade_and_start(make_app, database_url):
     app = make_app()
     with app.app_context():
@@ -207,6 +208,7 @@ def test_a_database_newer_than_the_code_refuses_upgrade_and_start(make_app, data
         LiveServer({"DATABASE_URL": database_url})
 
 
+@pytest.mark.live
 def test_a_worker_boots_and_gunicorn_starts_with_the_database_down(make_app, tmp_path):
     from tests.live import free_port
 

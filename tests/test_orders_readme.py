@@ -4,12 +4,14 @@ from a new customer to a delivered order."""
 import json
 import re
 
+import pytest
+
 from tests import test_readme
 from tests.conftest import PASSWORD
 from tests.orders_helpers import product_row
 from tests.test_readme import live, run_walkthrough  # noqa: F401 - live is a fixture
 
-pytestmark = test_readme.pytestmark
+pytestmark = [test_readme.pytestmark, pytest.mark.live]
 
 
 def test_orders_walkthrough(live, make_app, tmp_path):  # noqa: F811 - live is a fixture

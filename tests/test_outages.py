@@ -54,6 +54,7 @@ def assert_unavailable(status, headers, body):
     assert int(headers["Retry-After"]) >= 1
 
 
+@pytest.mark.live
 def test_a_node_started_while_postgresql_is_down_answers_503_keeps_its_workers_and_heals(
     private_postgres, tmp_path
 ):
@@ -105,6 +106,7 @@ def test_a_node_started_while_postgresql_is_down_answers_503_keeps_its_workers_a
     assert "the database answers again" in text, text
 
 
+@pytest.mark.live
 def test_after_a_postgresql_restart_no_request_sees_the_dead_connections(private_postgres):
     pg = private_postgres
     pg.start()
@@ -200,6 +202,7 @@ def _sign_in(client):
     return response, time.monotonic() - started
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("fault", ["stopped", "hung"])
 def test_redis_stopped_or_hung_sign_in_answers_fast_and_limits_hold_in_memory(
     make_app, private_redis, caplog, fault
@@ -226,6 +229,7 @@ def test_redis_stopped_or_hung_sign_in_answers_fast_and_limits_hold_in_memory(
         private_redis.resume()
 
 
+@pytest.mark.live
 def test_redis_back_after_an_outage_counts_again(make_app, private_redis):
     import redis
 

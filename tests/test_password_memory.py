@@ -8,8 +8,12 @@ import sys
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.conftest import PASSWORD
 from tests.live import ROOT, LiveServer, release_step
+
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
 
 
 def peak_rss_kib(pid: int) -> int:

@@ -9,6 +9,8 @@ import pytest
 
 from tests.live import LiveServer
 
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
+
 
 @pytest.fixture
 def live(database_url, make_app, tmp_path):

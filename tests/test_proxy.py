@@ -23,9 +23,12 @@ from tests.live import ROOT, LiveServer, free_port, release_step
 NGINX = shutil.which("nginx") or next(
     (p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None
 )
-pytestmark = pytest.mark.skipif(
-    NGINX is None, reason="nginx is not installed (CI installs Debian's: .ci/nginx)"
-)
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(
+        NGINX is None, reason="nginx is not installed (CI installs Debian's: .ci/nginx)"
+    ),
+]
 
 
 class Nginx:

@@ -104,6 +104,7 @@ def run_walkthrough(live, tmp_path: Path, *names: str, env=None) -> list[list[st
     return runs
 
 
+@pytest.mark.live
 def test_sign_in_walkthrough(live, tmp_path):
     for lines in run_walkthrough(live, tmp_path, "walkthrough-auth"):
         me = json.loads(lines[1])
@@ -114,6 +115,7 @@ def test_sign_in_walkthrough(live, tmp_path):
         assert PASSWORD not in "\n".join(lines)
 
 
+@pytest.mark.live
 def test_first_key_walkthrough(live, tmp_path):
     first, second = run_walkthrough(live, tmp_path, "readme-first-key")
     for lines, total in ((first, 1), (second, 2)):
@@ -123,6 +125,7 @@ def test_first_key_walkthrough(live, tmp_path):
         assert "eck_" not in "\n".join(lines)
 
 
+@pytest.mark.live
 def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
     statuses = []
     for _ in range(6):
@@ -142,6 +145,7 @@ def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
     assert statuses == [401] * 5 + [429]
 
 
+@pytest.mark.live
 def test_api_key_walkthrough(live, tmp_path):
     for lines in run_walkthrough(live, tmp_path, "walkthrough-auth", "walkthrough-keys"):
         registry = json.loads(lines[5])
@@ -168,6 +172,7 @@ def test_every_tested_block_of_the_guides_has_its_test():
     }
 
 
+@pytest.mark.live
 def test_api_key_controls_walkthrough(live, tmp_path):
     for lines in run_walkthrough(live, tmp_path, "walkthrough-auth", "keys-controls"):
         assert lines[5:8] == ["200", "200", "200"]  # the old key, the new one, the old again
@@ -185,6 +190,7 @@ def test_api_key_controls_walkthrough(live, tmp_path):
     ],
     ids=["url too long", "header too large", "malformed request line"],
 )
+@pytest.mark.live
 def test_what_gunicorn_refuses_before_the_app_is_still_a_json_message(live, request_head, status):
     with socket.create_connection(("127.0.0.1", live.port), timeout=10) as conn:
         conn.sendall((request_head + "\r\n").encode())

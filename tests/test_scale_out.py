@@ -16,11 +16,14 @@ import pytest
 from tests.conftest import PASSWORD, PG_URL, REDIS_URL
 from tests.live import LiveServer
 
-pytestmark = pytest.mark.skipif(
-    not (PG_URL and REDIS_URL),
-    reason="two-node test: needs SHOP_TEST_DATABASE_URL and SHOP_TEST_REDIS_URL, the"
-    " PostgreSQL and the Redis both nodes share",
-)
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(
+        not (PG_URL and REDIS_URL),
+        reason="two-node test: needs SHOP_TEST_DATABASE_URL and SHOP_TEST_REDIS_URL, the"
+        " PostgreSQL and the Redis both nodes share",
+    ),
+]
 
 OWNER = "owner@example.com"
 

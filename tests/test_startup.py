@@ -11,6 +11,8 @@ import pytest
 from tests.conftest import REDIS_URL
 from tests.live import ROOT, LiveServer, free_port
 
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
+
 BIN = Path(sys.executable).parent
 
 

@@ -20,6 +20,8 @@ import pytest
 
 from tests.live import ROOT
 
+pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
+
 PREVIOUS = "bd8e86d"
 AGENT = "upgrade-test/1.0"
 # Tables a later release may add rows to by itself (new permissions of the owner role,

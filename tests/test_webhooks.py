@@ -483,6 +483,7 @@ def doc_block(language: str, after: str) -> str:
     return text[start : text.index("```", start)]
 
 
+@pytest.mark.live
 def test_the_verification_examples_of_the_guide_accept_a_delivery_and_refuse_a_forgery(
     app, owner_client, receiver, tmp_path
 ):
@@ -575,6 +576,7 @@ def test_redirects_are_not_followed_reads_are_bounded_and_attempts_time_out(
         assert attempt["error"] == "timed out after 1 s" and attempt["duration_ms"] < 5000
 
 
+@pytest.mark.live
 def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_client, receiver):
     (line,) = [x for x in (ROOT / "Procfile").read_text().splitlines() if x.startswith("worker:")]
     command = line.removeprefix("worker:").split()
@@ -603,6 +605,7 @@ def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_cli
     assert "Worker stopped." in output
 
 
+@pytest.mark.live
 def test_dev_serve_runs_the_worker_beside_gunicorn_and_stops_both(tmp_path, receiver):
     port = free_port()
     env = {

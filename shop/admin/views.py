@@ -40,6 +40,7 @@ from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.clock import iso_in, now, now_iso, parse
 from shop.errors import abort, error_response, fold_messages
 from shop.extensions import limiter
+from shop.hooks import SECURITY_HEADERS
 
 bp = Blueprint(
     "admin",
@@ -49,15 +50,6 @@ bp = Blueprint(
     static_folder="static",
 )
 
-SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Frame-Options": "DENY",
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none';"
-        " form-action 'self'"
-    ),
-    "Referrer-Policy": "no-referrer",
-}
 LOGIN_COOKIE = "shop_admin_signin"
 CUSTOMER_HERE = (
     "That is a customer account: this console is for the shop's administrators. Customers"

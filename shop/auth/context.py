@@ -5,16 +5,13 @@ is a 401 on every route. Otherwise the administrator cookie, then the customer c
 resolved; a stale cookie leaves the caller anonymous and is cleared in the response.
 """
 
-from urllib.parse import urlsplit, urlunsplit
-
 from flask import g, redirect, request, url_for
 
-from shop import db
 from shop.auth import api_keys, sessions
 from shop.errors import abort
 
 # Endpoints that never need to know who is calling.
-_ANONYMOUS_ENDPOINTS = frozenset(
+ANONYMOUS_ENDPOINTS = frozenset(
     {
         "static",
         "admin.static",
@@ -32,7 +29,7 @@ def load_caller() -> None:
     g.caller = None
     g.auth_problem = None
     g.stale_cookies = []
-    if request.endpoint in _ANONYMOUS_ENDPOINTS:
+    if request.endpoint in ANONYMOUS_ENDPOINTS:
         return
     header = request.headers.get("Authorization")
     if header is not None:
@@ -89,8 +86,8 @@ def require_two_factor():
     )
 
 
-def finish_response(response):
-    """after_request: set or clear session cookies; never let a proxy cache a private answer."""
+def session_cookies(response):
+    """after_request: set or clear session cookies (shop/hooks.py finishes the response)."""
     pending = g.get("set_session_cookie")
     if pending is not None:
         kind, token = pending
@@ -100,46 +97,4 @@ def finish_response(response):
             sessions.clear_cookie(response, kind)
     for kind in g.get("clear_session_cookies", ()):
         sessions.clear_cookie(response, kind)
-    if g.get("caller") is not None or "Set-Cookie" in response.headers:
-        response.headers["Cache-Control"] = "no-store"
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    _relative_location(response)
-    if response.status_code >= 400 and (request.content_length or _chunked()):
-        # Refused, perhaps before its body was read: the rest of it is still in the
-        # socket, so this connection cannot carry another request (gunicorn.conf.py
-        # makes gunicorn honour this header).
-        response.headers["Connection"] = "close"
     return response
-
-
-def _chunked() -> bool:
-    return "chunked" in request.headers.get("Transfer-Encoding", "").lower()
-
-
-def _relative_location(response) -> None:
-    """Make a redirect to this host relative: never send back a host the client named.
-
-    werkzeug builds absolute redirects (such as ``/admin`` -> ``/admin/``) from the Host
-    header, which is the client's to choose unless SHOP_TRUSTED_HOSTS restricts it.
-    """
-    location = response.headers.get("Location")
-    if not location:
-        return
-    parts = urlsplit(location)
-    if parts.netloc and parts.netloc == request.host:
-        response.headers["Location"] = urlunsplit(("", "", parts.path, parts.query, ""))
-
-
-def sql_count_headers(response):
-    """after_request (SHOP_DEBUG_SQL_COUNT=1): statements and writes this request ran."""
-    start = g.get("sql_stats_start")
-    if start is not None:
-        stats = db.get_db().stats()
-        response.headers["X-Shop-SQL-Statements"] = str(stats["statements"] - start["statements"])
-        response.headers["X-Shop-SQL-Writes"] = str(stats["writes"] - start["writes"])
-    return response
-
-
-def start_sql_count() -> None:
-    """before_request (SHOP_DEBUG_SQL_COUNT=1): remember the thread's counters."""
-    g.sql_stats_start = db.get_db().stats()

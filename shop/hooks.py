@@ -1,0 +1,136 @@
+"""The HTTP plumbing of every request: hooks that know nothing of who is calling.
+
+``create_app`` registers them around the caller's resolution (``shop/auth/context.py``):
+refuse requests while the schema is older than the code, count SQL statements when asked,
+and finish every response (caching, ``nosniff``, relative redirects, ``Connection: close``).
+The security headers of the HTML pages we serve (the console, Swagger UI) are defined here
+once.
+"""
+
+import base64
+import hashlib
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from flask import current_app, g, request
+
+from shop import db, migrate
+from shop.auth.context import ANONYMOUS_ENDPOINTS
+from shop.errors import abort
+
+# The console's policy: this origin only, no inline script or style, never in a frame.
+_CSP = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "frame-ancestors": "'none'",
+    "form-action": "'self'",
+}
+
+
+def page_headers(**sources: str) -> dict[str, str]:
+    """The headers of an HTML page we serve: never cached, never framed, no referrer.
+
+    ``sources`` widen or add CSP directives (``script_src="'self' 'sha256-...'"``).
+    """
+    policy = {**_CSP, **{name.replace("_", "-"): value for name, value in sources.items()}}
+    return {
+        "Cache-Control": "no-store",
+        "X-Frame-Options": "DENY",
+        "Content-Security-Policy": "; ".join(f"{k} {v}" for k, v in policy.items()),
+        "Referrer-Policy": "no-referrer",
+    }
+
+
+# Every console response (shop/admin/views.py).
+SECURITY_HEADERS = page_headers()
+
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def swagger_page_headers(response):
+    """after_request: the console's headers on /swagger, its CSP allowing Swagger UI.
+
+    The page's one inline script (flask-smorest's start-up of Swagger UI) is allowed by its
+    hash, so no other inline script runs; Swagger UI sets inline styles and data: images.
+    """
+    if request.endpoint != "api-docs.openapi_swagger_ui" or response.status_code != 200:
+        return response
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+        for script in _INLINE_SCRIPT.findall(response.get_data(as_text=True))
+    )
+    response.headers.update(
+        page_headers(
+            script_src=f"'self' {hashes}",
+            style_src="'self' 'unsafe-inline'",
+            img_src="'self' data:",
+            connect_src="'self'",
+            base_uri="'none'",
+        )
+    )
+    return response
+
+
+def require_current_schema() -> None:
+    """before_request: 503 with Retry-After while the schema is older than the code."""
+    app = current_app._get_current_object()
+    if request.endpoint in ANONYMOUS_ENDPOINTS or migrate.schema_ready(app):
+        return
+    version = migrate.current_version(app.extensions["shop.db"])
+    code = migrate.code_version(app.config["MIGRATIONS_DIR"])
+    abort(
+        503,
+        f"The database schema is at version {version} and this release needs {code}:"
+        " the service is being upgraded. Operators: run `flask db upgrade`.",
+        {"Retry-After": str(migrate.RETRY_AFTER)},
+    )
+
+
+def start_sql_count() -> None:
+    """before_request (SHOP_DEBUG_SQL_COUNT=1): remember the thread's counters."""
+    g.sql_stats_start = db.get_db().stats()
+
+
+def sql_count_headers(response):
+    """after_request (SHOP_DEBUG_SQL_COUNT=1): statements and writes this request ran."""
+    start = g.get("sql_stats_start")
+    if start is not None:
+        stats = db.get_db().stats()
+        response.headers["X-Shop-SQL-Statements"] = str(stats["statements"] - start["statements"])
+        response.headers["X-Shop-SQL-Writes"] = str(stats["writes"] - start["writes"])
+    return response
+
+
+def finish_response(response):
+    """after_request, after the session cookies are set: never let a proxy cache a private
+    answer, never let a browser sniff a type, never send back the client's Host, and close a
+    connection whose refused body may still be in the socket."""
+    if g.get("caller") is not None or "Set-Cookie" in response.headers:
+        response.headers["Cache-Control"] = "no-store"
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    _relative_location(response)
+    if response.status_code >= 400 and (request.content_length or _chunked()):
+        # Refused, perhaps before its body was read: the rest of it is still in the
+        # socket, so this connection cannot carry another request (gunicorn.conf.py
+        # makes gunicorn honour this header).
+        response.headers["Connection"] = "close"
+    return response
+
+
+def _chunked() -> bool:
+    return "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+
+
+def _relative_location(response) -> None:
+    """Make a redirect to this host relative: never send back a host the client named.
+
+    werkzeug builds absolute redirects (such as ``/admin`` -> ``/admin/``) from the Host
+    header, which is the client's to choose unless SHOP_TRUSTED_HOSTS restricts it.
+    """
+    location = response.headers.get("Location")
+    if not location:
+        return
+    parts = urlsplit(location)
+    if parts.netloc and parts.netloc == request.host:
+        response.headers["Location"] = urlunsplit(("", "", parts.path, parts.query, ""))
