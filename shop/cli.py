@@ -1,6 +1,7 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
-``api-keys create|list|roll|revoke``, ``webhooks work [--once]`` (webhook deliveries and
-mail), ``mail work --once`` (due mail alone).
+``api-keys create|list|roll|revoke``, ``jobs run [--once]`` (the worker: every periodic job of
+``shop/jobs.py``, webhook deliveries and mail), ``webhooks work [--once]`` (its older name),
+``mail work --once`` (due mail alone).
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -209,17 +210,17 @@ def api_keys_group():
 @click.option("--expires", help="Optional expiry: an ISO 8601 date or date-time in the future.")
 def api_keys_create(label, scopes, expires):
     """Create a key and print its secret, once."""
-    from shop.auth import api_keys
+    from shop.auth import key_rules, key_store
 
     label = label.strip()
     if not 1 <= len(label) <= 100:
         _fail("--label must have 1 to 100 characters.")
     try:
-        scope_list = api_keys.parse_scopes(scopes)
-        expires_at = api_keys.parse_expiry(expires) if expires else None
+        scope_list = key_rules.parse_scopes(scopes)
+        expires_at = key_rules.parse_expiry(expires) if expires else None
     except ValueError as error:
         _fail(str(error).replace("scopes:", "--scopes:").replace("expires_at:", "--expires:"))
-    record, secret = api_keys.create(label, scope_list, expires_at, owner=None)
+    record, secret = key_store.create(label, scope_list, expires_at, owner=None)
     click.echo(f"Created API key {record['id']} ({label}) with scopes {' '.join(scope_list)}.")
     _echo_secret(secret)
 
@@ -232,11 +233,11 @@ def _echo_secret(secret: str) -> None:
 @api_keys_group.command("list")
 def api_keys_list():
     """List every key (never a secret)."""
-    from shop.auth import api_keys
+    from shop.auth import key_store
 
     page = 1
     while True:
-        result = api_keys.list_page(None, None, page, 100)
+        result = key_store.list_page(None, None, page, 100)
         for key in result["items"]:
             owner = key["owner"]["email"] if key["owner"] else "cli"
             click.echo(
@@ -260,16 +261,16 @@ def api_keys_list():
 )
 def api_keys_roll(key_id, grace):
     """Replace a key by a successor (printed once); the old one works --grace seconds more."""
-    from shop.auth import api_keys
+    from shop.auth import key_store
 
     try:
-        rolled = api_keys.roll(key_id, None, grace)
+        rolled = key_store.roll(key_id, None, grace)
     except HTTPException as error:
         _fail(error.description)
     if rolled is None:
         _fail(f"No API key with id {key_id}.")
     record, secret = rolled
-    old = api_keys.get(key_id)
+    old = key_store.get(key_id)
     click.echo(
         f"Rolled API key {key_id} ({record['label']}) to {record['id']}. The old key works"
         f" {grace} s more, until {old['expires_at']}."
@@ -281,9 +282,9 @@ def api_keys_roll(key_id, grace):
 @click.argument("key_id")
 def api_keys_revoke(key_id):
     """Revoke a key at once."""
-    from shop.auth import api_keys
+    from shop.auth import key_store
 
-    if not api_keys.revoke(key_id, None):
+    if not key_store.revoke(key_id, None):
         _fail(f"No API key with id {key_id}.")
     click.echo(f"Revoked API key {key_id}.")
 
@@ -299,7 +300,7 @@ def mail_group():
 @click.option("--once", is_flag=True, help="Send the mail that is due now, then stop.")
 def mail_work(once):
     """Send queued mail (SMTP_URL; the log without it). Without --once it runs the worker
-    of the Procfile, which sends mail and delivers webhooks (flask webhooks work)."""
+    of the Procfile, which sends mail, delivers webhooks and runs every job (flask jobs run)."""
     from shop import mail
 
     if not once:
@@ -309,38 +310,57 @@ def mail_work(once):
     click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
 
 
+@click.group("jobs", cls=AppGroup)
+@with_appcontext
+def jobs_group():
+    """The worker: every periodic job (shop/jobs.py), webhook deliveries and mail."""
+    _require_schema()
+
+
+@jobs_group.command("run")
+@click.option("--once", is_flag=True, help="Run every job once and empty what is due, then exit.")
+def jobs_run(once):
+    """Run the periodic jobs and the queues until stopped (SIGTERM, Ctrl-C)."""
+    _work(once)
+
+
 @click.group("webhooks", cls=AppGroup)
 @with_appcontext
 def webhooks_group():
-    """Deliver webhooks (the Procfile's worker process)."""
+    """Deliver webhooks (the older name of `flask jobs run`)."""
     _require_schema()
 
 
 @webhooks_group.command("work")
 @click.option("--once", is_flag=True, help="Deliver what is due now, then exit.")
 def webhooks_work(once):
-    """Deliver due webhooks and send queued mail until stopped (SIGTERM, Ctrl-C)."""
-    from shop.webhooks import worker
+    """Run the worker (`flask jobs run`): webhooks, mail and every periodic job."""
+    _work(once)
+
+
+def _work(once: bool) -> None:
+    """``--once``: every job once, the queues until empty; else the worker loop."""
+    from shop import jobs
 
     if once:
-        done = worker.run_once()
+        done = jobs.run_once()
         click.echo(f"Delivered {done} due item(s).")
         return
     _run_worker()
 
 
 def _run_worker() -> None:
-    """The Procfile's worker (webhooks, then mail, each pass) until SIGTERM or Ctrl-C."""
+    """The Procfile's worker (shop/jobs.py) until SIGTERM or Ctrl-C."""
     import signal
     import threading
 
-    from shop.webhooks import worker
+    from shop import jobs
 
     stop = threading.Event()
     for name in ("SIGTERM", "SIGINT"):
         signal.signal(getattr(signal, name), lambda *_: stop.set())
     click.echo("Worker started; SIGTERM or Ctrl-C stops it after the current pass.")
-    worker.work(stop)
+    jobs.work(stop)
     click.echo("Worker stopped.")
 
 
@@ -351,6 +371,7 @@ def register(app: Flask) -> None:
         init_db_command,
         users_group,
         api_keys_group,
+        jobs_group,
         webhooks_group,
         mail_group,
     ):

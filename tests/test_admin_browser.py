@@ -70,7 +70,7 @@ def browser():
 @pytest.fixture
 def live(make_app, database_url, clock):
     """A live gunicorn on the test's database, with an owner and a few older keys."""
-    from shop.auth import api_keys
+    from shop.auth import key_store
     from shop.clock import iso
     from shop.services.users import create_user
 
@@ -78,10 +78,10 @@ def live(make_app, database_url, clock):
     with app.app_context():
         owner = create_user("owner@example.com", "Olive Owner", PASSWORD, "owner")
         clock.advance(-45 * 86400)  # made long ago: dormant and expired ones to look at
-        api_keys.create("bootstrap (CLI)", ["read:product"], None, None)
+        key_store.create("bootstrap (CLI)", ["read:product"], None, None)
         expiry = iso(clock.moment + timedelta(days=30))
         caller = _owner_caller(owner)
-        api_keys.create("old price feed", ["read:product", "write:product"], expiry, caller)
+        key_store.create("old price feed", ["read:product", "write:product"], expiry, caller)
         clock.advance(45 * 86400)
     server = LiveServer(
         {

@@ -189,6 +189,55 @@ def test_an_administrator_without_api_key_read_sees_only_their_sessions(app, mak
     assert console.get("/admin/api-keys").status_code == 403
 
 
+def test_one_permission_check_says_the_same_in_the_console_the_api_and_a_view(
+    app, make_admin, make_key
+):
+    """The 403 of a missing permission is one function's: a route guard, a console page and a
+    view's further check (content sync, order reads) answer the same words."""
+    import html
+
+    support = make_admin("support")
+    console = console_client(app, support.email)
+    needed = "Access denied: this needs the permission api_key.read."
+    assert support.get("/api-keys").json["message"] == needed  # the route guard
+    page = console.get("/admin/api-keys")
+    assert page.status_code == 403 and needed in html.unescape(page.text)  # the console
+    editor = make_admin("editor")
+    assert editor.get("/orders").json["message"] == (
+        "Access denied: this needs the permission orders.read."
+    )
+    key = make_key("read:product")
+    refused = key.get("/orders")
+    assert refused.status_code == 403
+    assert refused.json["message"] == "Access denied: this API key needs the scope read:order."
+    cases = 0
+    from werkzeug.exceptions import Forbidden
+
+    from shop.auth.caller import Caller, require
+
+    reader = Caller(kind="admin", id="x", permissions=frozenset({"content.read"}))
+    key_caller = Caller(
+        kind="api_key", id="k", permissions=frozenset(), scopes=frozenset({"write:content"})
+    )
+    for caller, kwargs, message in (
+        (reader, {}, "Access denied: this needs the permission content.delete."),
+        (
+            reader,
+            {"purpose": "prune entries"},
+            "Access denied: to prune entries this needs the permission content.delete.",
+        ),
+        (key_caller, {}, "Access denied: this API key needs the scope write:content."),
+    ):
+        with pytest.raises(Forbidden) as refused_here:
+            require(caller, "content.delete", **kwargs)
+        assert refused_here.value.description == message
+        cases += 1
+    assert cases == 3
+    require(
+        Caller(kind="admin", id="x", permissions=frozenset({"content.delete"})), "content.delete"
+    )
+
+
 def test_forged_posts_without_the_csrf_token_are_refused(app, owner, owner_client):
     new_form = hidden_fields(owner.get("/admin/api-keys/new").text)
     forged = {k: v for k, v in new_form.items() if k != "csrf_token"}

@@ -33,6 +33,12 @@ def create(owner_client, **body):
     return response.json
 
 
+def run_jobs(app):
+    """``flask jobs run --once``: the worker's periodic jobs, as the Procfile runs them."""
+    result = app.test_cli_runner().invoke(args=["jobs", "run", "--once"])
+    assert result.exit_code == 0, result.output
+
+
 def owned_app(make_app, **config):
     """An app with ``config``, and its owner signed in."""
     app = make_app(**config)
@@ -356,8 +362,7 @@ def test_a_key_unused_for_the_idle_days_expires_unused(owner_client, app, clock)
     assert [k["id"] for k in expired] == [key["id"]]
     active = owner_client.get("/api-keys?status=active").json["items"]
     assert [k["id"] for k in active] == [used["id"]]
-    clock.advance(61)
-    owner_client.get("/products")  # the interval has passed: this request's worker sweeps
+    run_jobs(app)  # the worker's sweep, never a request's
     entries = audit(owner_client, "expired_unused")
     assert [e["details"]["key_id"] for e in entries] == [key["id"]]
     assert owner_client.delete(f"/api-keys/{key['id']}").status_code == 204
@@ -373,13 +378,14 @@ def test_idle_expiry_can_be_turned_off(make_app, clock):
     assert owner.get(f"/api-keys/{key['id']}").json["idle_expires_at"] is None
 
 
-def test_keys_expiring_within_seven_days_are_audited_once(owner_client, clock):
+def test_keys_expiring_within_seven_days_are_audited_once(owner_client, app, clock):
     soon = create(owner_client, expires_at=iso(clock() + timedelta(days=8)))
     create(owner_client, label="later", expires_at=iso(clock() + timedelta(days=30)))
     clock.advance(DAY + 61)
     login(owner_client, "owner@example.com")  # the session ended meanwhile
     clock.advance(61)
-    owner_client.get("/products")
+    run_jobs(app)
+    run_jobs(app)
     entries = audit(owner_client, "expiring")
     assert [e["details"]["key_id"] for e in entries] == [soon["id"]]
     assert entries[0]["details"]["expires_at"] == soon["expires_at"]
@@ -497,12 +503,12 @@ def test_a_worker_that_stops_normally_writes_the_counts_it_holds(make_app, datab
     import urllib.request
 
     from shop import db
-    from shop.auth import api_keys
+    from shop.auth import key_store
     from tests.live import LiveServer
 
     app = make_app()
     with app.test_request_context():
-        record, secret = api_keys.create("counted", ["read:product"], None, None)
+        record, secret = key_store.create("counted", ["read:product"], None, None)
     server = LiveServer({"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"})
     try:
         for _ in range(3):

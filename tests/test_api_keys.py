@@ -450,12 +450,12 @@ def test_a_chosen_key_id_creates_one_key_however_often_it_is_posted(app):
     from werkzeug.exceptions import Conflict
 
     from shop import db
-    from shop.auth import api_keys
+    from shop.auth import key_store
 
     with app.test_request_context():
         key_id = db.new_id()
-        api_keys.create("once", ["read:product"], None, None, key_id=key_id)
+        key_store.create("once", ["read:product"], None, None, key_id=key_id)
         with pytest.raises(Conflict):
-            api_keys.create("twice", ["read:product"], None, None, key_id=key_id)
+            key_store.create("twice", ["read:product"], None, None, key_id=key_id)
         labels = [r["label"] for r in db.query("SELECT label FROM api_keys")]
     assert labels == ["once"]

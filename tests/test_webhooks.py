@@ -393,6 +393,26 @@ def test_api_key_events_created_revoked_and_expiring_once(
     assert deliveries(owner_client, hook["id"])[0]["status"] == "succeeded"
 
 
+def test_the_one_expiring_rule_skips_rolled_keys_and_audits_and_emits_once(
+    app, clock, owner_client, make_key, receiver
+):
+    """ "Expires within 7 days" is one rule (``key_sweep.expiring``): a rolled key's grace
+    window is not an expiry to warn about; a live key is audited and emitted together, once,
+    by the worker's jobs (``flask jobs run --once``), however often they run."""
+    create_hook(owner_client, receiver.url, "api_key.expiring")
+    expiring = make_key("read:product", expires_at=worker.iso(clock() + timedelta(days=5)))
+    rolled = make_key("read:product", expires_at=worker.iso(clock() + timedelta(days=30)))
+    roll = owner_client.post(f"/api-keys/{rolled.key['id']}/roll", json={"grace_seconds": 3600})
+    assert roll.status_code == 201  # the old key now expires within the hour: rolled, not expiring
+    for _ in range(3):
+        result = app.test_cli_runner().invoke(args=["jobs", "run", "--once"])
+        assert result.exit_code == 0, result.output
+    sent = [e["data"]["id"] for e in receiver.events() if e["type"] == "api_key.expiring"]
+    audited = owner_client.get("/audit-log?event=api_key.expiring").json["items"]
+    assert sent == [expiring.key["id"]]
+    assert [e["details"]["key_id"] for e in audited] == [expiring.key["id"]]
+
+
 def test_update_and_delete(app, owner_client, receiver):
     hook = create_hook(owner_client, receiver.url, "product.created")
     changed = owner_client.patch(
@@ -580,7 +600,7 @@ def test_redirects_are_not_followed_reads_are_bounded_and_attempts_time_out(
 def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_client, receiver):
     (line,) = [x for x in (ROOT / "Procfile").read_text().splitlines() if x.startswith("worker:")]
     command = line.removeprefix("worker:").split()
-    assert command == ["flask", "--app", "app", "webhooks", "work"]
+    assert command == ["flask", "--app", "app", "jobs", "run"]  # shop/jobs.py: every job
     create_hook(owner_client, receiver.url, "product.created")
     env = {
         **os.environ,

@@ -10,7 +10,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
 from shop.api.common import Blueprint, PageQuerySchema, page_schema
-from shop.auth import api_keys, key_usage
+from shop.auth import key_rules, key_store, key_usage
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
 from shop.errors import abort
@@ -114,30 +114,6 @@ class ApiKeyCreatedSchema(ApiKeySchema):
     )
 
 
-def issue(data: dict, caller, key_id: str | None = None) -> dict:
-    """Create a key from ``ApiKeyCreateSchema`` input: the record plus its secret.
-
-    The one path of the JSON API and the admin console: scopes and expiry are checked (400),
-    then, in ``api_keys.create``, the rights ceiling (403).
-    """
-    try:
-        scopes = api_keys.parse_scopes(data["scopes"])
-        expires_at = api_keys.parse_expiry(data["expires_at"]) if data.get("expires_at") else None
-        allowed_ips = api_keys.parse_allowed_ips(data.get("allowed_ips"))
-    except ValueError as error:
-        abort(400, str(error))
-    record, secret = api_keys.create(
-        data["label"].strip() or data["label"],
-        scopes,
-        expires_at,
-        caller,
-        key_id=key_id,
-        allowed_ips=allowed_ips,
-        rate_limit=data.get("rate_limit_per_minute"),
-    )
-    return {**record, "secret": secret}
-
-
 def _allowed_ips_field():
     return fields.List(
         fields.String(
@@ -146,7 +122,7 @@ def _allowed_ips_field():
         ),
         allow_none=True,
         metadata={
-            "maxItems": api_keys.MAX_ALLOWED_IPS,
+            "maxItems": key_rules.MAX_ALLOWED_IPS,
             "description": "Optional: the addresses and CIDR ranges (IPv4 and IPv6) the key is"
             " accepted from, such as `203.0.113.7` or `2001:db8::/32`; null or empty: any."
             " The address is the client's as SHOP_TRUSTED_PROXIES lets the service see it.",
@@ -165,7 +141,7 @@ def _rate_limit_field():
 
 class ApiKeyCreateSchema(Schema):
     label = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    # Checked by api_keys.parse_scopes, whose message names the offending scope.
+    # Checked by key_rules.parse_scopes, whose message names the offending scope.
     scopes = fields.List(
         enum_field("ScopeName", ALL_SCOPES, validate_input=False, validate=validate.Length(max=64)),
         required=True,
@@ -198,8 +174,8 @@ class ApiKeyUpdateSchema(Schema):
 class ApiKeyRollSchema(Schema):
     grace_seconds = fields.Integer(
         strict=True,
-        load_default=api_keys.DEFAULT_GRACE_SECONDS,
-        validate=validate.Range(min=0, max=api_keys.MAX_GRACE_SECONDS),
+        load_default=key_rules.DEFAULT_GRACE_SECONDS,
+        validate=validate.Range(min=0, max=key_rules.MAX_GRACE_SECONDS),
         metadata={
             "description": "How long the old key keeps working: 0 to 604800 (7 days);"
             " default 86400 (1 day). Its expiry becomes the earlier of its own and this."
@@ -237,7 +213,7 @@ class ApiKeys(MethodView):
 
         Never shows a secret or a hash.
         """
-        return api_keys.list_page(g.caller, args.get("status"), args["page"], args["page_size"])
+        return key_store.list_page(g.caller, args.get("status"), args["page"], args["page_size"])
 
     @blp.doc(operationId="createApiKey")
     @blp.arguments(ApiKeyCreateSchema)
@@ -249,7 +225,7 @@ class ApiKeys(MethodView):
         The answer holds the secret (`eck_...`) this once; only its SHA-256 is stored. You
         can grant only scopes whose permissions you hold.
         """
-        return issue(data, g.caller)
+        return key_store.issue(data, g.caller)
 
 
 @blp.route("/<id:key_id>")
@@ -263,7 +239,7 @@ class ApiKeyById(MethodView):
         `usage` counts its requests per day over the last 30 days and the 401, 403 and 429
         answers among them; `last_used_at` and `last_used_ip` are its last accepted use.
         """
-        record = api_keys.get(key_id, g.caller)
+        record = key_store.get(key_id, g.caller)
         if record is None:
             abort(404, "API key not found.")
         return {**record, "usage": key_usage.summary(key_id)}
@@ -282,11 +258,8 @@ class ApiKeyById(MethodView):
         if "label" in changes:
             changes["label"] = changes["label"].strip() or changes["label"]
         if "allowed_ips" in changes:
-            try:
-                changes["allowed_ips"] = api_keys.parse_allowed_ips(changes["allowed_ips"])
-            except ValueError as error:
-                abort(400, str(error))
-        record = api_keys.update(key_id, g.caller, changes)
+            changes["allowed_ips"] = key_rules.allowed_ips_input(changes["allowed_ips"])
+        record = key_store.update(key_id, g.caller, changes)
         if record is None:
             abort(404, "API key not found.")
         return record
@@ -299,25 +272,8 @@ class ApiKeyById(MethodView):
 
         The key stays listed with `revoked_at`. Revoking a revoked key answers 204 again.
         """
-        if not api_keys.revoke(key_id, g.caller):
+        if not key_store.revoke(key_id, g.caller):
             abort(404, "API key not found.")
-
-
-def roll(key_id: str, data: dict, caller) -> dict:
-    """Roll a key from ``ApiKeyRollSchema`` input: the successor plus its secret (API and
-    console). New scopes are checked like at creation: 400, then, in ``api_keys.roll``, the
-    ceiling of the key owner's permissions (403)."""
-    scopes = None
-    if data.get("scopes") is not None:
-        try:
-            scopes = api_keys.parse_scopes(data["scopes"])
-        except ValueError as error:
-            abort(400, str(error))
-    rolled = api_keys.roll(key_id, caller, data["grace_seconds"], scopes)
-    if rolled is None:
-        abort(404, "API key not found.")
-    record, secret = rolled
-    return {**record, "secret": secret}
 
 
 @blp.route("/<id:key_id>/roll")
@@ -336,7 +292,7 @@ class RollApiKey(MethodView):
         Rolling a revoked, expired or already rolled key is 409. Needs the right to revoke the
         key.
         """
-        return roll(key_id, data, g.caller)
+        return key_store.roll_from(key_id, data, g.caller)
 
 
 @blp.route("/revoke-leaked")
@@ -352,5 +308,5 @@ class RevokeLeaked(MethodView):
         audited; the answer is the same whether or not one matched. Limited to 10 requests
         a minute per address.
         """
-        api_keys.revoke_leaked(data["secret"])
+        key_store.revoke_leaked(data["secret"])
         return {"message": "Thank you. If this secret belonged to a live key, it is now revoked."}

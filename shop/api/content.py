@@ -22,6 +22,7 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
+from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
@@ -311,8 +312,7 @@ def _synced(created, updated, deleted) -> dict:
 
 def _require(permission: str, what: str) -> None:
     """403 unless the caller also holds ``permission``."""
-    if not g.caller.can(permission):
-        abort(403, f"Access denied: to {what} this needs the permission {permission}.")
+    require(g.caller, permission, purpose=what)
 
 
 @blp.route("/<content_key:key>")

@@ -20,6 +20,7 @@ from shop.api.common import (
     readable,
 )
 from shop.api.schemas import OrderSchema, order_status
+from shop.auth.caller import require
 from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
 from shop.errors import abort
@@ -59,11 +60,7 @@ def _visible(order_id: str) -> dict:
 
 
 def _require_orders_read() -> None:
-    caller = g.caller
-    if not caller.can("orders.read"):
-        if caller.kind == "api_key":
-            abort(403, "Access denied: this API key needs the scope read:order.")
-        abort(403, "Access denied: this needs the permission orders.read.")
+    require(g.caller, "orders.read")
 
 
 def _utc(moment) -> str:

@@ -1,18 +1,16 @@
 """Two-factor sign-in (TOTP) of the signed-in administrator: status, set up, confirm, turn off.
 
-The rules live in ``shop/auth/two_factor.py``; the console's page calls the same functions.
+The use cases live in ``shop/auth/two_factor.py``; the console's page calls the same functions.
 """
 
 from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db
 from shop.api.common import Blueprint
-from shop.auth import sessions, two_factor
+from shop.auth import two_factor
 from shop.auth.decorators import require_auth
-from shop.auth.passwords import MAX_LENGTH, check_password
-from shop.errors import abort
+from shop.auth.passwords import MAX_LENGTH
 from shop.extensions import limiter
 
 blp = Blueprint(
@@ -62,68 +60,6 @@ class TwoFactorOffSchema(Schema):
     )
 
 
-def required_by_settings() -> bool:
-    """Whether the site setting ``require_two_factor`` is on."""
-    from shop import settings
-
-    return bool(settings.current()["require_two_factor"])
-
-
-def status(user_id: str) -> dict:
-    """What the API says about a user's two-factor sign-in."""
-    row = two_factor.state(user_id)
-    enabled = bool(row and row["enabled_at"])
-    return {
-        "enabled": enabled,
-        "enabled_at": row["enabled_at"] if enabled else None,
-        "recovery_codes_left": two_factor.recovery_codes_left(user_id) if enabled else 0,
-        "required": required_by_settings(),
-    }
-
-
-def set_up(caller) -> dict:
-    """Start (or restart) setting up; 409 when already on."""
-    if two_factor.is_enabled(caller.id):
-        abort(409, "Two-factor sign-in is already on: turn it off first to set up another app.")
-    with db.transaction():
-        started = two_factor.start(caller.id, caller.email)
-        audit.record("two_factor.setup_started", {"user_id": caller.id})
-    return started
-
-
-def confirm(caller, code: str) -> list[str]:
-    """Turn two-factor sign-in on with a code of the new app; answer the recovery codes.
-
-    Ends every other session of the caller, as a password change does: none of them passed
-    the second factor."""
-    row = two_factor.state(caller.id)
-    if row is None or row["enabled_at"]:
-        abort(409, "Nothing to confirm: set up two-factor sign-in first.")
-    with db.transaction():
-        if not two_factor.use_code(caller.id, code, pending=True):
-            abort(400, "otp: this is not the app's current code; check the phone's clock.")
-        codes = two_factor.confirm(caller.id)
-        ended = sessions.end_all(sessions.ADMIN, caller.id, caller.session_id)
-        audit.record("two_factor.enabled", {"user_id": caller.id, "other_sessions_ended": ended})
-    return codes
-
-
-def turn_off(caller, password: str, code: str) -> None:
-    """Turn two-factor sign-in off with the password and a code; 400 naming what is wrong."""
-    if not two_factor.is_enabled(caller.id):
-        abort(409, "Two-factor sign-in is not on.")
-    if required_by_settings():
-        abort(409, "The shop's settings require two-factor sign-in of administrators.")
-    stored = db.value("SELECT password_hash FROM users WHERE id = :id", {"id": caller.id})
-    if not check_password(stored, password):
-        abort(400, "password: does not match your password.")
-    with db.transaction():
-        if two_factor.check(caller.id, code) is None:
-            abort(400, "otp: not a current code or an unused recovery code.")
-        two_factor.turn_off(caller.id)
-        audit.record("two_factor.disabled", {"user_id": caller.id})
-
-
 @blp.route("")
 class TwoFactor(MethodView):
     @blp.response(200, TwoFactorSchema)
@@ -131,7 +67,7 @@ class TwoFactor(MethodView):
     @require_auth("admin")
     def get(self):
         """Your two-factor sign-in"""
-        return status(g.caller.id)
+        return two_factor.status(g.caller.id)
 
 
 @blp.route("/setup")
@@ -147,7 +83,7 @@ class TwoFactorSetup(MethodView):
         authenticator app. Nothing changes at sign-in until a code confirms it. Starting
         again replaces a set-up not yet confirmed; when two-factor sign-in is on, 409.
         """
-        return set_up(g.caller)
+        return two_factor.set_up(g.caller)
 
 
 @blp.route("/confirm")
@@ -163,7 +99,7 @@ class TwoFactorConfirm(MethodView):
         Answers 10 recovery codes, each good for one sign-in instead of a code. They are
         shown this once and stored hashed. Ends every other session of yours.
         """
-        return {"recovery_codes": confirm(g.caller, data["otp"])}
+        return {"recovery_codes": two_factor.confirm_setup(g.caller, data["otp"])}
 
 
 @blp.route("/disable")
@@ -180,4 +116,4 @@ class TwoFactorOff(MethodView):
         settings require two-factor sign-in of administrators. Limited to 5 requests a
         minute per client address, shared with the console's form.
         """
-        turn_off(g.caller, data["password"], data["otp"])
+        two_factor.turn_off_with(g.caller, data["password"], data["otp"])

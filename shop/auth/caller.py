@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass, field
 
-from shop.auth.permissions import SCOPES
+from shop.auth.permissions import SCOPES, scopes_for
+from shop.errors import abort
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +46,21 @@ class Caller:
         """How the audit log names this caller."""
         label = self.label if self.kind == "api_key" else self.email
         return {"kind": self.kind, "id": self.id, "label": label}
+
+
+def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | None = None):
+    """403 unless ``caller`` holds ``permission`` (an API key: or one of ``key_scopes``).
+
+    The one permission check and its message, for route guards, console pages and views that
+    need a further permission. A key is told the scope it needs; anyone else, or anyone
+    asked for the permission ``purpose`` names (``to prune entries``), the permission.
+    """
+    if caller.can(permission):
+        return
+    if caller.kind == "api_key" and purpose is None:
+        if any(caller.has_scope(scope) for scope in key_scopes):
+            return
+        needed = " or ".join(key_scopes or scopes_for(permission))
+        abort(403, f"Access denied: this API key needs the scope {needed}.")
+    to = f"to {purpose} " if purpose else ""
+    abort(403, f"Access denied: {to}this needs the permission {permission}.")

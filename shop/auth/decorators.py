@@ -14,6 +14,7 @@ import functools
 from flask import current_app, g, request
 from werkzeug.exceptions import HTTPException
 
+from shop.auth.caller import require
 from shop.auth.permissions import scopes_for
 from shop.errors import abort
 from shop.extensions import limiter
@@ -114,14 +115,9 @@ def require_permission(permission: str, *, key_scopes=None, sessions_only: bool 
         caller = g.get("caller")
         if caller is None:
             _unauthenticated(keys_refused)
-        if caller.kind == "api_key":
-            if keys_refused:
-                abort(403, keys_refused)
-            accepted = caller.can(permission) or any(caller.has_scope(s) for s in key_scopes or ())
-            if not accepted:
-                abort(403, f"Access denied: this API key needs the scope {' or '.join(scopes)}.")
-        elif not caller.can(permission):
-            abort(403, f"Access denied: this needs the permission {permission}.")
+        if caller.kind == "api_key" and keys_refused:
+            abort(403, keys_refused)
+        require(caller, permission, key_scopes=tuple(key_scopes or ()))
 
     def decorator(func):
         if scopes:

@@ -2,11 +2,13 @@
 
 Each process keeps, per key, its requests per day (and the 401, 403 and 429 answers among
 them), its last use (time and address of a request it was let in for and not refused) and
-the addresses it was used from. At most every ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60
-by default), in the teardown of the request that finds the time has come, the process adds
-its counts to ``api_key_usage``, moves ``last_used_at`` forward, records new addresses
-(auditing ``api_key.new_address``) and runs the lifecycle sweep (keys expiring within 7
-days, keys that expired unused). A worker that stops normally writes what it holds; one
+the addresses it was used from. These are the requests' own writes, batched: only the process
+that counted them can write them, so they stay in the web process. At most every
+``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the request that
+finds the time has come, the process adds its counts to ``api_key_usage``, moves
+``last_used_at`` forward and records new addresses (auditing ``api_key.new_address``). The
+periodic work over all keys (the sweeps, forgetting old days) is the scheduler's
+(``shop/jobs.py``), never a request's. A worker that stops normally writes what it holds; one
 that crashes or is killed loses at most one interval of its counts, last uses and
 new-address entries (docs/api-keys.md).
 
@@ -23,6 +25,7 @@ from datetime import timedelta
 from flask import current_app, g
 
 from shop import db
+from shop.auth.key_events import address_seen
 from shop.clock import clock_of, iso, now
 
 log = logging.getLogger("shop")
@@ -152,18 +155,16 @@ def teardown_request(error=None) -> None:
 
 
 def _flush_at_exit(app) -> None:
-    """atexit: write what this process still holds (no sweep: another process will)."""
+    """atexit: write what this process still holds."""
     try:
         with app.app_context():
-            flush(sweep=False)
+            flush()
     except Exception:  # noqa: BLE001 - a worker on its way out: log and go
         log.warning("API key usage: could not write the last counts at exit", exc_info=True)
 
 
-def flush(sweep: bool = True) -> None:
-    """Write what this process counted, then the lifecycle sweep. Never raises."""
-    from shop.auth import api_keys
-
+def flush() -> None:
+    """Write what this process counted. Never raises."""
     usage = buffer()
     counts, last_use, addresses = usage.take()
     if counts or last_use or addresses:
@@ -172,20 +173,11 @@ def flush(sweep: bool = True) -> None:
         except Exception:  # noqa: BLE001 - the database is away: keep the counts for next time
             usage.give_back(counts, last_use, addresses)
             log.warning("API key usage: write failed, kept for the next try", exc_info=True)
-    if not sweep:
-        return
-    try:
-        api_keys.sweep()
-    except Exception:  # noqa: BLE001
-        log.warning("API key sweep failed; it runs again next interval", exc_info=True)
 
 
 def _write(counts: dict, last_use: dict, addresses: dict) -> None:
     """One transaction: add the counts, move last uses forward, record (and audit) addresses
     no process had recorded before."""
-    from shop.auth import api_keys
-
-    moment = now()
     with db.transaction():
         if counts:
             db.execute_many(
@@ -222,15 +214,21 @@ def _write(counts: dict, last_use: dict, addresses: dict) -> None:
                 {"k": key_id, "ip": ip, "first": first, "last": last},
             )
             if inserted:
-                api_keys.address_seen(key_id, ip, first, first_use=not known)
+                address_seen(key_id, ip, first, first_use=not known)
             else:
                 db.execute(
                     "UPDATE api_key_addresses SET last_seen_at = :last"
                     " WHERE key_id = :k AND ip = :ip AND last_seen_at < :last",
                     {"k": key_id, "ip": ip, "last": last},
                 )
-        cutoff = (moment - timedelta(days=USAGE_DAYS + 5)).date().isoformat()
+
+
+def prune() -> int:
+    """Forget the usage of days older than the 30 shown (and a margin); answer 0."""
+    cutoff = (now() - timedelta(days=USAGE_DAYS + 5)).date().isoformat()
+    with db.transaction():
         db.execute("DELETE FROM api_key_usage WHERE day < :cutoff", {"cutoff": cutoff})
+    return 0
 
 
 def summary(key_id: str) -> dict:

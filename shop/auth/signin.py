@@ -16,7 +16,7 @@ from flask import g
 from shop import audit, db
 from shop.auth import lockout, sessions, two_factor
 from shop.auth.passwords import check_password
-from shop.clock import iso
+from shop.clock import iso, iso_in, now_iso
 
 _FIND = {
     "admin": "SELECT id, email, name, password_hash, active FROM users WHERE email = :email",
@@ -160,6 +160,43 @@ def end_session(caller, session_id: str) -> bool:
     if session_id == caller.session_id:
         g.clear_session_cookies = [kind]
     return True
+
+
+# The console's second step: a browser whose password was right may send a code for a while.
+CHALLENGE_SECONDS = 300
+
+
+def remember_challenge(browser_token: str, user_id: str) -> None:
+    """The password was right: the browser holding ``browser_token`` (its sign-in cookie) may
+    send a code for ``user_id`` for ``CHALLENGE_SECONDS``. Only the token's hash is stored."""
+    db.execute("DELETE FROM two_factor_challenges WHERE expires_at < :now", {"now": now_iso()})
+    db.execute(
+        "INSERT INTO two_factor_challenges (token_hash, user_id, expires_at)"
+        " VALUES (:hash, :user_id, :expires) ON CONFLICT (token_hash) DO UPDATE SET"
+        " user_id = excluded.user_id, expires_at = excluded.expires_at",
+        {
+            "hash": db.sha256(browser_token),
+            "user_id": user_id,
+            "expires": iso_in(CHALLENGE_SECONDS),
+        },
+    )
+
+
+def challenged_user(browser_token: str) -> dict | None:
+    """The administrator (id, email, name, active) the browser may send a code for now."""
+    return db.one(
+        "SELECT u.id, u.email, u.name, u.active FROM two_factor_challenges c"
+        " JOIN users u ON u.id = c.user_id WHERE c.token_hash = :hash AND c.expires_at > :now",
+        {"hash": db.sha256(browser_token), "now": now_iso()},
+    )
+
+
+def forget_challenge(browser_token: str) -> None:
+    """The code was right: the browser's challenge is spent."""
+    db.execute(
+        "DELETE FROM two_factor_challenges WHERE token_hash = :hash",
+        {"hash": db.sha256(browser_token)},
+    )
 
 
 # One budget per address for every sign-in form (this API and the admin console).

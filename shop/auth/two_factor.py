@@ -14,8 +14,11 @@ import secrets
 import pyotp
 import segno
 
-from shop import db, settings
+from shop import audit, db, settings
+from shop.auth import sessions
+from shop.auth.passwords import check_password
 from shop.clock import now, now_iso
+from shop.errors import abort
 
 ISSUER_FALLBACK = "shop"
 RECOVERY_CODES = 10
@@ -153,3 +156,66 @@ def turn_off(user_id: str) -> None:
     """Remove the secret and the recovery codes (inside the caller's transaction)."""
     db.execute("DELETE FROM user_two_factor WHERE user_id = :id", {"id": user_id})
     db.execute("DELETE FROM user_recovery_codes WHERE user_id = :id", {"id": user_id})
+
+
+# The use cases of the API and the console (the caller is the signed-in administrator) ----
+
+
+def required_by_settings() -> bool:
+    """Whether the site setting ``require_two_factor`` is on."""
+    return bool(settings.current()["require_two_factor"])
+
+
+def status(user_id: str) -> dict:
+    """What the API says about a user's two-factor sign-in."""
+    row = state(user_id)
+    enabled = bool(row and row["enabled_at"])
+    return {
+        "enabled": enabled,
+        "enabled_at": row["enabled_at"] if enabled else None,
+        "recovery_codes_left": recovery_codes_left(user_id) if enabled else 0,
+        "required": required_by_settings(),
+    }
+
+
+def set_up(caller) -> dict:
+    """Start (or restart) setting up; 409 when already on."""
+    if is_enabled(caller.id):
+        abort(409, "Two-factor sign-in is already on: turn it off first to set up another app.")
+    with db.transaction():
+        started = start(caller.id, caller.email)
+        audit.record("two_factor.setup_started", {"user_id": caller.id})
+    return started
+
+
+def confirm_setup(caller, code: str) -> list[str]:
+    """Turn two-factor sign-in on with a code of the new app; answer the recovery codes.
+
+    Ends every other session of the caller, as a password change does: none of them passed
+    the second factor."""
+    row = state(caller.id)
+    if row is None or row["enabled_at"]:
+        abort(409, "Nothing to confirm: set up two-factor sign-in first.")
+    with db.transaction():
+        if not use_code(caller.id, code, pending=True):
+            abort(400, "otp: this is not the app's current code; check the phone's clock.")
+        codes = confirm(caller.id)
+        ended = sessions.end_all(sessions.ADMIN, caller.id, caller.session_id)
+        audit.record("two_factor.enabled", {"user_id": caller.id, "other_sessions_ended": ended})
+    return codes
+
+
+def turn_off_with(caller, password: str, code: str) -> None:
+    """Turn two-factor sign-in off with the password and a code; 400 naming what is wrong."""
+    if not is_enabled(caller.id):
+        abort(409, "Two-factor sign-in is not on.")
+    if required_by_settings():
+        abort(409, "The shop's settings require two-factor sign-in of administrators.")
+    stored = db.value("SELECT password_hash FROM users WHERE id = :id", {"id": caller.id})
+    if not check_password(stored, password):
+        abort(400, "password: does not match your password.")
+    with db.transaction():
+        if check(caller.id, code) is None:
+            abort(400, "otp: not a current code or an unused recovery code.")
+        turn_off(caller.id)
+        audit.record("two_factor.disabled", {"user_id": caller.id})

@@ -1,12 +1,10 @@
-"""The delivery worker: ``flask webhooks work`` runs ``work``; ``--once`` empties what is due.
+"""Webhook delivery: the outbox's queue and its upkeep, run by the scheduler (``shop/jobs.py``).
 
-Each pass runs the jobs of ``JOBS`` in order: webhook deliveries, then mail
-(``shop.mail.deliver_due``), so one worker process serves both queues. A pass claims due
-deliveries in a short transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so workers on
-several nodes share the outbox; SQLite lets one writer in at a time) by pushing their next
-attempt a lease ahead, then sends them outside any transaction and records their results
-together in a second one. A worker that dies mid-pass leaves the pass's deliveries due again
-when the lease ends: at least once.
+A pass (``deliver_due``) claims due deliveries in a short transaction (``FOR UPDATE SKIP
+LOCKED`` on PostgreSQL, so workers on several nodes share the outbox; SQLite lets one writer
+in at a time) by pushing their next attempt a lease ahead, then sends them outside any
+transaction and records their results together in a second one. A worker that dies mid-pass
+leaves the pass's deliveries due again when the lease ends: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
 every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
@@ -16,18 +14,17 @@ see.
 
 import logging
 import random
-import threading
 from datetime import timedelta
 
 from flask import current_app
 
 from shop import audit, db, mail
-from shop.auth import api_keys
+from shop.auth import key_store
 from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
 from shop.webhooks import delivery, signing
 from shop.webhooks.events import EVENTS, PING
-from shop.webhooks.outbox import CREATOR, creator_rights, emit, missing_rights
+from shop.webhooks.outbox import CREATOR, creator_rights, missing_rights
 
 log = logging.getLogger("shop.webhooks")
 
@@ -37,7 +34,6 @@ ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
-EXPIRING_WITHIN = timedelta(days=7)
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
@@ -125,7 +121,7 @@ def attempt(delivery_id: str, kind: str) -> dict | None:
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
 # API reads with (a non-owner administrator sees only their own keys).
-RECORD_RULES = {"api_key": lambda key_id, viewer: api_keys.get(key_id, viewer) is not None}
+RECORD_RULES = {"api_key": lambda key_id, viewer: key_store.get(key_id, viewer) is not None}
 
 
 def _owner(webhook_id: str, owners: dict) -> tuple:
@@ -328,23 +324,6 @@ def disable_without_rights() -> int:
     return 0
 
 
-def notify_expiring_keys() -> int:
-    """Emit ``api_key.expiring`` once per live key that expires within 7 days."""
-    moment = now()
-    with db.transaction():
-        db.lock("webhooks:expiring-keys")
-        rows = db.query(
-            "SELECT k.id FROM api_keys k WHERE k.revoked_at IS NULL"
-            " AND k.expires_at > :now AND k.expires_at <= :horizon AND NOT EXISTS ("
-            " SELECT 1 FROM webhook_events e"
-            " WHERE e.type = 'api_key.expiring' AND e.subject_id = k.id)",
-            {"now": iso(moment), "horizon": iso(moment + EXPIRING_WITHIN)},
-        )
-        for row in rows:
-            emit("api_key.expiring", row["id"], api_keys.get)
-    return 0  # nothing a pass should hurry back for
-
-
 def prune() -> int:
     """Forget finished deliveries and their events after ``SHOP_WEBHOOKS_RETENTION_DAYS``."""
     days = current_app.config["WEBHOOKS_RETENTION_DAYS"]
@@ -360,51 +339,3 @@ def prune() -> int:
             {"cutoff": cutoff},
         )
     return 0
-
-
-# The queues a pass works through, in order, each with the most it takes in one pass; each
-# answers how much it took.
-JOBS = ((deliver_due, BATCH), (mail.deliver_due, mail.BATCH))
-# Jobs run every so many seconds rather than on every pass.
-PERIODIC = ((disable_without_rights, 60), (notify_expiring_keys, 60), (prune, 3600))
-MAX_ONCE_PASSES = 1000
-
-
-def run_once() -> int:
-    """Run every job until a pass finds nothing due (``--once``); answer the work done."""
-    for job, _ in PERIODIC:
-        job()
-    total = 0
-    for _ in range(MAX_ONCE_PASSES):
-        done = sum(job() for job, _ in JOBS)
-        total += done
-        if not done:
-            break
-    return total
-
-
-def work(stop: threading.Event) -> None:
-    """Run passes until ``stop`` is set, resting ``SHOP_WEBHOOKS_POLL_INTERVAL`` after each
-    pass that found no queue full.
-
-    Only a full batch means more is waiting, so a busy shop's events go out in batches
-    (each pass's transactions shared by up to ``BATCH`` items) rather than one pass per
-    order; an event waits at most about one interval either way. An error (the database
-    away, say) is logged and the loop carries on after a rest.
-    """
-    interval = current_app.config["WEBHOOKS_POLL_INTERVAL"]
-    last_run = {job: None for job, _ in PERIODIC}
-    while not stop.is_set():
-        full = False
-        try:
-            for job, every in PERIODIC:
-                moment = now()
-                if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
-                    job()
-                    last_run[job] = moment
-            full = any([job() >= batch for job, batch in JOBS])  # a list: every job runs
-        except Exception:  # noqa: BLE001 - the worker outlives any one failure
-            log.exception("webhook worker pass failed; retrying")
-            db.get_db().close()
-        if not full:
-            stop.wait(interval)

@@ -1,0 +1,101 @@
+"""Every periodic job of the service, and the one loop that runs them: the Procfile's worker.
+
+``flask jobs run`` runs ``work`` until SIGTERM or Ctrl-C; ``flask jobs run --once`` runs
+``run_once`` (every job once, then the queues until nothing is due) for cron and tests.
+``flask webhooks work`` and ``flask mail work`` are older names of the same worker.
+
+Queues run on every pass; a pass that finds one full comes back at once, otherwise the loop
+rests ``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds (5 by default).
+
+=============================  ===========  ===============================================
+Job                            Interval     What a missed run costs
+=============================  ===========  ===============================================
+webhooks.worker.deliver_due    every pass   webhook events wait (retried later: at least
+                                            once, nothing lost)
+mail.deliver_due               every pass   queued mail waits; nothing lost
+worker.disable_without_rights  60 s         a webhook whose owner lost a right stays
+                                            enabled, but every delivery is still checked
+                                            and skipped, so nothing leaks
+key_sweep.notify_expiring      60 s         ``api_key.expiring`` (audit and webhook) comes
+                                            later, still once; a key expiring sooner than
+                                            the outage may never be warned about
+key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audited later;
+                                            the key is refused on time anyway (its status
+                                            is derived on every request)
+worker.prune                   1 h          finished deliveries and events stay longer
+key_usage.prune                1 h          usage days beyond the 30 shown stay longer
+=============================  ===========  ===============================================
+
+Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
+each request's own writes, counted in the memory of the web process that served it, which
+no other process can read; so that process writes its own batch, at most once an interval,
+in the teardown of a request after the answer is made (``shop/auth/key_usage.py``), and once
+more when it exits normally. Everything that looks at all keys (the sweeps above) or forgets
+old rows runs here, in the worker, never in a request's path.
+"""
+
+import logging
+import threading
+
+from flask import current_app
+
+from shop import db, mail
+from shop.auth import key_sweep, key_usage
+from shop.clock import now
+from shop.webhooks import worker
+
+log = logging.getLogger("shop.jobs")
+
+# The queues a pass works through, in order, each with the most it takes in one pass; each
+# answers how much it took.
+QUEUES = ((worker.deliver_due, worker.BATCH), (mail.deliver_due, mail.BATCH))
+# Jobs run every so many seconds rather than on every pass.
+PERIODIC = (
+    (worker.disable_without_rights, 60),
+    (key_sweep.notify_expiring, 60),
+    (key_sweep.expire_idle, 60),
+    (worker.prune, 3600),
+    (key_usage.prune, 3600),
+)
+MAX_ONCE_PASSES = 1000
+
+
+def run_once() -> int:
+    """Run every periodic job, then the queues until a pass finds nothing due (``--once``);
+    answer the queued items done."""
+    for job, _ in PERIODIC:
+        job()
+    total = 0
+    for _ in range(MAX_ONCE_PASSES):
+        done = sum(job() for job, _ in QUEUES)
+        total += done
+        if not done:
+            break
+    return total
+
+
+def work(stop: threading.Event) -> None:
+    """Run passes until ``stop`` is set, resting ``SHOP_WEBHOOKS_POLL_INTERVAL`` after each
+    pass that found no queue full.
+
+    Only a full batch means more is waiting, so a busy shop's events go out in batches
+    (each pass's transactions shared by up to ``BATCH`` items) rather than one pass per
+    order; an event waits at most about one interval either way. An error (the database
+    away, say) is logged and the loop carries on after a rest.
+    """
+    interval = current_app.config["WEBHOOKS_POLL_INTERVAL"]
+    last_run = {job: None for job, _ in PERIODIC}
+    while not stop.is_set():
+        full = False
+        try:
+            for job, every in PERIODIC:
+                moment = now()
+                if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
+                    job()
+                    last_run[job] = moment
+            full = any([job() >= batch for job, batch in QUEUES])  # a list: every job runs
+        except Exception:  # noqa: BLE001 - the worker outlives any one failure
+            log.exception("worker pass failed; retrying")
+            db.get_db().close()
+        if not full:
+            stop.wait(interval)

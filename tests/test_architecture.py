@@ -1,0 +1,152 @@
+"""The house's import rules (docs/architecture.md), read from the source with ``ast``.
+
+Arrows run down only: the HTTP layer (the app factory, blueprints, the console, the CLI)
+calls services and auth, which call webhooks and mail, which call the data module. Imports
+inside functions count as much as those at the top of a module: hiding an import in a
+function hides a circle, it does not remove it.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "shop"
+
+# The HTTP layer: nothing outside it may import from it.
+HTTP = ("shop", "shop.api", "shop.admin", "shop.cli", "shop.server")
+# What a blueprint or a console page may import from shop.api (the shared plumbing).
+API_PLUMBING = {"shop.api", "shop.api.common", "shop.api.dump", "shop.api.schemas"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path, modules) -> set[str]:
+    """Every shop module ``path`` imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # ``from shop.api import orders`` imports the module shop.api.orders.
+            names = [
+                f"{node.module}.{alias.name}"
+                if f"{node.module}.{alias.name}" in modules
+                else node.module
+                for alias in node.names
+            ]
+        else:
+            continue
+        found.update(name for name in names if name in modules)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
+
+
+def _in(module: str, packages) -> bool:
+    return any(module == p or module.startswith(p + ".") and p != "shop" for p in packages)
+
+
+def _is_http(module: str) -> bool:
+    return module == "shop" or _in(module, HTTP[1:])
+
+
+def _circles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_the_graph_is_read_from_every_module():
+    graph = _graph()
+    assert len(graph) >= 60, sorted(graph)
+    assert "shop.db" in graph["shop.audit"]  # a module-level import is seen
+    assert "shop.api.common" in graph["shop.api.products"]
+
+
+def test_no_import_circles():
+    graph = _graph()
+    # Packages import their own modules in __init__; a package is not a circle with itself.
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    assert _circles(graph) == []
+
+
+def test_nothing_below_the_http_layer_imports_from_it():
+    graph = _graph()
+    below = sorted(name for name in graph if not _is_http(name))
+    assert len(below) >= 30
+    upward = [(m, t) for m in below for t in sorted(graph[m]) if _is_http(t)]
+    assert upward == []
+
+
+def test_blueprints_and_console_pages_import_no_blueprint():
+    graph = _graph()
+    # shop.api's own __init__ registers every blueprint: that is its job.
+    callers = sorted(n for n in graph if _in(n, ("shop.api", "shop.admin")) and n != "shop.api")
+    blueprints = {n for n in graph if _in(n, ("shop.api",)) and n not in API_PLUMBING}
+    assert len(callers) >= 20 and len(blueprints) >= 15
+    sideways = [(m, t) for m in callers for t in sorted(graph[m]) if t in blueprints]
+    assert sideways == []
+
+
+def test_no_room_is_over_450_lines():
+    sizes = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
+    assert {name: n for name, n in sizes.items() if n > 450} == {}
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from shop.api import orders\n", {"shop.api.orders"}),
+        ("def f():\n    from shop import db\n", {"shop.db"}),
+        ("import shop.errors\n", {"shop.errors"}),
+    ],
+)
+def test_the_reader_sees_every_form_of_import(tmp_path, source, expected):
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    assert _imports(path, _modules()) == expected
+
+
+def test_a_circle_is_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
