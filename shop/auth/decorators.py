@@ -70,17 +70,24 @@ def _describe(func, sentence: str) -> str:
     return f"{body}\n\n{sentence}".strip()
 
 
+def _signed_in(keys_refused: str | None):
+    """The caller: 401 when anonymous, 403 ``keys_refused`` for an API key where keys are
+    refused."""
+    caller = g.get("caller")
+    if caller is None:
+        _unauthenticated(keys_refused)
+    if caller.kind == "api_key" and keys_refused:
+        abort(403, keys_refused)
+    return caller
+
+
 def require_auth(*kinds: str):
     """Any authenticated caller (401 otherwise); with ``kinds``, only those kinds (403)."""
     kinds = kinds or ("admin", "customer", "api_key")
     keys_refused = None if "api_key" in kinds else _keys_refused(kinds)
 
     def check():
-        caller = g.get("caller")
-        if caller is None:
-            _unauthenticated(keys_refused)
-        if caller.kind == "api_key" and keys_refused:
-            abort(403, keys_refused)
+        caller = _signed_in(keys_refused)
         if caller.kind not in kinds:
             abort(403, f"Access denied: this needs {_either(kinds)}.")
 
@@ -112,11 +119,7 @@ def require_permission(permission: str, *, key_scopes=None, sessions_only: bool 
     keys_refused = None if scopes else _keys_refused(("admin",), permission)
 
     def check():
-        caller = g.get("caller")
-        if caller is None:
-            _unauthenticated(keys_refused)
-        if caller.kind == "api_key" and keys_refused:
-            abort(403, keys_refused)
+        caller = _signed_in(keys_refused)
         require(caller, permission, key_scopes=tuple(key_scopes or ()))
 
     def decorator(func):
