@@ -184,7 +184,10 @@ def server_env(args, url: str) -> dict:
     return env
 
 
-def start_server(args, env: dict, work: Path, app="app:app", ready="/openapi.json", **extra):
+def start_server(
+    args, env: dict, work: Path, app="app:app", ready="/openapi.json", root=ROOT, **extra
+):
+    """gunicorn serving ``app`` from the checkout at ``root``; ``extra`` adds to ``env``."""
     log = open(work / "gunicorn.log", "ab")  # noqa: SIM115 - closed with the server
     server = LiveServer(
         {**env, **extra},
@@ -193,6 +196,7 @@ def start_server(args, env: dict, work: Path, app="app:app", ready="/openapi.jso
         app=app,
         log=log,
         ready_path=ready,
+        root=root,
     )
     server.log = log
     return server

@@ -28,7 +28,8 @@ class LiveServer:
 
     ``app`` names another WSGI app (the benchmark's baseline), answering on ``ready_path``
     once up; ``log`` is an open file for gunicorn's stderr and stdout (its error and access
-    logs), for runs long enough to fill a pipe nobody reads.
+    logs), for runs long enough to fill a pipe nobody reads; ``root`` is the checkout it
+    serves (another revision's, for ``bench/ab.py``).
     """
 
     def __init__(
@@ -39,6 +40,7 @@ class LiveServer:
         app: str = "app:app",
         log=None,
         ready_path: str = "/openapi.json",
+        root: Path = ROOT,
     ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -55,7 +57,7 @@ class LiveServer:
         gunicorn = Path(sys.executable).with_name("gunicorn")
         self.process = subprocess.Popen(
             [str(gunicorn), "--config", "gunicorn.conf.py", app],
-            cwd=ROOT,
+            cwd=root,
             env=full_env,
             stdout=log or subprocess.DEVNULL,  # the access log, with the error log
             stderr=log or subprocess.PIPE,

@@ -1,0 +1,146 @@
+"""Two revisions of the shop in one run, taking turns: is B as fast as A?
+
+    python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
+
+Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
+at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
+data set, the quick one (``bench/seed.py``), seeded by this checkout's code. One gunicorn per
+revision serves it from its worktree with the benchmark's settings and limits off, both with
+this checkout's ``.venv`` (the same libraries), on 127.0.0.1. Each round runs wrk
+(``bench/wrk.py``) on the keyed product read, the product list and checkout
+(``bench/scenarios.py``), A then B on even rounds and B then A on odd ones.
+
+Taking turns in one run compares like with like: separate benchmark runs on this shared
+two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
+does the same for one webhook). Prints each run, then per scenario the median rates of A and
+B, their ratio B/A and the median CPU time per request; exits 0 (it judges nothing).
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from bench import run, scenarios, seed, wrk
+
+# The scenarios compared, by their name in bench/scenarios.py.
+COMPARED = ("GET /products/{id} (key)", "GET /products (anonymous, 20)", "POST /payments/checkout")
+SHARED = ("schema.sql", "migrations")  # what both revisions must have alike
+GIT_TIMEOUT = 120
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    wrk.ensure()
+    commits = {"A": _commit(args.rev_a), "B": _commit(args.rev_b)}
+    with run.scratch(args.keep) as (work, databases, cleanups):
+        trees = {label: _worktree(rev, work / label, cleanups) for label, rev in commits.items()}
+        different = _differences(trees["A"], trees["B"])
+        if different:
+            print(
+                f"refusing: {args.rev_a} and {args.rev_b} differ in {', '.join(different)};"
+                " both revisions must serve the same data set",
+                file=sys.stderr,
+            )
+            return 2
+        url = run.new_database(args.database_url, work, "main", databases)
+        seeded = run.seed_database(url, seed.QUICK)
+        print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
+        env = run.server_env(args, url)
+        servers = {}
+        for label, tree in trees.items():
+            server = run.start_server(args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0")
+            cleanups.append(lambda server=server: run.stop_server(server))
+            servers[label] = server
+        chosen = {s.name: s for s in scenarios.service(seeded)}
+        chosen = [chosen[name] for name in COMPARED]
+        results = {(s.name, label): [] for s in chosen for label in trees}
+        for number in range(args.rounds):
+            order = ("A", "B") if number % 2 == 0 else ("B", "A")
+            for scenario in chosen:
+                for label in order:
+                    result = wrk.measure(args, servers[label], scenario, work)
+                    results[(scenario.name, label)].append(result)
+                    wrk.progress(f"round {number + 1}, {label}, {scenario.name}", result)
+        print()
+        print(_table(args, commits, chosen, results))
+    return 0
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="python -m bench.ab", description=__doc__.split("\n")[0])
+    parser.add_argument("rev_a", metavar="REV_A", help="the revision compared against (before)")
+    parser.add_argument("rev_b", metavar="REV_B", help="the revision measured (after)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each scenario per side (5)")
+    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run (5)")
+    run.add_server_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.duration < 1:
+        parser.error("--rounds and --duration must be at least 1")
+    args.redis_url = None  # limits are off: nothing to count
+    return args
+
+
+def _git(*arguments: str) -> str:
+    return subprocess.run(
+        ["git", *arguments],
+        cwd=run.ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=GIT_TIMEOUT,
+    ).stdout.strip()
+
+
+def _commit(revision: str) -> str:
+    """The commit a revision names, or exit with git's message."""
+    try:
+        return _git("rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}")
+    except subprocess.CalledProcessError as error:
+        sys.exit(f"not a revision: {revision} ({error.stderr.strip()})")
+
+
+def _worktree(commit: str, path: Path, cleanups: list) -> Path:
+    """A detached worktree of ``commit`` at ``path``, removed with the run's other leftovers."""
+    _git("worktree", "add", "--detach", str(path), commit)
+    cleanups.append(lambda: _git("worktree", "remove", "--force", str(path)))
+    return path
+
+
+def _differences(a: Path, b: Path) -> list[str]:
+    """Which of SHARED differ between the two checkouts."""
+
+    def content(path: Path) -> dict:
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        return {f.relative_to(path.parent): f.read_bytes() for f in files if f.is_file()}
+
+    return [name for name in SHARED if content(a / name) != content(b / name)]
+
+
+def _table(args, commits: dict, chosen, results: dict) -> str:
+    engine = "PostgreSQL" if args.database_url else "SQLite"
+    lines = [
+        f"A = {commits['A'][:10]} ({args.rev_a}), B = {commits['B'][:10]} ({args.rev_b});"
+        f" {engine}, gunicorn {args.workers} worker(s) x {args.threads} threads, wrk"
+        f" {args.connections} connections x {args.duration}s, {args.rounds} rounds, medians",
+        f"{'scenario':<30}  {'A req/s':>7}  {'B req/s':>7}  {'B/A':>5}"
+        f"  {'A CPU us/req':>12}  {'B CPU us/req':>12}  {'B/A CPU':>7}",
+    ]
+    for scenario in chosen:
+        a, b = results[(scenario.name, "A")], results[(scenario.name, "B")]
+        rate_a = max(statistics.median(r.rps for r in a), 1e-9)
+        rate_b = statistics.median(r.rps for r in b)
+        cpu_a = max(statistics.median(r.cpu_us for r in a), 1e-9)
+        cpu_b = statistics.median(r.cpu_us for r in b)
+        errors = sum(r.errors for r in a + b)
+        lines.append(
+            f"{scenario.name:<30}  {rate_a:>7,.0f}  {rate_b:>7,.0f}  {rate_b / rate_a:>5.2f}"
+            f"  {cpu_a:>12,.0f}  {cpu_b:>12,.0f}  {cpu_b / cpu_a:>7.2f}"
+            + (f"  ({errors} errors)" if errors else "")
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
