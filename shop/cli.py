@@ -193,6 +193,23 @@ def users_list():
         click.echo("No administrators yet: flask --app app users create --email ... --role owner")
 
 
+@users_group.command("reset-two-factor")
+@click.argument("email")
+def users_reset_two_factor(email):
+    """Remove an administrator's two-factor sign-in (a lost device) and end their sessions."""
+    from shop.auth.two_factor import reset_by_operator
+
+    reset = reset_by_operator(email)
+    if reset is None:
+        _fail(f"No administrator with the email {email!r}.")
+    state = "removed" if reset["was_on"] else "was not on; any set-up in progress removed"
+    click.echo(
+        f"Two-factor sign-in of {reset['email']} {state}; {reset['sessions_ended']} session(s)"
+        " ended. They sign in with their password and set it up again (audited:"
+        " two_factor.reset)."
+    )
+
+
 @click.group("api-keys", cls=CommandGroup)
 @with_appcontext
 def api_keys_group():

@@ -217,7 +217,7 @@ def test_one_permission_check_says_the_same_in_the_console_the_api_and_a_view(
 
     reader = Caller(kind="admin", id="x", permissions=frozenset({"content.read"}))
     key_caller = Caller(
-        kind="api_key", id="k", permissions=frozenset(), scopes=frozenset({"write:content"})
+        kind="api_key", id="k", permissions=frozenset(), scopes=frozenset({"read:content"})
     )
     for caller, kwargs, message in (
         (reader, {}, "Access denied: this needs the permission content.delete."),

@@ -260,6 +260,7 @@ def test_every_route_that_never_accepts_keys_tells_a_key_to_sign_in(make_key, cl
 
 def test_key_resolution_is_one_query_and_writes_nothing(make_key, sql_count):
     key = make_key("read:product")
+    key.get("/auth/me")  # a key's first use is written at once; later ones are batched
     with sql_count() as counted:
         for _ in range(5):
             key.get("/auth/me")
@@ -273,6 +274,22 @@ def test_last_use_and_address_are_shown(owner_client, make_key, clock):
     record = owner_client.get(f"/api-keys/{key.key['id']}").json
     assert record["last_used_at"] == iso(clock())
     assert record["last_used_ip"] == "198.51.100.4"
+
+
+def test_the_cli_lists_a_key_used_seconds_ago_as_the_api_shows_it(
+    make_app, owner_client, make_key, clock
+):
+    """``flask api-keys list`` runs in its own process: a key's first use is written by the
+    request itself, so the CLI never says ``never`` for a key the API shows as used."""
+    key = make_key("read:product")
+    key.get("/products")
+    shown = owner_client.get(f"/api-keys/{key.key['id']}").json["last_used_at"]
+    assert shown == iso(clock())
+    other_process = make_app(prepare=False)  # its own usage buffer, as the CLI's process
+    listed = other_process.test_cli_runner().invoke(args=["api-keys", "list"])
+    assert listed.exit_code == 0, listed.output
+    line = next(line for line in listed.output.splitlines() if key.key["id"] in line)
+    assert f"last_used={shown}" in line
 
 
 def test_key_lookup_uses_the_unique_index(app):

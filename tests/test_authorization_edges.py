@@ -175,3 +175,49 @@ def test_anonymous_checkouts_are_rate_limited(make_app):
     ]
     assert statuses[:10] == [401] * 10
     assert statuses[10:] == [429, 429]
+
+
+# What a refused key is told -----------------------------------------------------------------
+
+
+def test_every_403_to_a_key_names_the_scope_it_needs(owner_client, make_admin, make_key):
+    """Route guards, a public route's extra, a view's further check and the webhooks' events
+    check tell an API key the scope (``read:order``), never only the permission."""
+    key = make_key("read:product", "write:webhook")
+    for response, needed in (
+        (key.get("/orders"), "Access denied: this API key needs the scope read:order."),
+        (
+            key.get("/customers"),
+            "Access denied: this API key needs the scope read:customer.",
+        ),
+        (
+            make_key("read:order").get("/products?active=false"),
+            "Access denied: to filter on active this API key needs the scope read:product.",
+        ),
+        (
+            key.post(
+                "/webhooks", json={"url": "https://example.com/hook", "events": ["order.placed"]}
+            ),
+            "Access denied: to subscribe to order.placed this API key needs the scope read:order.",
+        ),
+    ):
+        assert response.status_code == 403, response.json
+        assert response.json["message"] == needed
+    # A key that holds the scope while its owner lost the permission is told that instead.
+    content = ["content.read", "content.create", "content.update", "content.delete"]
+    writer_role = make_role(owner_client, "pruner", [*content, "api_key.create"])
+    key = make_key("write:content", by=make_admin("pruner"))
+    assert key.put("/content/old", json={"type": "page", "data": {}}).status_code == 201
+    kept = [p for p in content if p != "content.delete"] + ["api_key.create"]
+    assert owner_client.put(f"/roles/{writer_role}", json={"permissions": kept}).status_code == 200
+    pruned = key.post("/content/sync", json={"entries": [], "prune": True})
+    assert pruned.status_code == 403
+    assert pruned.json["message"] == (
+        "Access denied: to prune entries this API key's scope write:content no longer carries"
+        " content.delete: the key's owner does not hold it now."
+    )
+    # People are told the permission.
+    editor = make_admin("editor")
+    assert editor.get("/orders").json["message"] == (
+        "Access denied: this needs the permission orders.read."
+    )

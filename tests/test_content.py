@@ -151,6 +151,31 @@ def test_prune_and_dry_run(owner_client, make_key):
     assert set(registry(owner_client)) == {"a"}
 
 
+def test_an_empty_set_with_prune_is_refused_unless_confirmed(owner_client, make_key):
+    """A sync script run where its folder is empty sends no entries with prune: that is a 400
+    that writes nothing, dry run or not, until ``allow_empty`` confirms it."""
+    sync = make_key("write:content")
+    sync.post("/content/sync", json={"entries": [entry("a"), entry("b")]})
+    for dry_run in (True, False):
+        refused = sync.post(
+            "/content/sync", json={"entries": [], "prune": True, "dry_run": dry_run}
+        )
+        assert refused.status_code == 400
+        assert refused.json["message"] == (
+            "entries: empty with prune: true would delete every entry; send"
+            ' "allow_empty": true to mean it.'
+        )
+    assert set(registry(owner_client)) == {"a", "b"}
+    kept = sync.post("/content/sync", json={"entries": []})  # no prune: nothing to delete
+    assert kept.status_code == 200 and kept.json["deleted"] == 0
+    body = {"entries": [], "prune": True, "allow_empty": True}
+    dry = sync.post("/content/sync", json={**body, "dry_run": True}).json
+    assert dry["keys"]["deleted"] == ["a", "b"] and set(registry(owner_client)) == {"a", "b"}
+    emptied = sync.post("/content/sync", json=body)
+    assert emptied.status_code == 200 and emptied.json["deleted"] == 2
+    assert registry(owner_client) == {}
+
+
 @pytest.mark.parametrize(
     ("bad", "field"),
     [
@@ -177,7 +202,7 @@ def test_sync_needs_create_and_delete_rights_for_what_it_creates_and_prunes(
     editor = make_admin("updater")
     created = editor.post("/content/sync", json={"entries": [entry("new")]})
     assert created.status_code == 403 and "content.create" in created.json["message"]
-    pruned = editor.post("/content/sync", json={"entries": [], "prune": True})
+    pruned = editor.post("/content/sync", json={"entries": [], "prune": True, "allow_empty": True})
     assert pruned.status_code == 403 and "content.delete" in pruned.json["message"]
     assert set(registry(owner_client)) == {"old"}
     updated = editor.post("/content/sync", json={"entries": [entry("old")]})
@@ -231,6 +256,21 @@ def test_the_guide_example_dry_runs_then_syncs_a_folder(
             answers.append(json.loads(result.stdout))
             if dry_run is None:
                 assert set(registry(owner_client)) == {"stale"}  # the dry run wrote nothing
+        # Run where content/ is empty, even with DRY_RUN=false, it stops and sends nothing.
+        empty = tmp_path / "elsewhere"
+        (empty / "content").mkdir(parents=True)
+        env = {"PATH": "/usr/bin:/bin", "SHOP_URL": server.url, "SHOP_KEY": key.secret}
+        result = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", readme_block("content-sync")],
+            cwd=empty,
+            env={**env, "DRY_RUN": "false"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert result.returncode != 0 and "No content/*.json in" in result.stderr
+        assert set(registry(owner_client)) == {"about", "banner"}
     finally:
         server.stop()
     counts = [(a["dry_run"], a["created"], a["deleted"], a["unchanged"]) for a in answers]

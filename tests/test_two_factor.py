@@ -328,3 +328,21 @@ def test_sessions_name_their_devices(device_client):
     assert session["device"] == "Firefox on Mac OS X"
     page = device_client.get("/admin/sessions")
     assert b">Firefox on Mac OS X</span>" in page.data
+
+
+def test_the_owner_resets_a_lost_second_factor_from_the_cli(app, owner_client, clock):
+    """``flask users reset-two-factor EMAIL``: the factor goes, every session of the user
+    ends, the audit log says who did it; the user signs in with the password alone."""
+    turn_on(owner_client, clock)
+    runner = app.test_cli_runner()
+    missing = runner.invoke(args=["users", "reset-two-factor", "nobody@example.com"])
+    assert missing.exit_code == 1 and "No administrator" in missing.output
+    reset = runner.invoke(args=["users", "reset-two-factor", EMAIL.upper()])
+    assert reset.exit_code == 0, reset.output
+    assert f"Two-factor sign-in of {EMAIL} removed" in reset.output
+    assert owner_client.get("/auth/me").status_code == 401  # its sessions ended
+    again = sign_in(app)
+    assert again.response.status_code == 200, again.response.json
+    assert again.get("/auth/two-factor").json["enabled"] is False
+    entry = again.get("/audit-log?event=two_factor.reset").json["items"][0]
+    assert entry["actor"]["kind"] == "cli" and entry["details"]["was_on"] is True

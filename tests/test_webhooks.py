@@ -280,7 +280,7 @@ def test_subscribing_needs_the_read_right_within_the_ceiling(
 
     key = make_key("write:webhook", "read:product")
     refused = key.post("/webhooks", json={"url": receiver.url, "events": ["order.cancelled"]})
-    assert refused.status_code == 403 and "orders.read" in refused.json["message"]
+    assert refused.status_code == 403 and "read:order" in refused.json["message"]
     made = create_hook(key, receiver.url, "product.updated")
     assert made["created_by"] == {"kind": "api_key", "id": key.key["id"]}
     unknown = key.post("/webhooks", json={"url": receiver.url, "events": ["order.eaten"]})

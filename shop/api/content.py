@@ -134,6 +134,24 @@ class ContentSyncSchema(Schema):
     dry_run = StrictBoolean(
         load_default=False, metadata={"description": "Answer what would change; write nothing."}
     )
+    allow_empty = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "Confirm that an empty `entries` with `prune: true` deletes every"
+            " entry; without it that body is a 400."
+        },
+    )
+
+    @validates_schema
+    def _empty_prune_is_confirmed(self, data, **_kwargs):
+        """An empty set with prune deletes everything: the usual cause is a script run where
+        its folder is missing or empty, so it needs ``allow_empty``."""
+        if data.get("prune") and not data.get("entries") and not data.get("allow_empty"):
+            raise ValidationError(
+                "empty with prune: true would delete every entry; send"
+                ' "allow_empty": true to mean it.',
+                "entries",
+            )
 
     @validates_schema
     def _unique_keys(self, data, **_kwargs):
@@ -256,7 +274,8 @@ class Sync(MethodView):
         """Apply a whole set of entries at once
 
         In one transaction: creates the new keys, updates those whose type, data or
-        `published` changed, and with `prune: true` deletes the keys not given. One invalid
+        `published` changed, and with `prune: true` deletes the keys not given (an empty
+        `entries` with `prune: true` is a 400 unless `allow_empty: true`). One invalid
         entry is a 400 and nothing is written. `dry_run: true` answers the same counts
         without writing. Creating needs `content.create`, updating `content.update` and
         pruning `content.delete`: a key with `write:content` holds each one only while its

@@ -22,6 +22,7 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ProductSchema
+from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
@@ -140,7 +141,7 @@ class Products(MethodView):
             if g.caller is None:
                 abort(401, "active: sign in or send an API key to filter on active.")
             if not _sees_inactive():
-                abort(403, "active: filtering on active needs the permission products.read.")
+                require(g.caller, "products.read", purpose="filter on active")
             where.add("p.active = :active", active=args["active"])
         elif not _sees_inactive():
             where.add("p.active = 1")

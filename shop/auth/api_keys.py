@@ -83,7 +83,8 @@ def resolve(secret: str) -> Caller:
     row = db.one(_RESOLVE, {"token_hash": db.sha256(secret)})
     if row is None:
         abort(401, "Invalid API key.", _UNAUTHORIZED)
-    g.api_key_use = use = [row["id"], False, None]  # counted by key_usage after the answer
+    # Counted by key_usage after the answer; a key's first use is written at once.
+    g.api_key_use = use = [row["id"], False, None, row["last_used_at"] is None]
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":

@@ -36,6 +36,24 @@ class Caller:
         """Whether an API key caller holds ``scope`` with at least one right left in it."""
         return scope in self.scopes and bool(SCOPES.get(scope, frozenset()) & self.permissions)
 
+    def denial(self, permission: str, *, key_scopes=(), purpose: str | None = None) -> str:
+        """The words of a 403 for lacking ``permission``: an API key is told the scope it
+        needs (or, holding it, that its owner no longer holds the permission); anyone else
+        the permission. ``purpose`` (``prune entries``) says what was refused."""
+        to = f"to {purpose} " if purpose else ""
+        if self.kind != "api_key":
+            return f"Access denied: {to}this needs the permission {permission}."
+        scopes = tuple(key_scopes) or scopes_for(permission)
+        held = [scope for scope in scopes if scope in self.scopes]
+        if held:
+            return (
+                f"Access denied: {to}this API key's scope {held[0]} no longer carries"
+                f" {permission}: the key's owner does not hold it now."
+            )
+        if not scopes:
+            return f"Access denied: {to}API keys cannot do this; sign in as an administrator."
+        return f"Access denied: {to}this API key needs the scope {' or '.join(scopes)}."
+
     @property
     def is_owner(self) -> bool:
         """Whether this is an administrator with the owner role."""
@@ -51,16 +69,15 @@ class Caller:
 def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | None = None):
     """403 unless ``caller`` holds ``permission`` (an API key: or one of ``key_scopes``).
 
-    The one permission check and its message, for route guards, console pages and views that
-    need a further permission. A key is told the scope it needs; anyone else, or anyone
-    asked for the permission ``purpose`` names (``to prune entries``), the permission.
+    The one permission check, for route guards, console pages and views that need a further
+    permission (``purpose`` names it: ``prune entries``); its words are ``Caller.denial``'s.
     """
     if caller.can(permission):
         return
-    if caller.kind == "api_key" and purpose is None:
-        if any(caller.has_scope(scope) for scope in key_scopes):
-            return
-        needed = " or ".join(key_scopes or scopes_for(permission))
-        abort(403, f"Access denied: this API key needs the scope {needed}.")
-    to = f"to {purpose} " if purpose else ""
-    abort(403, f"Access denied: {to}this needs the permission {permission}.")
+    if (
+        caller.kind == "api_key"
+        and purpose is None
+        and any(caller.has_scope(scope) for scope in key_scopes)
+    ):
+        return
+    abort(403, caller.denial(permission, key_scopes=key_scopes, purpose=purpose))

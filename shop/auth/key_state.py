@@ -62,7 +62,7 @@ def present(row: dict) -> dict:
         owner = {"id": row["owner_id"], "email": row["owner_email"]}
     last_used_at, last_used_ip = row["last_used_at"], row["last_used_ip"]
     pending = key_usage.buffer().pending_last_use(row["id"])
-    if pending is not None and (last_used_at is None or pending[0] > last_used_at):
+    if pending is not None and (last_used_at is None or pending[0] >= last_used_at):
         last_used_at, last_used_ip = pending
     status, why = state_of(row)
     deadline = idle_deadline(row, last_used_at) if status == "active" else None

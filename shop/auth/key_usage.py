@@ -6,7 +6,9 @@ the addresses it was used from. These are the requests' own writes, batched: onl
 that counted them can write them, so they stay in the web process. At most every
 ``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the request that
 finds the time has come, the process adds its counts to ``api_key_usage``, moves
-``last_used_at`` forward and records new addresses (auditing ``api_key.new_address``). The
+``last_used_at`` forward and records new addresses (auditing ``api_key.new_address``); a
+never-used key's first use is written by its own request, so no other process reads "never"
+after it. The
 periodic work over all keys (the sweeps, forgetting old days) is the scheduler's
 (``shop/jobs.py``), never a request's. A worker that stops normally writes what it holds; one
 that crashes or is killed loses at most one interval of its counts, last uses and
@@ -120,9 +122,16 @@ def init_app(app) -> None:
         """
         moment = clock_of(config)
         use = g.get("api_key_use")
+        first_use = False
         if use is not None:
             usage.note(use[0], response.status_code, use[2], moment, use[1])
-        if usage.next_flush is None:
+            # A never-used key's first use is written now, not an interval later: another
+            # process (``flask api-keys list``, another worker) never says "never" after it.
+            first_use = use[3] and use[0] in usage.last_use
+        if first_use and not usage.flushing:
+            usage.flushing = True
+            g.key_usage_flush = True
+        elif usage.next_flush is None:
             usage.next_flush = moment + interval
         elif moment >= usage.next_flush and not usage.flushing:
             usage.flushing = True

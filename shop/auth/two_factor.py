@@ -16,6 +16,7 @@ import segno
 
 from shop import audit, db, settings
 from shop.auth import sessions
+from shop.auth.key_events import CLI_ACTOR
 from shop.auth.passwords import check_password
 from shop.clock import now, now_iso
 from shop.errors import abort
@@ -219,3 +220,23 @@ def turn_off_with(caller, password: str, code: str) -> None:
             abort(400, "otp: not a current code or an unused recovery code.")
         turn_off(caller.id)
         audit.record("two_factor.disabled", {"user_id": caller.id})
+
+
+def reset_by_operator(email: str) -> dict | None:
+    """The owner's way back for a lost device (``flask users reset-two-factor``): remove the
+    user's second factor (on or pending) and end all their sessions, audited as the CLI's.
+    None when no administrator has that email."""
+    with db.transaction():
+        user = db.one("SELECT id, email FROM users WHERE LOWER(email) = LOWER(:e)", {"e": email})
+        if user is None:
+            return None
+        was_on = is_enabled(user["id"])
+        turn_off(user["id"])
+        ended = sessions.end_all(sessions.ADMIN, user["id"])
+        audit.record(
+            "two_factor.reset",
+            {"user_id": user["id"], "was_on": was_on, "sessions_ended": ended},
+            actor=CLI_ACTOR,
+            from_request=False,
+        )
+    return {"email": user["email"], "was_on": was_on, "sessions_ended": ended}

@@ -146,11 +146,7 @@ def check_events(events, caller) -> list[str]:
         if event not in EVENTS:
             abort(400, f"events: {event!r} is not an event; events: {', '.join(EVENTS)}.")
         if not caller.can(EVENTS[event]):
-            abort(
-                403,
-                f"Access denied: subscribing to {event} needs {EVENTS[event]},"
-                " which you do not hold.",
-            )
+            abort(403, caller.denial(EVENTS[event], purpose=f"subscribe to {event}"))
     return chosen
 
 
