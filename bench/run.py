@@ -164,10 +164,7 @@ def seed_database(url: str, size: seed.Size) -> seed.Seeded:
     with app.app_context():
         result = seed.seed(size)
         migrate.finish(app.extensions["shop.db"])  # recount the list totals the seeding skipped
-        if app.extensions["shop.db"].engine == "postgresql":
-            from shop import db
-
-            db.execute("ANALYZE")
+        app.extensions["shop.db"].analyze(full=True)  # as after any bulk write
     app.extensions["shop.db"].close_all()
     return result
 
