@@ -175,6 +175,7 @@ def _describe_counts(counts: dict) -> str:
 
 def server_env(args, url: str) -> dict:
     env = {"DATABASE_URL": url, "SHOP_COOKIE_SECURE": "0"}
+    env["SHOP_ACCESS_LOG"] = os.environ.get("SHOP_ACCESS_LOG", "0")  # an A/B of its cost
     if args.redis_url:
         env["REDIS_URL"] = args.redis_url
         env["SHOP_RATELIMIT_KEY_PREFIX"] = f"bench-{secrets.token_hex(4)}"
