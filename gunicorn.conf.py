@@ -30,7 +30,7 @@ timeout = 30
 graceful_timeout = 20
 keepalive = 5
 control_socket_disable = True
-accesslog = "-"
+accesslog = "-" if settings["ACCESS_LOG"] else None  # SHOP_ACCESS_LOG=1 (docs/performance.md)
 # Never log a query string: it could hold a secret someone pasted there.
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
 

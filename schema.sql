@@ -266,9 +266,9 @@ CREATE TABLE IF NOT EXISTS orders (
     updated_at TEXT NOT NULL
 );
 
-CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at);
-CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at);
-CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at);
+CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
+CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,

@@ -128,6 +128,9 @@ def _read(env) -> dict:
         # Diagnostics.
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
+        # gunicorn's access log: a line per request costs a keyed read ~16 % of its CPU
+        # (docs/performance.md), so it is off unless asked for; nginx in front logs requests.
+        "ACCESS_LOG": _bool(env, "SHOP_ACCESS_LOG", False),
         # The web server (gunicorn.conf.py and shop/server.py read these).
         "PORT": _int(env, "PORT", 8000, minimum=1),
         "WEB_CONCURRENCY": _int(env, "WEB_CONCURRENCY", 1, minimum=1),

@@ -24,6 +24,8 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
                                             is derived on every request)
 worker.prune                   1 h          finished deliveries and events stay longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
+optimize                       1 h          SQLite's planner statistics go staler (each
+                                            connection also runs it when it closes)
 =============================  ===========  ===============================================
 
 Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
@@ -46,6 +48,13 @@ from shop.webhooks import worker
 
 log = logging.getLogger("shop.jobs")
 
+
+def optimize() -> None:
+    """``PRAGMA optimize`` on SQLite, as its docs advise for long-lived connections."""
+    if db.get_db().engine == "sqlite":
+        db.get_db().analyze()
+
+
 # The queues a pass works through, in order, each with the most it takes in one pass; each
 # answers how much it took.
 QUEUES = ((worker.deliver_due, worker.BATCH), (mail.deliver_due, mail.BATCH))
@@ -56,6 +65,7 @@ PERIODIC = (
     (key_sweep.expire_idle, 60),
     (worker.prune, 3600),
     (key_usage.prune, 3600),
+    (optimize, 3600),
 )
 MAX_ONCE_PASSES = 1000
 

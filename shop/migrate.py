@@ -280,6 +280,7 @@ def upgrade(database: Database, directory: Path = MIGRATIONS_DIR, echo=log.info)
             done.append(migration)
             echo(f"{'Adopted' if adopt else 'Applied'} {migration}")
     finish(database)
+    database.analyze(full=True)  # new indexes, or rows written by other means: fresh stats
     return done
 
 

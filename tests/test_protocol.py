@@ -23,6 +23,7 @@ def live(database_url, make_app, tmp_path):
             "SHOP_COOKIE_SECURE": "0",
             "SHOP_RATELIMIT_ENABLED": "0",
             "SHOP_MAX_BODY_BYTES": "65536",
+            "SHOP_ACCESS_LOG": "1",  # what lands in it is checked below
         },
         threads=4,
         log=log,
@@ -108,3 +109,24 @@ def test_control_characters_in_the_path_are_escaped_in_the_logs(live):
     lines = [line for line in text.splitlines() if b"no-such" in line]
     assert lines, text[-2000:]
     assert all(b"forged" in line for line in lines)  # never a line of its own
+
+
+@pytest.mark.parametrize("setting", [None, "0", "1"])
+def test_the_access_log_is_written_only_when_asked_for(database_url, make_app, tmp_path, setting):
+    make_app()
+    env = {"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"}
+    if setting is not None:
+        env["SHOP_ACCESS_LOG"] = setting
+    path = tmp_path / "gunicorn.log"
+    with open(path, "wb") as log:
+        server = LiveServer(env, threads=2, log=log)
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            conn.request("GET", "/products?q=never-logged")
+            assert conn.getresponse().status == 200
+            conn.close()
+        finally:
+            server.stop()  # flushes the log
+    lines = [line for line in path.read_bytes().splitlines() if b'"GET /products"' in line]
+    assert len(lines) == (1 if setting == "1" else 0), lines
+    assert b"never-logged" not in path.read_bytes()

@@ -163,6 +163,23 @@ class Database:
                 self._connections.pop(threading.get_ident(), None)
             conn.close()
 
+    def analyze(self, full: bool = False) -> None:
+        """Refresh the query planner's statistics: after an upgrade or a bulk write.
+
+        SQLite never gathers them by itself, and without them it picks the wrong index for
+        a filtered, sorted list (sorting the whole table). ``full`` runs ``ANALYZE``,
+        otherwise ``PRAGMA optimize`` (only the tables whose statistics are stale).
+        PostgreSQL analyzes the tables of this schema (autovacuum also does, later).
+        """
+        conn = self.connection()
+        if self.engine == "sqlite":
+            conn.execute("ANALYZE" if full else "PRAGMA optimize")
+            return
+        tables = self.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        for table in tables:
+            name = table["tablename"].replace('"', '""')  # a name from the catalogue, quoted
+            conn.execute(f'ANALYZE "{name}"')
+
     def close_all(self):
         """Close every connection this object opened (tests, shutdown)."""
         with self._lock:

@@ -1,0 +1,109 @@
+"""The planner's side of the lists: statistics gathered where the docs say, and pages read in
+the sort's index order (no sort of the whole table). Not timed: the benchmark measures."""
+
+import pytest
+
+from shop import db
+from shop.api.products import _SORTS
+from shop.services.catalogue import SELECT
+
+PRODUCTS = 400
+
+
+def _add_products(count: int) -> None:
+    """Rows by bulk SQL, as an import or the benchmark's seeding writes them."""
+    db.execute_many(
+        "INSERT INTO products (id, name, slug, sku, price_cents, stock, active, created_at,"
+        " updated_at) VALUES (:id, :name, :slug, :sku, :price, :stock, :active, :at, :at)",
+        [
+            {
+                "id": f"p{n:05d}",
+                "name": f"Product {n % 97}",
+                "slug": f"product-{n}",
+                "sku": f"SKU-{n}",
+                "price": (n * 37) % 5000,
+                "stock": n % 7,
+                "active": int(n % 10 != 0),
+                "at": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}Z",
+            }
+            for n in range(count)
+        ],
+    )
+
+
+def _upgrade(app):
+    result = app.test_cli_runner().invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+
+
+def _plan(sql: str, params: dict) -> str:
+    """The plan as text; PostgreSQL told to avoid seq scans, which it prefers on few rows."""
+    if db.get_db().engine == "sqlite":
+        return "\n".join(r["detail"] for r in db.query("EXPLAIN QUERY PLAN " + sql, params))
+    db.execute("SET enable_seqscan = off")
+    try:
+        return "\n".join(r["QUERY PLAN"] for r in db.query("EXPLAIN " + sql, params))
+    finally:
+        db.execute("RESET enable_seqscan")
+
+
+def _sorts_in_full(plan: str, table: str) -> bool:
+    """Whether the plan sorts rows rather than reading them in an index's order."""
+    return "TEMP B-TREE FOR" in plan or "Sort" in plan or f"Seq Scan on {table}" in plan
+
+
+def test_upgrade_gathers_the_planner_statistics(app):
+    with app.app_context():
+        _add_products(50)
+    _upgrade(app)
+
+    with app.app_context():
+        if db.get_db().engine == "sqlite":
+            assert db.value("SELECT COUNT(*) FROM sqlite_stat1 WHERE tbl = 'products'") > 0
+        else:  # reltuples is -1 until a table is first analyzed
+            assert db.value("SELECT reltuples FROM pg_class WHERE oid = 'products'::regclass") == 50
+
+
+def test_closing_a_sqlite_connection_runs_optimize(app):
+    from shop.db.sqlite import SQLiteConnection
+
+    ran = []
+    with app.app_context():
+        if db.get_db().engine != "sqlite":
+            pytest.skip("PRAGMA optimize is SQLite's")
+        conn = SQLiteConnection(":memory:")
+        conn.set_trace_callback(ran.append)
+        conn.close()
+
+    assert ran == ["PRAGMA optimize"]
+
+
+@pytest.mark.parametrize(
+    "where, params, sort",
+    [
+        ("p.active = 1 AND p.price_cents >= :min_price", {"min_price": 1000}, "-created_at"),
+        ("p.active = 1 AND p.price_cents >= :min_price", {"min_price": 1000}, "price"),
+        ("p.active = 1 AND p.price_cents <= :max_price", {"max_price": 1000}, "name"),
+        ("p.active = 1 AND p.stock > 0", {}, "-created_at"),
+        ("p.stock = 0", {}, "-price"),
+    ],
+)
+def test_a_filtered_product_page_is_read_in_sort_order(app, where, params, sort):
+    with app.app_context():
+        _add_products(PRODUCTS)
+    _upgrade(app)
+
+    with app.app_context():
+        sql = f"{SELECT} WHERE {where} ORDER BY {_SORTS[sort]} LIMIT 20 OFFSET 0"
+        plan = _plan(sql, params)
+
+    assert not _sorts_in_full(plan, "products"), plan
+
+
+@pytest.mark.parametrize("where", ["", " WHERE o.status = :status", " WHERE o.customer_id = :c"])
+def test_an_orders_page_is_read_in_sort_order_with_its_tie_break(app, where):
+    with app.app_context():
+        sql = f"SELECT o.id FROM orders o{where} ORDER BY o.created_at DESC, o.id DESC LIMIT 20"
+        plan = _plan(sql, {"status": "pending", "c": "x"})
+
+    assert not _sorts_in_full(plan, "orders"), plan
