@@ -13,7 +13,8 @@ this checkout's ``.venv`` (the same libraries), on 127.0.0.1. Each round runs wr
 Taking turns in one run compares like with like: separate benchmark runs on this shared
 two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
 does the same for one webhook). Prints each run, then per scenario the median rates of A and
-B, their ratio B/A and the median CPU time per request; exits 0 (it judges nothing).
+B, their ratio B/A and the median CPU time per request; exits 0 (it judges nothing), or 2
+when it refuses.
 """
 
 import argparse
