@@ -156,7 +156,17 @@ def _try(row: dict, kind: str, owners: dict, connections=None) -> tuple:
         if not readable(row["event_type"], row["subject_id"], owner, rights):
             reason = "not sent: the webhook's owner may not read this record"
             return row, delivery.Outcome(None, 0, error=reason), "skipped"
-    return row, _send(row, connections), kind
+    return row, _send_or_fail(row, connections), kind
+
+
+def _send_or_fail(row: dict, connections) -> delivery.Outcome:
+    """The attempt's outcome, whatever happens: an unexpected failure is this delivery's
+    error (retried on schedule), never the pass's, so no delivery can stop the queue."""
+    try:
+        return _send(row, connections)
+    except Exception as error:  # noqa: BLE001 - recorded as the attempt's outcome
+        log.exception("webhook delivery %s failed unexpectedly", row["id"])
+        return delivery.Outcome(None, 0, error=f"unexpected {type(error).__name__}"[:300])
 
 
 def _send(row: dict, connections) -> delivery.Outcome:
