@@ -267,6 +267,24 @@ def test_two_workers_deliver_each_event_once_between_them(app, owner_client, rec
     assert len(receiver.requests) == 16 and len(set(receiver.ids())) == 16
 
 
+def test_a_killed_workers_claims_are_due_again_within_a_minute(app, clock, owner_client, receiver):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    add_product(app)
+    with app.app_context():
+        leases = worker.claim()  # a worker that claimed, then was killed -9
+    work(app)
+    assert receiver.requests == []  # still the dead worker's
+    clock.advance(app.config["WEBHOOKS_TIMEOUT"] + worker.LEASE_MARGIN)
+    assert app.config["WEBHOOKS_TIMEOUT"] + worker.LEASE_MARGIN <= 60
+    work(app)
+    assert len(receiver.requests) == 1
+    (row,) = deliveries(owner_client, hook["id"])
+    assert row["status"] == "succeeded" and len(row["attempts"]) == 1
+    # The dead worker's lease is no longer its own: it could neither send nor write.
+    with app.app_context():
+        assert worker._renew(*next(iter(leases.items()))) is None
+
+
 def test_subscribing_needs_the_read_right_within_the_ceiling(
     app, owner_client, make_admin, make_key, receiver
 ):
