@@ -23,6 +23,7 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
                                             the key is refused on time anyway (its status
                                             is derived on every request)
 worker.prune                   1 h          finished deliveries and events stay longer
+mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
 =============================  ===========  ===============================================
 
@@ -55,6 +56,7 @@ PERIODIC = (
     (key_sweep.notify_expiring, 60),
     (key_sweep.expire_idle, 60),
     (worker.prune, 3600),
+    (mail.prune, 3600),
     (key_usage.prune, 3600),
 )
 MAX_ONCE_PASSES = 1000
