@@ -363,16 +363,41 @@ def _run_worker() -> None:
     """The Procfile's worker (shop/jobs.py) until SIGTERM or Ctrl-C."""
     import signal
 
+    from flask import current_app
+
     from shop import jobs
 
     stop = _STOP
     stop.clear()
+    limit = current_app.config["WORKER_STOP_TIMEOUT"]
+
+    def stopping(*_):
+        """Stop after the current attempt; past SHOP_WORKER_STOP_TIMEOUT, at once."""
+        if not stop.is_set():
+            stop.set()
+            timer = threading.Timer(limit, _abandon, args=(limit,))
+            timer.daemon = True
+            timer.start()
+
     for name in ("SIGTERM", "SIGINT"):
-        signal.signal(getattr(signal, name), lambda *_: stop.set())
-    click.echo("Worker started; SIGTERM or Ctrl-C stops it after the current pass.")
+        signal.signal(getattr(signal, name), stopping)
+    click.echo(
+        f"Worker started; SIGTERM or Ctrl-C stops it after the current attempt, within {limit} s."
+    )
     _require_schema(once=False)
     jobs.work(stop)
     click.echo("Worker stopped.")
+
+
+def _abandon(limit: int) -> None:
+    """The pass did not end within the stop timeout: leave now (its claims come back to
+    any worker when their leases end)."""
+    import os
+    import sys
+
+    click.echo(f"Worker stopped: a pass was still running after {limit} s; abandoned.")
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def register(app: Flask) -> None:

@@ -111,7 +111,10 @@ def work(stop: threading.Event) -> None:
                 if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
                     job()
                     last_run[job] = moment
-            full = any([job() >= batch for job, batch in QUEUES])  # a list: every job runs
+            # Webhooks first, told of a stop so their untried deliveries go back at once.
+            done = [worker.deliver_due(stop=stop) >= worker.BATCH]
+            done += [job() >= batch for job, batch in QUEUES[1:]]
+            full = any(done)
         except Unavailable as error:  # one line per outage; the next connection heals it
             note_outage(error.dependency, error, meanwhile="the worker waits")
             db.get_db().close()

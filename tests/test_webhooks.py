@@ -680,6 +680,45 @@ def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_cli
 
 
 @pytest.mark.live
+def test_sigterm_stops_the_worker_within_its_stop_timeout(app, database_url, owner_client):
+    silent = Misbehaving("silent")
+    create_hook(owner_client, silent.url, "product.created")
+    add_product(app)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the venv's flask
+        "DATABASE_URL": database_url,
+        "SHOP_WEBHOOKS_ALLOW_PRIVATE": "1",
+        "SHOP_WEBHOOKS_ALLOW_HTTP": "1",
+        "SHOP_WEBHOOKS_TIMEOUT": "60",  # the receiver would hold the attempt a minute
+        "SHOP_WORKER_STOP_TIMEOUT": "2",
+    }
+    process = subprocess.Popen(
+        ["flask", "--app", "app", "jobs", "run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not silent.held and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling a real process, bounded
+        assert silent.held, "the attempt never started"
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        output = process.communicate(timeout=30)[0]
+        assert time.monotonic() - signalled < 6, output
+    finally:
+        if process.poll() is None:
+            process.kill()
+        silent.stop()
+    assert process.returncode == 0, output
+    assert "abandoned" in output, output
+
+
+@pytest.mark.live
 def test_dev_serve_runs_the_worker_beside_gunicorn_and_stops_both(tmp_path, receiver):
     port = free_port()
     env = {

@@ -114,6 +114,16 @@ def _renew(delivery_id: str, lease: str) -> str | None:
     return fresh if renewed else None
 
 
+def _release(delivery_id: str, lease: str) -> None:
+    """Give a claimed delivery back, due now, if the lease is still this worker's."""
+    with db.transaction():
+        db.execute(
+            "UPDATE webhook_deliveries SET next_attempt_at = :now"
+            " WHERE id = :id AND next_attempt_at = :lease",
+            {"now": iso(now()), "id": delivery_id, "lease": lease},
+        )
+
+
 def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
     """``(:a0, :b0), (:a1, :b1), ...`` and its parameters: several rows in one INSERT."""
     params = {f"{c}{n}": record[c] for n, record in enumerate(records) for c in columns}
@@ -128,14 +138,18 @@ def _load(ids: list[str]) -> list[dict]:
     return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
 
-def deliver_due(batch: int = BATCH) -> int:
+def deliver_due(batch: int = BATCH, stop=None) -> int:
     """One pass over the outbox: send what is due, each attempt recorded as soon as it
-    ends; answer how many deliveries were taken."""
+    ends; answer how many deliveries were taken. When ``stop`` is set (SIGTERM) the
+    deliveries not yet tried are released to any worker at once."""
     leases = claim(batch)
     if leases:
         owners, health, connections = {}, {}, delivery.Connections()
         try:
             for row in _load(list(leases)):
+                if stop is not None and stop.is_set():
+                    _release(row["id"], leases[row["id"]])
+                    continue
                 lease = _renew(row["id"], leases[row["id"]])
                 if lease is None:  # another worker holds it now: it sends, not this one
                     continue
