@@ -7,6 +7,8 @@ Run them as ``flask --app app <command>``. A bad argument prints a clear message
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
 """
 
+import threading
+
 import click
 from flask import Flask
 from flask.cli import AppGroup, with_appcontext
@@ -14,6 +16,8 @@ from werkzeug.exceptions import HTTPException
 
 from shop import db
 from shop.errors import Unavailable
+
+_STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
 
 
 def _fail(message: str):
@@ -134,13 +138,20 @@ def init_db_command(ctx):
     ctx.invoke(db_upgrade)
 
 
-def _require_schema():
-    """The commands that read and write records need the schema this code knows."""
+def _require_schema(once: bool = True):
+    """The commands that read and write records need the schema this code knows. The
+    worker's loop (``once`` False) starts while the database is down and waits for it."""
     from flask import current_app
 
-    from shop import migrate
+    from shop import jobs, migrate
 
-    if not migrate.schema_ready(current_app):
+    if once:
+        ready = migrate.schema_ready(current_app)
+    else:
+        ready = jobs.wait_for_schema(_STOP, lambda: migrate.schema_ready(current_app))
+        if _STOP.is_set():
+            return
+    if not ready:
         _fail("The database is not at this release's schema: run `flask --app app db upgrade`.")
 
 
@@ -310,7 +321,6 @@ def api_keys_revoke(key_id):
 @with_appcontext
 def mail_group():
     """Outgoing mail."""
-    _require_schema()
 
 
 @mail_group.command("work")
@@ -323,6 +333,7 @@ def mail_work(once):
     if not once:
         _run_worker()
         return
+    _require_schema()
     sent = mail.deliver_due()
     click.echo(f"Sent {sent} message{'' if sent == 1 else 's'}.")
 
@@ -331,7 +342,6 @@ def mail_work(once):
 @with_appcontext
 def jobs_group():
     """The worker: every periodic job (shop/jobs.py), webhook deliveries and mail."""
-    _require_schema()
 
 
 @jobs_group.command("run")
@@ -345,7 +355,6 @@ def jobs_run(once):
 @with_appcontext
 def webhooks_group():
     """Deliver webhooks (the older name of `flask jobs run`)."""
-    _require_schema()
 
 
 @webhooks_group.command("work")
@@ -360,6 +369,7 @@ def _work(once: bool) -> None:
     from shop import jobs
 
     if once:
+        _require_schema()
         done = jobs.run_once()
         click.echo(f"Delivered {done} due item(s).")
         return
@@ -369,16 +379,42 @@ def _work(once: bool) -> None:
 def _run_worker() -> None:
     """The Procfile's worker (shop/jobs.py) until SIGTERM or Ctrl-C."""
     import signal
-    import threading
+
+    from flask import current_app
 
     from shop import jobs
 
-    stop = threading.Event()
+    stop = _STOP
+    stop.clear()
+    limit = current_app.config["WORKER_STOP_TIMEOUT"]
+
+    def stopping(*_):
+        """Stop after the current attempt; past SHOP_WORKER_STOP_TIMEOUT, at once."""
+        if not stop.is_set():
+            stop.set()
+            timer = threading.Timer(limit, _abandon, args=(limit,))
+            timer.daemon = True
+            timer.start()
+
     for name in ("SIGTERM", "SIGINT"):
-        signal.signal(getattr(signal, name), lambda *_: stop.set())
-    click.echo("Worker started; SIGTERM or Ctrl-C stops it after the current pass.")
+        signal.signal(getattr(signal, name), stopping)
+    click.echo(
+        f"Worker started; SIGTERM or Ctrl-C stops it after the current attempt, within {limit} s."
+    )
+    _require_schema(once=False)
     jobs.work(stop)
     click.echo("Worker stopped.")
+
+
+def _abandon(limit: int) -> None:
+    """The pass did not end within the stop timeout: leave now (its claims come back to
+    any worker when their leases end)."""
+    import os
+    import sys
+
+    click.echo(f"Worker stopped: a pass was still running after {limit} s; abandoned.")
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def register(app: Flask) -> None:

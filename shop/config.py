@@ -125,6 +125,8 @@ def _read(env) -> dict:
         "WEBHOOKS_TIMEOUT": _int(env, "SHOP_WEBHOOKS_TIMEOUT", 10, minimum=1),
         "WEBHOOKS_POLL_INTERVAL": _int(env, "SHOP_WEBHOOKS_POLL_INTERVAL", 1, minimum=1),
         "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
+        "MAIL_RETENTION_DAYS": _int(env, "SHOP_MAIL_RETENTION_DAYS", 30, minimum=1),
+        "WORKER_STOP_TIMEOUT": _int(env, "SHOP_WORKER_STOP_TIMEOUT", 10, minimum=1),
         # Diagnostics.
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

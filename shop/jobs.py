@@ -23,6 +23,7 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
                                             the key is refused on time anyway (its status
                                             is derived on every request)
 worker.prune                   1 h          finished deliveries and events stay longer
+mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
@@ -44,6 +45,7 @@ from flask import current_app
 from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
+from shop.outages import Unavailable, note_outage
 from shop.webhooks import worker
 
 log = logging.getLogger("shop.jobs")
@@ -64,6 +66,7 @@ PERIODIC = (
     (key_sweep.notify_expiring, 60),
     (key_sweep.expire_idle, 60),
     (worker.prune, 3600),
+    (mail.prune, 3600),
     (key_usage.prune, 3600),
     (optimize, 3600),
 )
@@ -84,6 +87,19 @@ def run_once() -> int:
     return total
 
 
+def wait_for_schema(stop: threading.Event, ready) -> bool:
+    """Wait until the database answers (one warning while it does not), then answer
+    ``ready()``: whether its schema is this release's; False at once when stopped."""
+    while not stop.is_set():
+        try:
+            return ready()
+        except Unavailable as error:
+            note_outage(error.dependency, error, meanwhile="the worker waits")
+            db.get_db().close()
+        stop.wait(current_app.config["WEBHOOKS_POLL_INTERVAL"])
+    return False
+
+
 def work(stop: threading.Event) -> None:
     """Run passes until ``stop`` is set, resting ``SHOP_WEBHOOKS_POLL_INTERVAL`` after each
     pass that found no queue full.
@@ -91,7 +107,9 @@ def work(stop: threading.Event) -> None:
     Only a full batch means more is waiting, so a busy shop's events go out in batches
     (each pass's transactions shared by up to ``BATCH`` items) rather than one pass per
     order; an event waits at most about one interval either way. An error (the database
-    away, say) is logged and the loop carries on after a rest.
+    away, say) is logged and the loop carries on after a rest: a database that cannot be
+    reached is one warning per outage (and one line when it answers again), not a traceback
+    per pass.
     """
     interval = current_app.config["WEBHOOKS_POLL_INTERVAL"]
     last_run = {job: None for job, _ in PERIODIC}
@@ -103,7 +121,13 @@ def work(stop: threading.Event) -> None:
                 if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
                     job()
                     last_run[job] = moment
-            full = any([job() >= batch for job, batch in QUEUES])  # a list: every job runs
+            # Webhooks first, told of a stop so their untried deliveries go back at once.
+            done = [worker.deliver_due(stop=stop) >= worker.BATCH]
+            done += [job() >= batch for job, batch in QUEUES[1:]]
+            full = any(done)
+        except Unavailable as error:  # one line per outage; the next connection heals it
+            note_outage(error.dependency, error, meanwhile="the worker waits")
+            db.get_db().close()
         except Exception:  # noqa: BLE001 - the worker outlives any one failure
             log.exception("worker pass failed; retrying")
             db.get_db().close()

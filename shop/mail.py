@@ -10,11 +10,14 @@ after 30 s, doubling up to an hour, 10 attempts in all; the log and the outbox k
 kind of error, never the bodies, credentials or tokens. A sent message's bodies are blanked.
 """
 
+import contextlib
+import functools
 import logging
 import smtplib
 import ssl
+from datetime import timedelta
 from email.message import EmailMessage
-from email.utils import formataddr, make_msgid
+from email.utils import formataddr
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from flask import current_app
@@ -55,32 +58,67 @@ def _message(row: dict) -> EmailMessage:
     message["From"] = formataddr((site.current()["shop_name"], current_app.config["MAIL_FROM"]))
     message["To"] = row["recipient"]
     message["Subject"] = row["subject"]
-    message["Message-ID"] = make_msgid(domain=current_app.config["MAIL_FROM"].split("@")[-1])
+    # Derived from the message's id: every attempt carries the same one, so a message sent
+    # twice is recognisable as one.
+    domain = current_app.config["MAIL_FROM"].split("@")[-1]
+    message["Message-ID"] = f"<{row['id']}@{domain}>"
     message.set_content(row["text_body"])
     if row["html_body"]:
         message.add_alternative(row["html_body"], subtype="html")
     return message
 
 
-def _send(messages: list[EmailMessage]) -> None:
-    """Send over one SMTP connection (raise on failure)."""
-    url = urlsplit(current_app.config["SMTP_URL"])
-    options = {k: v[-1] for k, v in parse_qs(url.query).items()}
-    timeout = current_app.config["SMTP_TIMEOUT"]
-    context = ssl.create_default_context()
-    if url.scheme == "smtps":
-        client = smtplib.SMTP_SSL(url.hostname, url.port or 465, timeout=timeout, context=context)
-    elif url.scheme == "smtp":
-        client = smtplib.SMTP(url.hostname, url.port or 587, timeout=timeout)
-    else:
-        raise ValueError("SMTP_URL must start with smtp:// or smtps://")
-    with client:
-        if url.scheme == "smtp" and options.get("tls", "starttls") != "off":
-            client.starttls(context=context)
-        if url.username:
-            client.login(unquote(url.username), unquote(url.password or ""))
-        for message in messages:
-            client.send_message(message)
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The system's trusted certificates, loaded once per process and only for TLS."""
+    return ssl.create_default_context()
+
+
+class _Session:
+    """One SMTP connection for a pass, opened at its first message and reused; a failure
+    drops it, and the next message opens another."""
+
+    def __init__(self):
+        self.client = None
+
+    def _open(self) -> smtplib.SMTP:
+        url = urlsplit(current_app.config["SMTP_URL"])
+        options = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        timeout = current_app.config["SMTP_TIMEOUT"]
+        if url.scheme == "smtps":
+            client = smtplib.SMTP_SSL(
+                url.hostname, url.port or 465, timeout=timeout, context=_tls_context()
+            )
+        elif url.scheme == "smtp":
+            client = smtplib.SMTP(url.hostname, url.port or 587, timeout=timeout)
+        else:
+            raise ValueError("SMTP_URL must start with smtp:// or smtps://")
+        try:
+            if url.scheme == "smtp" and options.get("tls", "starttls") != "off":
+                client.starttls(context=_tls_context())
+            if url.username:
+                client.login(unquote(url.username), unquote(url.password or ""))
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def send(self, message: EmailMessage) -> None:
+        """Send one message (raise on failure)."""
+        if self.client is None:
+            self.client = self._open()
+        try:
+            self.client.send_message(message)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.client is not None:
+            with contextlib.suppress(OSError, smtplib.SMTPException):
+                self.client.quit()
+            self.client.close()
+            self.client = None
 
 
 def _due(moment) -> list[dict]:
@@ -119,7 +157,11 @@ def deliver_due() -> int:
     """
     with db.transaction():
         rows = [row for row in _due(now()) if _claim(row)]
-    outcomes = [(row, _deliver(row)) for row in rows]
+    session = _Session()
+    try:
+        outcomes = [(row, _deliver(row, session)) for row in rows]
+    finally:
+        session.close()
     if outcomes:
         with db.transaction():
             for row, error in outcomes:
@@ -130,11 +172,23 @@ def deliver_due() -> int:
     return sum(error is None for _, error in outcomes)
 
 
-def _deliver(row: dict) -> Exception | None:
+def prune() -> int:
+    """Forget sent and abandoned messages after ``SHOP_MAIL_RETENTION_DAYS`` (a job of the
+    worker): recipients and subjects are not kept for ever."""
+    cutoff = iso(now() - timedelta(days=current_app.config["MAIL_RETENTION_DAYS"]))
+    with db.transaction():
+        db.execute(
+            "DELETE FROM mail_outbox WHERE next_attempt_at IS NULL AND created_at < :cutoff",
+            {"cutoff": cutoff},
+        )
+    return 0
+
+
+def _deliver(row: dict, session: _Session) -> Exception | None:
     """Send one message (to the log without ``SMTP_URL``); answer the error, if any."""
     try:
         if current_app.config["SMTP_URL"]:
-            _send([_message(row)])
+            session.send(_message(row))
             log.info("mail %s sent to %s", row["id"], row["recipient"])
         else:
             log.info(

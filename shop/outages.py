@@ -27,8 +27,9 @@ _outages: set[str] = set()  # dependencies this process has seen down and not ye
 _outages_lock = threading.Lock()
 
 
-def note_outage(dependency: str, error: BaseException) -> None:
-    """Log a warning the first time a dependency is found down (not once per request)."""
+def note_outage(dependency: str, error: BaseException, meanwhile: str = "answering 503") -> None:
+    """Log a warning the first time a dependency is found down (not once per request);
+    ``meanwhile`` says what the process does until it is back."""
     with _outages_lock:
         if dependency in _outages:
             return
@@ -36,10 +37,11 @@ def note_outage(dependency: str, error: BaseException) -> None:
     cause = error.__cause__ or error
     detail = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
     log.warning(
-        "the %s cannot be reached (%s: %s): answering 503 until it is back",
+        "the %s cannot be reached (%s: %s): %s until it is back",
         dependency,
         type(cause).__name__,
         detail,
+        meanwhile,
     )
 
 

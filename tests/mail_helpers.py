@@ -17,6 +17,7 @@ class Inbox:
     async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's name
         message = email.message_from_bytes(envelope.content, policy=policy.default)
         message.rcpt_tos = envelope.rcpt_tos
+        message.peer = session.peer  # the client's address and port: one per connection
         self.messages.append(message)
         return "250 Message accepted"
 

@@ -100,12 +100,14 @@ def test_starttls_with_credentials(make_app, certificate, monkeypatch):
         assert deliver(app) == 0  # the server's certificate is not trusted yet
         assert outbox(app)[0]["last_error"] == "SSLCertVerificationError"
         monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        mail._tls_context.cache_clear()  # built once per process: a new trust store = restart
         with app.app_context():
             db.execute("UPDATE mail_outbox SET next_attempt_at = created_at")
         assert deliver(app) == 1
         assert server.inbox.logins == ["shop"] and len(server.messages) == 1
     finally:
         server.stop()
+        mail._tls_context.cache_clear()  # not the test's trust store for the tests after
 
 
 def test_without_smtp_url_mail_goes_to_the_log(make_app, caplog):
@@ -139,6 +141,43 @@ def test_two_workers_never_send_a_message_twice(make_app, smtp):
         assert not any(mail._claim(row) for row in seen_by_both)  # the second one
         assert mail.deliver_due() == 0  # held by the first worker for its lease
     assert len(seen_by_both) == 3 and smtp.messages == []
+
+
+def test_a_pass_sends_over_one_connection_with_a_message_id_per_message(make_app, smtp):
+    app = make_app(SMTP_URL=smtp.url)
+    for number in range(3):
+        queue_one(app, to=f"r{number}@example.com")
+    ids = [row["id"] for row in outbox(app)]
+    assert deliver(app) == 3
+    assert len({message.peer for message in smtp.messages}) == 1
+    by_recipient = {message.rcpt_tos[0]: message["Message-ID"] for message in smtp.messages}
+    assert [by_recipient[f"r{n}@example.com"] for n in range(3)] == [
+        f"<{mail_id}@localhost>" for mail_id in ids
+    ]
+    # A re-send of the same message carries the same Message-ID: recognisable as one.
+    with app.app_context(), app.test_request_context():
+        row = db.one("SELECT * FROM mail_outbox WHERE id = :id", {"id": ids[0]})
+        assert mail._message(row)["Message-ID"] == f"<{ids[0]}@localhost>"
+
+
+def test_sent_and_abandoned_mail_is_pruned_after_the_retention_days(make_app, clock, smtp):
+    app = make_app(SMTP_URL=smtp.url, MAIL_RETENTION_DAYS=30)
+    queue_one(app, to="old@example.com")
+    assert deliver(app) == 1
+    clock.advance(29 * 86400)
+    queue_one(app, to="recent@example.com")
+    assert deliver(app) == 1
+    with app.app_context(), db.transaction():  # one still waiting for its next attempt
+        mail.queue("waiting@example.com", "Later", "text")
+        db.execute("UPDATE mail_outbox SET next_attempt_at = '2999-01-01T00:00:00+00:00'"
+                   " WHERE recipient = 'waiting@example.com'")  # fmt: skip
+    clock.advance(2 * 86400)
+    result = app.test_cli_runner().invoke(args=["jobs", "run", "--once"])
+    assert result.exit_code == 0, result.output
+    assert [row["recipient"] for row in outbox(app)] == [
+        "recent@example.com",
+        "waiting@example.com",
+    ]
 
 
 def test_order_confirmation_and_status_mails(app, smtp, customer_client, owner_client):

@@ -10,10 +10,12 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +250,38 @@ def test_redis_back_after_an_outage_counts_again(make_app, private_redis):
 
     # flask-limiter looks at Redis again after a back-off of 1, 2, 4 ... seconds.
     _wait(counted_in_redis, 10, "sign-ins counted in Redis again")
+
+
+@pytest.mark.live
+def test_the_worker_starts_while_postgresql_is_down_waits_and_heals(private_postgres, tmp_path):
+    pg = private_postgres
+    pg.start()
+    release_step(pg.url)
+    pg.stop()
+    root = Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the venv's flask
+        "DATABASE_URL": pg.url,
+        "SHOP_WEBHOOKS_POLL_INTERVAL": "1",
+    }
+    log_path = tmp_path / "worker.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            ["flask", "--app", "app", "jobs", "run"], cwd=root, env=env, stdout=log, stderr=log
+        )
+        try:
+            _wait(lambda: "cannot be reached" in log_path.read_text(), 20, "the warning")
+            assert process.poll() is None  # started, and waits
+            pg.start()  # a few seconds: several of the worker's passes meet it down meanwhile
+            _wait(lambda: "answers again" in log_path.read_text(), 20, "the worker healing")
+            assert process.poll() is None
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+    text = log_path.read_text()
+    assert process.returncode == 0, text
+    assert text.count("the database cannot be reached") == 1, text  # one line per outage
+    assert "the worker waits until it is back" in text, text
+    assert "Traceback" not in text, text
+    assert "Worker stopped." in text, text

@@ -97,17 +97,35 @@ def check_url(url: str, *, allow_http: bool, allow_private: bool) -> str:
     if port == 0:
         raise UrlError("url: not a valid port.")
     host = parts.hostname
-    if not allow_private:
-        literal = None
-        with contextlib.suppress(ValueError):
-            literal = ipaddress.ip_address(host)
-        if (
-            host == "localhost"
-            or host.endswith(".localhost")
-            or (literal is not None and not address_allowed(host))
-        ):
-            raise UrlError("url: private, loopback and link-local addresses are refused.")
+    literal = None
+    with contextlib.suppress(ValueError):
+        literal = ipaddress.ip_address(host)
+    if literal is None:
+        _check_host_name(host)
+    if not allow_private and (
+        host == "localhost"
+        or host.endswith(".localhost")
+        or (literal is not None and not address_allowed(host))
+    ):
+        raise UrlError("url: private, loopback and link-local addresses are refused.")
     return url
+
+
+MAX_HOST = 253  # characters of a DNS name, and of each of its labels
+MAX_LABEL = 63
+
+
+def _check_host_name(host: str) -> None:
+    """UrlError unless ``host`` is a name DNS can carry: IDNA-encodable, labels of 1 to 63
+    characters and 253 in all (a name beyond them would fail at every delivery)."""
+    try:
+        encoded = host.rstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        raise UrlError("url: the host is not a valid domain name.") from None
+    if len(encoded) > MAX_HOST:
+        raise UrlError(f"url: the host name is longer than {MAX_HOST} characters.")
+    if any(not 0 < len(label) <= MAX_LABEL for label in encoded.split(".")):
+        raise UrlError(f"url: each part of the host name must have 1 to {MAX_LABEL} characters.")
 
 
 def _resolve(host: str, port: int, allow_private: bool) -> str:
@@ -116,6 +134,8 @@ def _resolve(host: str, port: int, allow_private: bool) -> str:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as error:
         raise UrlError(f"cannot resolve {host}: {error.strerror or error}") from None
+    except UnicodeError:  # a name IDNA cannot encode (a label over 63 characters, say)
+        raise UrlError(f"cannot resolve {host}: not a valid domain name") from None
     addresses = [info[4][0] for info in infos]
     if not allow_private:
         refused = [a for a in addresses if not address_allowed(a)]
@@ -232,6 +252,8 @@ def post(
         conn, reused = pool.get(parts, timeout, allow_private)
     except UrlError as error:
         return Outcome(None, elapsed(), error=str(error))
+    except (OSError, ValueError) as error:  # whatever the address gives, it is the outcome
+        return Outcome(None, elapsed(), error=f"{type(error).__name__}: {error}"[:300])
     # The socket timeout bounds each read; the watchdog bounds the attempt as a whole.
     watch = _WATCHDOG.arm(conn, started + timeout)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

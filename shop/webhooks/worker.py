@@ -2,9 +2,13 @@
 
 A pass (``deliver_due``) claims due deliveries in a short transaction (``FOR UPDATE SKIP
 LOCKED`` on PostgreSQL, so workers on several nodes share the outbox; SQLite lets one writer
-in at a time) by pushing their next attempt a lease ahead, then sends them outside any
-transaction and records their results together in a second one. A worker that dies mid-pass
-leaves the pass's deliveries due again when the lease ends: at least once.
+in at a time) by pushing their next attempt a lease ahead (one attempt's timeout and
+``LEASE_MARGIN``; that moment is the lease's token), then sends them one by one outside any
+transaction, renewing a delivery's lease before its attempt when it runs short and
+recording each attempt as soon as it ends. A result is written only while the token is
+still the worker's, and a delivery another worker took meanwhile is not sent again. A
+worker that dies mid-pass leaves its deliveries due again within about a minute: at least
+once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
 every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
@@ -34,6 +38,7 @@ ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
+LEASE_MARGIN = 30  # seconds a claim lasts beyond one attempt's timeout
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
@@ -64,14 +69,21 @@ def backoff(attempts_made: int) -> float:
     return SCHEDULE[attempts_made - 1] * random.uniform(1 - JITTER, 1 + JITTER)  # noqa: S311
 
 
-def claim(batch: int = BATCH) -> list[str]:
-    """Take up to ``batch`` due deliveries for this worker: their ids.
+def lease_length() -> timedelta:
+    """How long one claimed delivery is the worker's: one attempt's timeout and a margin, so
+    a worker killed mid-pass leaves its claims due again within about a minute."""
+    return timedelta(seconds=current_app.config["WEBHOOKS_TIMEOUT"] + LEASE_MARGIN)
 
-    They are leased for as long as sending all of them may take; a worker that dies leaves
-    them due again when the lease ends.
+
+def claim(batch: int = BATCH) -> dict[str, str]:
+    """Take up to ``batch`` due deliveries for this worker: their ids and lease tokens.
+
+    A claim pushes a delivery's next attempt a lease ahead; that moment is the lease's token
+    (a later claim or renewal always writes a later one), and a result is written only
+    while the token is still the one the worker holds.
     """
     moment = now()
-    lease = timedelta(seconds=30 + batch * current_app.config["WEBHOOKS_TIMEOUT"])
+    lease = iso(moment + lease_length())
     database = db.get_db()
     sql = _DUE + (" FOR UPDATE OF d SKIP LOCKED" if database.engine == "postgresql" else "")
     with db.transaction():
@@ -80,9 +92,36 @@ def claim(batch: int = BATCH) -> list[str]:
             marks, params = db.in_list("d", ids)
             db.execute(
                 f"UPDATE webhook_deliveries SET next_attempt_at = :lease WHERE id IN {marks}",
-                {**params, "lease": iso(moment + lease)},
+                {**params, "lease": lease},
             )
-    return ids
+    return dict.fromkeys(ids, lease)
+
+
+def _renew(delivery_id: str, lease: str) -> str | None:
+    """The lease to send under: the one held, or a fresh one when less than an attempt's
+    time is left; None when another worker took the delivery after this one's ran out."""
+    moment = now()
+    length = lease_length()
+    if parse(lease) - moment >= length - timedelta(seconds=LEASE_MARGIN / 2):
+        return lease
+    fresh = iso(moment + length)
+    with db.transaction():
+        renewed = db.execute(
+            "UPDATE webhook_deliveries SET next_attempt_at = :fresh"
+            " WHERE id = :id AND next_attempt_at = :lease",
+            {"fresh": fresh, "id": delivery_id, "lease": lease},
+        )
+    return fresh if renewed else None
+
+
+def _release(delivery_id: str, lease: str) -> None:
+    """Give a claimed delivery back, due now, if the lease is still this worker's."""
+    with db.transaction():
+        db.execute(
+            "UPDATE webhook_deliveries SET next_attempt_at = :now"
+            " WHERE id = :id AND next_attempt_at = :lease",
+            {"now": iso(now()), "id": delivery_id, "lease": lease},
+        )
 
 
 def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
@@ -99,24 +138,34 @@ def _load(ids: list[str]) -> list[dict]:
     return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
 
-def deliver_due(batch: int = BATCH) -> int:
-    """One pass over the outbox: send what is due, record the results together; answer
-    how many deliveries were taken."""
-    ids = claim(batch)
-    if ids:
-        owners, connections = {}, delivery.Connections()
+def deliver_due(batch: int = BATCH, stop=None) -> int:
+    """One pass over the outbox: send what is due, each attempt recorded as soon as it
+    ends; answer how many deliveries were taken. When ``stop`` is set (SIGTERM) the
+    deliveries not yet tried are released to any worker at once."""
+    leases = claim(batch)
+    if leases:
+        owners, health, connections = {}, {}, delivery.Connections()
         try:
-            _record([_try(row, "scheduled", owners, connections) for row in _load(ids)])
+            for row in _load(list(leases)):
+                if stop is not None and stop.is_set():
+                    _release(row["id"], leases[row["id"]])
+                    continue
+                lease = _renew(row["id"], leases[row["id"]])
+                if lease is None:  # another worker holds it now: it sends, not this one
+                    continue
+                row = {**row, **health.get(row["webhook_id"], {}), "lease": lease}
+                result = _try(row, "scheduled", owners, connections)
+                _record([result], health)
         finally:
             connections.close()
-    return len(ids)
+    return len(leases)
 
 
 def attempt(delivery_id: str, kind: str) -> dict | None:
     """Send one delivery now (``replay`` or ``ping``) and record it; answer the attempt's
     record, or None when the delivery is gone."""
     rows = _load([delivery_id])
-    return _record([_try(rows[0], kind, {})])[0] if rows else None
+    return _record([_try(rows[0], kind, {})])["records"][0] if rows else None
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -156,7 +205,17 @@ def _try(row: dict, kind: str, owners: dict, connections=None) -> tuple:
         if not readable(row["event_type"], row["subject_id"], owner, rights):
             reason = "not sent: the webhook's owner may not read this record"
             return row, delivery.Outcome(None, 0, error=reason), "skipped"
-    return row, _send(row, connections), kind
+    return row, _send_or_fail(row, connections), kind
+
+
+def _send_or_fail(row: dict, connections) -> delivery.Outcome:
+    """The attempt's outcome, whatever happens: an unexpected failure is this delivery's
+    error (retried on schedule), never the pass's, so no delivery can stop the queue."""
+    try:
+        return _send(row, connections)
+    except Exception as error:  # noqa: BLE001 - recorded as the attempt's outcome
+        log.exception("webhook delivery %s failed unexpectedly", row["id"])
+        return delivery.Outcome(None, 0, error=f"unexpected {type(error).__name__}"[:300])
 
 
 def _send(row: dict, connections) -> delivery.Outcome:
@@ -192,11 +251,13 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def _record(results: list[tuple]) -> list[dict]:
-    """Attempts, the deliveries' next steps and the endpoints' health: one transaction."""
+def _record(results: list[tuple], health: dict | None = None) -> dict:
+    """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
+    Answer the endpoints' health as written, by webhook id (into ``health``)."""
+    health = {} if health is None else health
     moment = now()
     at = iso(moment)
-    records, health, exhausted, steps, lost = [], {}, set(), {}, {}
+    records, touched, exhausted, steps, lost = [], {}, set(), {}, {}
     with db.transaction():
         for row, outcome, kind in results:
             record = {
@@ -211,53 +272,59 @@ def _record(results: list[tuple]) -> list[dict]:
             }
             records.append(record)
             status, next_at, scheduled, spent = _next_step(row, outcome, kind, moment)
-            steps.setdefault((status, scheduled, next_at), []).append(row["id"])
+            steps.setdefault((status, scheduled, next_at), []).append((row["id"], row.get("lease")))
             if kind != "skipped":
-                health[row["webhook_id"]] = (row, outcome.ok)
+                touched[row["webhook_id"]] = (row, outcome.ok)
             if spent:
                 exhausted.add(row["webhook_id"])
             if row.get("lost"):
                 lost[row["webhook_id"]] = row["lost"]
-        # One statement per next step (a pass's deliveries mostly share one: succeeded).
+        # The step is written only while the lease is still the writer's: the attempt is
+        # logged anyway (the receiver saw it), the course is the new holder's to set.
         for (status, scheduled, next_at), ids in steps.items():
-            marks, params = db.in_list("d", ids)
-            db.execute(
-                "UPDATE webhook_deliveries SET status = :status, scheduled_attempts = :scheduled,"
-                " updated_at = :now"
-                + ("" if next_at == "keep" else ", next_attempt_at = :next")
-                + f" WHERE id IN {marks}",
-                {**params, "status": status, "scheduled": scheduled, "now": at, "next": next_at},
-            )
+            for delivery_id, lease in ids:
+                db.execute(
+                    "UPDATE webhook_deliveries SET status = :status,"
+                    " scheduled_attempts = :scheduled, updated_at = :now"
+                    + ("" if next_at == "keep" else ", next_attempt_at = :next")
+                    + " WHERE id = :id"
+                    + ("" if lease is None else " AND next_attempt_at = :lease"),
+                    {"id": delivery_id, "lease": lease, "status": status,
+                     "scheduled": scheduled, "now": at, "next": next_at},
+                )  # fmt: skip
         values, params = _rows(_ATTEMPT_COLUMNS, records)
         db.execute(
             f"INSERT INTO webhook_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES {values}", params
         )
-        for webhook_id, (row, ok) in health.items():
-            _health(webhook_id, row, ok, moment)
+        for webhook_id, (row, ok) in touched.items():
+            health[webhook_id] = _health(webhook_id, row, ok, moment)
         for webhook_id in exhausted:
             _disable_if_failing(webhook_id, moment)
         for owner in lost.values():
             _disable_without_rights(owner, moment)
-    return records
+    return {"records": records, "health": health}
 
 
-def _health(webhook_id: str, row: dict, ok: bool, moment) -> None:
-    """The endpoint's last success and since when it fails, after its latest attempt."""
+def _health(webhook_id: str, row: dict, ok: bool, moment) -> dict:
+    """The endpoint's last success and since when it fails, after its latest attempt:
+    written, and answered for the pass's next attempt to the same endpoint."""
     at = iso(moment)
+    last, failing = row["last_success_at"], row["failing_since"]
     if ok:
-        last = row["last_success_at"]
         fresh = last and moment - parse(last) < HEALTH_INTERVAL
-        if fresh and not row["failing_since"]:
-            return
+        if fresh and not failing:
+            return {"last_success_at": last, "failing_since": None}
         db.execute(
             "UPDATE webhooks SET last_success_at = :at, failing_since = NULL WHERE id = :id",
             {"at": at, "id": webhook_id},
         )
-    elif not row["failing_since"]:
+        return {"last_success_at": at, "failing_since": None}
+    if not failing:
         db.execute(
             "UPDATE webhooks SET failing_since = COALESCE(failing_since, :at) WHERE id = :id",
             {"at": at, "id": webhook_id},
         )
+    return {"last_success_at": last, "failing_since": failing or at}
 
 
 def _disable_if_failing(webhook_id: str, moment) -> None:
