@@ -8,11 +8,13 @@ import urllib.request
 
 import pytest
 
-from shop import db, mail
+from shop import config, db, mail
 from tests.live import LiveServer, release_step
+from tests.mail_helpers import deliver
 
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")
 CLOSED_REDIS = "redis://127.0.0.1:1/0"  # nothing listens on port 1: refused at once
+CLOSED_DATABASE = "postgresql://postgres@127.0.0.1:1/none"
 TOKEN = "metrics-token-" + "x" * 16
 
 
@@ -44,6 +46,11 @@ def test_healthz_answers_200_even_while_the_schema_is_not_ready(make_app):
     assert response.status_code == 200
     assert response.json == {"status": "ok"}
     assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_healthz_answers_200_with_the_database_down(make_app):
+    app = make_app(prepare=False, DATABASE_URL=CLOSED_DATABASE, REDIS_URL=CLOSED_REDIS)
+    assert app.test_client().get("/healthz").status_code == 200
 
 
 def test_readyz_answers_200_and_the_outbox_oldest_pending_age(app, client, clock):
@@ -84,7 +91,7 @@ def test_readyz_answers_200_when_the_configured_redis_answers(make_app):
 
 
 def test_readyz_answers_503_naming_the_database_when_it_cannot_be_reached(make_app):
-    app = make_app(prepare=False, DATABASE_URL="postgresql://postgres@127.0.0.1:1/none")
+    app = make_app(prepare=False, DATABASE_URL=CLOSED_DATABASE)
     response = app.test_client().get("/readyz")
     assert response.status_code == 503
     assert response.json["message"].startswith("Not ready: database cannot be reached")
@@ -171,7 +178,7 @@ def test_metrics_count_rate_limit_refusals(make_app, make_admin):
 def test_metrics_count_dependency_outages(make_app):
     app = make_app(
         prepare=False,
-        DATABASE_URL="postgresql://postgres@127.0.0.1:1/none",
+        DATABASE_URL=CLOSED_DATABASE,
         METRICS_ALLOW="127.0.0.1",
     )
     client = app.test_client()
@@ -238,3 +245,38 @@ def test_a_scrape_sums_the_request_counts_of_both_gunicorn_workers(database_url,
         assert sample(text, "shop_http_requests_total", route="/healthz", status="200") == sent
     finally:
         server.stop()
+
+
+def test_metrics_read_the_mail_outbox_from_the_database(make_app):
+    app = make_app(METRICS_ALLOW="127.0.0.1")
+    with app.app_context(), db.transaction():
+        mail.queue("someone@example.com", "Hello", "Hello there.")
+    text = scrape(app.test_client())
+    assert sample(text, "shop_outbox_pending", queue="mail") == 1
+    assert deliver(app) == 1
+    text = scrape(app.test_client())
+    assert sample(text, "shop_outbox_pending", queue="mail") == 0
+    assert sample(text, "shop_mail_messages", state="sent") == 1
+    assert sample(text, "shop_mail_messages", state="failed") == 0
+    assert "someone@example.com" not in text
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("SHOP_METRICS", "10.0.0.0/8,nowhere", "SHOP_METRICS must list IP addresses"),
+        ("SHOP_METRICS_TOKEN", "short", "SHOP_METRICS_TOKEN must be at least 16"),
+    ],
+)
+def test_a_bad_metrics_setting_stops_the_start_naming_it(name, value, says):
+    with pytest.raises(config.ConfigError, match=says):
+        config.from_environment({name: value})
+
+
+def test_metrics_settings_are_read_from_the_environment():
+    settings = config.from_environment(
+        {"SHOP_METRICS": " 10.0.0.1/8 , ::1 ", "SHOP_METRICS_TOKEN": TOKEN}
+    )
+    assert settings["METRICS_ALLOW"] == "10.0.0.0/8 ::1/128"
+    assert settings["METRICS_TOKEN"] == TOKEN
+    assert config.from_environment({})["METRICS_ALLOW"] is None
