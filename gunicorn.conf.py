@@ -27,10 +27,10 @@ except shop_config.ConfigError as error:
 # Metrics (docs/operations.md): every worker writes its counters to one directory, read and
 # summed by a scrape. Set here, in the master, before any worker imports prometheus_client.
 # A directory given by the operator is kept; one made here is removed when the server stops.
-_made_metrics_dir = None
+# (Remembered in the environment too: a SIGHUP reads this file again, with the variable set.)
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    _made_metrics_dir = tempfile.mkdtemp(prefix="shop-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _made_metrics_dir
+    os.environ["SHOP_MADE_METRICS_DIR"] = tempfile.mkdtemp(prefix="shop-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.environ["SHOP_MADE_METRICS_DIR"]
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{settings['PORT']}"  # noqa: S104
 workers = settings["WEB_CONCURRENCY"]
@@ -106,8 +106,9 @@ def child_exit(server, worker):
 
 def on_exit(server):
     """Remove the metrics directory made at start (not one the operator named)."""
-    if _made_metrics_dir:
-        shutil.rmtree(_made_metrics_dir, ignore_errors=True)
+    made = os.environ.get("SHOP_MADE_METRICS_DIR")
+    if made and made == os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def post_worker_init(worker):

@@ -280,3 +280,20 @@ def test_metrics_settings_are_read_from_the_environment():
     assert settings["METRICS_ALLOW"] == "10.0.0.0/8 ::1/128"
     assert settings["METRICS_TOKEN"] == TOKEN
     assert config.from_environment({})["METRICS_ALLOW"] is None
+
+
+@pytest.mark.live
+def test_gunicorn_makes_its_metrics_directory_and_removes_it_at_exit(database_url, tmp_path):
+    release_step(database_url)
+    env = {"DATABASE_URL": database_url, "SHOP_METRICS": "127.0.0.1", "TMPDIR": str(tmp_path)}
+    server = LiveServer(env, workers=1, threads=2)
+    try:
+        made = list(tmp_path.glob("shop-metrics-*"))
+        assert len(made) == 1
+        with urllib.request.urlopen(server.url + "/metrics", timeout=10) as response:  # noqa: S310
+            text = response.read().decode()
+        assert sample(text, "shop_http_requests_total", route="/openapi.json", status="200") >= 1
+        assert list(made[0].glob("counter_*.db"))
+    finally:
+        server.stop()
+    assert not made[0].exists()
