@@ -19,15 +19,16 @@ TOKEN = "metrics-token-" + "x" * 16
 
 
 def sample(text: str, name: str, **labels) -> float:
-    """The value of one sample in Prometheus' text format (0 when absent)."""
+    """The sum of the samples of ``name`` with ``labels`` in Prometheus' text format."""
+    total = 0.0
     for line in text.splitlines():
         if line.startswith("#") or not line.startswith(name):
             continue
         head, _, value = line.rpartition(" ")
         found = dict(re.findall(r'(\w+)="([^"]*)"', head))
         if head.split("{")[0] == name and all(found.get(k) == v for k, v in labels.items()):
-            return float(value)
-    return 0.0
+            total += float(value)
+    return total
 
 
 def scrape(client) -> str:
@@ -138,12 +139,13 @@ def test_metrics_want_the_token_when_one_is_set(make_app):
 def test_metrics_count_requests_by_route_template_and_status(make_app):
     client = make_app(METRICS_ALLOW="127.0.0.1").test_client()
     route = "/products/<id:product_id>"
-    before = sample(scrape(client), "shop_http_requests_total", route=route, status="404")
+    labels = {"route": route, "method": "GET", "status": "404"}
+    before = sample(scrape(client), "shop_http_requests_total", **labels)
     missing_id = db.new_id()
     for _ in range(3):
         client.get(f"/products/{missing_id}")
     text = scrape(client)
-    assert sample(text, "shop_http_requests_total", route=route, status="404") == before + 3
+    assert sample(text, "shop_http_requests_total", **labels) == before + 3
     assert missing_id not in text  # the template, never the raw path
     assert sample(text, "shop_http_request_duration_seconds_count", route=route) >= 3
     for name in (
