@@ -8,7 +8,9 @@ server refuses to start without it.
 import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
 
 from gunicorn import glogging, util
 from gunicorn.http import wsgi
@@ -21,6 +23,14 @@ try:
     settings = shop_config.from_environment()
 except shop_config.ConfigError as error:
     sys.exit(f"shop: {error}")
+
+# Metrics (docs/operations.md): every worker writes its counters to one directory, read and
+# summed by a scrape. Set here, in the master, before any worker imports prometheus_client.
+# A directory given by the operator is kept; one made here is removed when the server stops.
+# (Remembered in the environment too: a SIGHUP reads this file again, with the variable set.)
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["SHOP_MADE_METRICS_DIR"] = tempfile.mkdtemp(prefix="shop-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.environ["SHOP_MADE_METRICS_DIR"]
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{settings['PORT']}"  # noqa: S104
 workers = settings["WEB_CONCURRENCY"]
@@ -35,9 +45,21 @@ accesslog = "-" if settings["ACCESS_LOG"] else None  # SHOP_ACCESS_LOG=1 (docs/p
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 
+# Probes and scrapes every few seconds would drown the access log: logged at DEBUG only.
+_QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
 class Logger(glogging.Logger):
     """gunicorn's logger, its access and error lines escaped (``shop.logs``): a request
-    path with CR, LF or NUL in it cannot forge a log line."""
+    path with CR, LF or NUL in it cannot forge a log line. Health checks and scrapes are
+    not access-logged (the error log has them at DEBUG)."""
+
+    def access(self, resp, req, environ, request_time):
+        """An access line, except for the health and metrics endpoints."""
+        if environ.get("PATH_INFO") in _QUIET_PATHS:
+            self.debug("%s %s %s", environ.get("REQUEST_METHOD"), req.path, resp.status)
+            return
+        super().access(resp, req, environ, request_time)
 
     def setup(self, cfg):
         """gunicorn's handlers, each with an escaping formatter of the same format."""
@@ -73,6 +95,20 @@ def on_starting(server):
     warning = migrate.check_at_start(settings["DATABASE_URL"])
     if warning:
         server.log.warning("schema: %s", warning)
+
+
+def child_exit(server, worker):
+    """A worker is gone: its live gauges leave the metrics (its counters stay summed)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    """Remove the metrics directory made at start (not one the operator named)."""
+    made = os.environ.get("SHOP_MADE_METRICS_DIR")
+    if made and made == os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def post_worker_init(worker):

@@ -57,6 +57,28 @@ def _list(environ, name: str) -> list[str]:
     return [item.strip() for item in environ.get(name, "").split(",") if item.strip()]
 
 
+def _networks(environ, name: str) -> str | None:
+    """Addresses or CIDR ranges, comma-separated, as one space-separated string (or None)."""
+    import ipaddress
+
+    networks = []
+    for item in _list(environ, name):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ConfigError(
+                f"{name} must list IP addresses or CIDR ranges (such as 10.0.0.0/8), got {item!r}"
+            ) from None
+    return " ".join(networks) or None
+
+
+def _token(environ, name: str, minimum: int = 16) -> str | None:
+    raw = environ.get(name, "").strip()
+    if raw and len(raw) < minimum:
+        raise ConfigError(f"{name} must be at least {minimum} characters long")
+    return raw or None
+
+
 def check(settings: dict) -> None:
     """Refuse settings that are each valid but make no sense together (ConfigError)."""
     if settings["SESSION_REFRESH"] >= settings["SESSION_LIFETIME"]:
@@ -127,7 +149,9 @@ def _read(env) -> dict:
         "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
         "MAIL_RETENTION_DAYS": _int(env, "SHOP_MAIL_RETENTION_DAYS", 30, minimum=1),
         "WORKER_STOP_TIMEOUT": _int(env, "SHOP_WORKER_STOP_TIMEOUT", 10, minimum=1),
-        # Diagnostics.
+        # Diagnostics: /metrics answers 404 unless one of these allows a scraper.
+        "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
+        "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
         # gunicorn's access log: a line per request costs a keyed read ~16 % of its CPU

@@ -8,7 +8,7 @@ from flask import current_app, request
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
 
-from shop import db
+from shop import db, metrics
 from shop.outages import RETRY_AFTER_UNAVAILABLE, Unavailable, note_outage
 
 log = logging.getLogger("shop")
@@ -31,6 +31,7 @@ def unavailable_response(error: BaseException):
     if not isinstance(error, Unavailable):
         error = _as_unavailable(error)
     note_outage(error.dependency, error)
+    metrics.count_outage(error.dependency)
     message = f"Service unavailable: the {error.dependency} cannot be reached. Try again shortly."
     return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
 

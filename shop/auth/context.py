@@ -18,6 +18,9 @@ ANONYMOUS_ENDPOINTS = frozenset(
         "swagger_ui_assets",
         "favicon",
         "service.index",
+        "health.healthz",
+        "health.readyz",
+        "health.metrics_page",
         "api-docs.openapi_json",
         "api-docs.openapi_swagger_ui",
     }
