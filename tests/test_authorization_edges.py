@@ -210,7 +210,7 @@ def test_every_403_to_a_key_names_the_scope_it_needs(owner_client, make_admin, m
     assert key.put("/content/old", json={"type": "page", "data": {}}).status_code == 201
     kept = [p for p in content if p != "content.delete"] + ["api_key.create"]
     assert owner_client.put(f"/roles/{writer_role}", json={"permissions": kept}).status_code == 200
-    pruned = key.post("/content/sync", json={"entries": [], "prune": True})
+    pruned = key.post("/content/sync", json={"entries": [], "prune": True, "allow_empty": True})
     assert pruned.status_code == 403
     assert pruned.json["message"] == (
         "Access denied: to prune entries this API key's scope write:content no longer carries"
