@@ -84,10 +84,11 @@ def test_rotating_a_secret_needs_the_rights_of_subscribing_to_the_webhooks_event
     )
     without_orders = make_admin("hooks")
     key = make_key("write:webhook")
-    for caller in (without_orders, key):
+    # A person is told the permission, a key the scope (issue 28).
+    for caller, missing in ((without_orders, "orders.read"), (key, "read:order")):
         refused = caller.post(f"/webhooks/{hook['id']}/rotate-secret")
         assert refused.status_code == 403, refused.json
-        assert "orders.read" in refused.json["message"] and "whsec_" not in refused.text
+        assert missing in refused.json["message"] and "whsec_" not in refused.text
     unchanged = owner_client.get(f"/webhooks/{hook['id']}").json
     assert unchanged["previous_secret_expires_at"] is None  # nothing rotated
 
