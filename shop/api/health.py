@@ -12,7 +12,7 @@ from marshmallow import Schema, fields
 
 from shop import health, metrics
 from shop.api.common import Blueprint
-from shop.auth.api_keys import _address_allowed
+from shop.auth.api_keys import address_allowed
 from shop.errors import abort
 from shop.migrate import RETRY_AFTER
 from shop.openapi import responds
@@ -109,7 +109,7 @@ def _allow_scrape() -> None:
     token = current_app.config["METRICS_TOKEN"]
     if not allowed and not token:
         abort(404, "Not found.")
-    if allowed and _address_allowed(allowed, request.remote_addr):
+    if allowed and address_allowed(allowed, request.remote_addr):
         return
     if token:
         scheme, _, sent = request.headers.get("Authorization", "").strip().partition(" ")

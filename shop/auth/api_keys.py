@@ -48,7 +48,7 @@ def _networks(allowed: str) -> tuple:
 _MAPPED = ipaddress.ip_network("::ffff:0:0/96")
 
 
-def _address_allowed(allowed: str, address: str | None) -> bool:
+def address_allowed(allowed: str, address: str | None) -> bool:
     """Whether ``address`` is in one of the stored ranges.
 
     An IPv4 client is also ``::ffff:<it>`` in IPv6, so both sides agree whichever way the
@@ -99,7 +99,7 @@ def resolve(secret: str) -> Caller:
             401, "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
         )
     address = request.remote_addr
-    if row["allowed_ips"] and not _address_allowed(row["allowed_ips"], address):
+    if row["allowed_ips"] and not address_allowed(row["allowed_ips"], address):
         abort(
             403,
             f"API key refused from {address}: its allowed_ips rule admits only "
