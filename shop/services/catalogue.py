@@ -17,10 +17,35 @@ SELECT = f"""
            {CURRENCY_SQL} AS currency
     FROM products p"""
 
-VARIANTS = (
-    "SELECT id, product_id, sku, options, price_cents, compare_at_price_cents, stock,"
-    " weight_grams, image_id, active, position, created_at, updated_at FROM product_variants"
+_VARIANT_COLUMNS = (
+    "id",
+    "product_id",
+    "sku",
+    "options",
+    "price_cents",
+    "compare_at_price_cents",
+    "stock",
+    "weight_grams",
+    "image_id",
+    "active",
+    "position",
+    "created_at",
+    "updated_at",
 )
+VARIANTS = f"SELECT {', '.join(_VARIANT_COLUMNS)} FROM product_variants"
+
+# A product and its variants in one statement: the product's row (computed once) beside each
+# of its variants, whose columns are prefixed ``v_``.
+_DETAIL = (
+    "WITH p AS MATERIALIZED ("
+    + SELECT
+    + " WHERE p.id = :id{visible}) SELECT p.*, "
+    + ", ".join(f"v.{c} AS v_{c}" for c in _VARIANT_COLUMNS)
+    + " FROM p LEFT JOIN product_variants v ON v.product_id = p.id{visible_variants}"
+    " ORDER BY v.position, v.id"
+)
+DETAIL = _DETAIL.format(visible="", visible_variants="")
+VISIBLE_DETAIL = _DETAIL.format(visible=" AND p.active = 1", visible_variants=" AND v.active = 1")
 
 
 def present(row: dict) -> dict:
@@ -49,11 +74,16 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
     """One product with its ``variants`` (the public sees active ones of active products)."""
-    sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
-    row = db.one(sql, {"id": product_id})
-    if row is None:
+    rows = db.query(VISIBLE_DETAIL if visible_only else DETAIL, {"id": product_id})
+    if not rows:
         abort(404, "Product not found.")
-    return {**present(row), "variants": variants_of(product_id, active_only=visible_only)}
+    product = {k: v for k, v in rows[0].items() if not k.startswith("v_")}
+    variants = [
+        present_variant({c: row["v_" + c] for c in _VARIANT_COLUMNS})
+        for row in rows
+        if row["v_id"] is not None
+    ]
+    return {**present(product), "variants": variants}
 
 
 def load_product(product_id: str) -> dict:

@@ -29,7 +29,8 @@ _DECREMENT = """
     UPDATE product_variants SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
       AND product_id IN (SELECT id FROM products WHERE active = 1)
-    RETURNING product_id, sku, options, price_cents"""
+    RETURNING product_id, sku, options, price_cents,
+        (SELECT name FROM products p WHERE p.id = product_variants.product_id) AS name"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -183,18 +184,28 @@ def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
     )
 
 
-def _variant_of(item: dict) -> str:
-    """The line's variant: the one named, or the lone variant of the product named."""
-    if "variant_id" in item:
-        return item["variant_id"]
-    product_id = item["product_id"]
-    ids = [
-        row["id"]
+def _with_variants(items: list[dict]) -> list[dict]:
+    """The lines, each with its variant: the one named, or the lone variant of the product
+    named (one statement for all the lines that name a product)."""
+    named = [item["product_id"] for item in items if "variant_id" not in item]
+    found = {}
+    if named:
+        marks = ", ".join(f":p{i}" for i in range(len(named)))
         for row in db.query(
-            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
-            {"id": product_id},
-        )
+            "SELECT product_id, id FROM product_variants"
+            f" WHERE product_id IN ({marks}) ORDER BY position, id",
+            {f"p{i}": product_id for i, product_id in enumerate(named)},
+        ):
+            found.setdefault(row["product_id"], []).append(row["id"])
+    return [
+        item if "variant_id" in item else {**item, "variant_id": _lone(item, found)}
+        for item in items
     ]
+
+
+def _lone(item: dict, found: dict) -> str:
+    product_id = item["product_id"]
+    ids = found.get(product_id, [])
     if not ids:
         abort(400, f"items: product {product_id} does not exist or is not for sale.")
     if len(ids) > 1:
@@ -211,7 +222,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
 
     Answers the order lines, in the basket's order, priced from the database.
     """
-    wanted = [{**item, "variant_id": _variant_of(item)} for item in items]
+    wanted = _with_variants(items)
     if len({item["variant_id"] for item in wanted}) < len(wanted):
         abort(400, "items: two lines name the same variant; give it one line.")
     taken = {}
@@ -220,9 +231,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
         if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
             _refuse(item)
         taken[item["variant_id"]] = row
-    names = {}
     for product_id in sorted({row["product_id"] for row in taken.values()}):
-        names[product_id] = db.value("SELECT name FROM products WHERE id = :id", {"id": product_id})
         if variants.refresh(product_id) == 0:
             webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
@@ -233,7 +242,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
                 "line": line,
                 "product_id": variant["product_id"],
                 "variant_id": item["variant_id"],
-                "name": names[variant["product_id"]],
+                "name": variant["name"],
                 "sku": variant["sku"],
                 "options": json.loads(variant["options"]),
                 "unit_price_cents": variant["price_cents"],
