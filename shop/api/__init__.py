@@ -12,6 +12,7 @@ def register_blueprints(api) -> None:
         content,
         customers,
         health,
+        images,
         orders,
         password_reset,
         payments,
@@ -28,6 +29,7 @@ def register_blueprints(api) -> None:
     # The order of the tags in the description: as a shop owner reads, administration last.
     for module in (
         products,
+        images,
         categories,
         collections,
         orders,

@@ -21,7 +21,7 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.api.schemas import ProductSchema
+from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
@@ -181,7 +181,7 @@ class Products(MethodView):
     @blp.doc(operationId="createProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")
     @blp.arguments(ProductCreateSchema)
-    @blp.response(201, ProductSchema)
+    @blp.response(201, ProductDetailSchema)
     @require_permission("products.create")
     def post(self, data):
         """Create a product"""
@@ -230,7 +230,7 @@ _SETS = {
 class ProductById(MethodView):
     @blp.doc(operationId="getProduct")
     @shows_more_with("products.read", "inactive products")
-    @blp.response(200, ProductSchema)
+    @blp.response(200, ProductDetailSchema)
     def get(self, product_id):
         """One product
 
@@ -241,7 +241,7 @@ class ProductById(MethodView):
     @blp.doc(operationId="updateProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")
     @blp.arguments(ProductUpdateSchema)
-    @blp.response(200, ProductSchema)
+    @blp.response(200, ProductDetailSchema)
     @require_permission("products.update")
     def put(self, data, product_id):
         """Change a product

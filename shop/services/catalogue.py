@@ -4,6 +4,7 @@ collections, the product events of products and checkout) and the category exist
 
 from shop import db
 from shop.errors import abort
+from shop.services import images
 from shop.settings import CURRENCY_SQL, currency_of
 
 # One statement whatever the page size: the collections and the currency come as columns.
@@ -27,11 +28,12 @@ def present(row: dict) -> dict:
 
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
+    """One product with its images, as its own routes show it (404 when there is none)."""
     sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
     row = db.one(sql, {"id": product_id})
     if row is None:
         abort(404, "Product not found.")
-    return present(row)
+    return {**present(row), "images": images.list_for(product_id)}
 
 
 def load_product(product_id: str) -> dict:

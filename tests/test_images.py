@@ -1,0 +1,216 @@
+"""Product images through the HTTP API: upload rules (content, size, pixels, metadata),
+order, permissions, and the public bytes with their ETag, cache and widths."""
+
+import io
+import random
+import threading
+
+import pytest
+from PIL import Image
+
+from tests.catalogue_helpers import Catalogue, image_bytes, upload
+
+GPS_EXIF_MARK = "WhereIWas"  # a maker tag beside the GPS block: searched for in the bytes
+
+
+def photo_with_gps() -> bytes:
+    """A 40×20 JPEG whose EXIF says: rotate 90° (orientation 6), taken at a GPS position."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    exif[0x010F] = GPS_EXIF_MARK
+    exif[0x8825] = {1: "N", 2: (52.0, 31.0, 12.0), 3: "E", 4: (13.0, 24.0, 0.0)}
+    data = image_bytes("JPEG", exif=exif.tobytes())
+    assert GPS_EXIF_MARK.encode() in data and b"Exif" in data
+    return data
+
+
+@pytest.fixture
+def product(owner_client):
+    return Catalogue(owner_client).product()
+
+
+def test_an_upload_is_cleaned_served_and_embedded_in_the_product(client, owner_client, product):
+    response = upload(owner_client, product["id"], photo_with_gps(), "me.jpg", alt="A mug")
+    assert response.status_code == 201, response.json
+    image = response.json
+    assert image["url"] == f"/images/{image['id']}" and image["position"] == 1
+    assert (image["width"], image["height"]) == (20, 40)  # the orientation, applied
+    assert image["content_type"] == "image/jpeg" and image["alt"] == "A mug"
+
+    served = client.get(image["url"])  # anyone
+    assert served.status_code == 200 and served.mimetype == "image/jpeg"
+    assert len(served.data) == image["bytes"]
+    assert GPS_EXIF_MARK.encode() not in served.data and b"Exif" not in served.data
+    with Image.open(io.BytesIO(served.data)) as decoded:
+        assert decoded.size == (20, 40) and not decoded.getexif()
+
+    second = upload(owner_client, product["id"], image_bytes("WEBP"), "b.webp").json
+    detail = client.get(f"/products/{product['id']}").json
+    assert [i["id"] for i in detail["images"]] == [image["id"], second["id"]]
+    listed = client.get(f"/products/{product['id']}/images").json["items"]
+    assert listed == detail["images"] and second["content_type"] == "image/webp"
+
+
+def test_content_decides_the_type_not_the_name_or_declared_type(owner_client, product):
+    pdf = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
+    body = {"file": (io.BytesIO(pdf), "x.jpg", "image/jpeg")}
+    response = owner_client.post(f"/products/{product['id']}/images", data=body)
+    assert response.status_code == 415
+    assert "JPEG, PNG, WebP or GIF" in response.json["message"]
+    gif = upload(owner_client, product["id"], image_bytes("GIF"), "looks-like.png")
+    assert gif.status_code == 201 and gif.json["content_type"] == "image/gif"
+    assert len(owner_client.get(f"/products/{product['id']}/images").json["items"]) == 1
+
+
+def test_an_image_over_the_byte_limit_is_a_413_and_nothing_is_kept(make_app):
+    app = make_app(MAX_IMAGE_BYTES=4096)
+    owner = _owner(app)
+    product_id = Catalogue(owner).product()["id"]
+    noisy = Image.frombytes("RGB", (64, 64), random.Random(1).randbytes(64 * 64 * 3))
+    buffer = io.BytesIO()
+    noisy.save(buffer, "PNG")
+    assert 4096 < len(buffer.getvalue()) < 64 * 1024  # within the body's slack: the file check
+    for data in (buffer.getvalue(), b"\x89PNG" + bytes(20_000)):  # over twice: not read at all
+        response = upload(owner, product_id, data)
+        assert response.status_code == 413, response.json
+        assert "4,096 bytes (SHOP_MAX_IMAGE_BYTES)" in response.json["message"]
+    assert upload(owner, product_id, image_bytes()).status_code == 201  # under it: fine
+    assert len(owner.get(f"/products/{product_id}/images").json["items"]) == 1
+
+
+def test_a_decompression_bomb_is_refused_before_decoding(owner_client, product):
+    bomb = io.BytesIO()
+    Image.new("1", (6000, 6000)).save(bomb, "PNG")  # 4 kB of file, 36 megapixels
+    response = upload(owner_client, product["id"], bomb.getvalue(), "bomb.png")
+    assert response.status_code == 400
+    assert "36,000,000 pixels" in response.json["message"]
+    assert "SHOP_MAX_IMAGE_PIXELS" in response.json["message"]
+
+
+def test_bad_forms_are_400s_naming_the_field(owner_client, product):
+    path = f"/products/{product['id']}/images"
+    assert "multipart/form-data" in owner_client.post(path, json={}).json["message"]
+    missing = owner_client.post(path, data={"alt": "x"}, content_type="multipart/form-data")
+    assert missing.status_code == 400 and missing.json["message"].startswith("file:")
+    extra = owner_client.post(path, data={"file": (io.BytesIO(image_bytes()), "a"), "pos": "1"})
+    assert extra.status_code == 400 and extra.json["message"] == "pos: Unknown field."
+    empty = upload(owner_client, product["id"], b"")
+    assert empty.status_code == 400 and "empty" in empty.json["message"]
+
+
+def test_etag_cache_and_304(app, client, owner_client, product):
+    url = upload(owner_client, product["id"]).json["url"]
+    first = client.get(url)
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and not etag.startswith("W/")
+    assert first.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    again = client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == etag
+    assert client.get(url, headers={"If-None-Match": '"other"'}).status_code == 200
+    signed_in = owner_client.get(url)  # a signed-in reader gets the same public answer
+    assert signed_in.headers["Cache-Control"] == first.headers["Cache-Control"]
+    assert client.get("/images/" + "0" * 24).status_code == 404
+
+
+def test_widths_are_made_once_kept_and_never_upscaled(app, client, owner_client, product):
+    url = upload(owner_client, product["id"], image_bytes("JPEG", size=(400, 200))).json["url"]
+    small = client.get(url + "?w=160")
+    assert small.status_code == 200 and small.mimetype == "image/jpeg"
+    with Image.open(io.BytesIO(small.data)) as decoded:
+        assert decoded.size == (160, 80)
+    again = client.get(url + "?w=160")
+    assert again.data == small.data and again.headers["ETag"] == small.headers["ETag"]
+    assert again.headers["ETag"] != client.get(url).headers["ETag"]
+    original = client.get(url).data
+    assert client.get(url + "?w=640").data == original  # narrower original: as it is
+    for bad in ("100", "abc", "0"):
+        response = client.get(url + f"?w={bad}")
+        assert response.status_code == 400
+        assert "160, 320, 640, 1280" in response.json["message"]
+    with app.app_context():
+        from shop import db
+
+        rows = db.query("SELECT width FROM product_image_sizes")
+    assert rows == [{"width": 160}]  # stored once; 640 was not made
+
+
+def test_two_first_requests_for_a_width_agree(app, owner_client, product):
+    url = upload(owner_client, product["id"], image_bytes("PNG", size=(700, 70))).json["url"]
+    results, barrier = [], threading.Barrier(4)
+
+    def fetch():
+        reader = app.test_client()
+        barrier.wait(timeout=10)
+        response = reader.get(url + "?w=320")
+        results.append((response.status_code, response.data))
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(results) == 4 and {status for status, _ in results} == {200}
+    assert len({data for _, data in results}) == 1
+    with app.app_context():
+        from shop import db
+
+        assert db.value("SELECT COUNT(*) FROM product_image_sizes") == 1
+
+
+def test_order_alt_and_delete(client, owner_client, product):
+    base = f"/products/{product['id']}/images"
+    ids = [upload(owner_client, product["id"]).json["id"] for _ in range(3)]
+    moved = owner_client.patch(f"{base}/{ids[2]}", json={"position": 1, "alt": "Front"})
+    assert moved.status_code == 200 and moved.json["position"] == 1
+    assert moved.json["alt"] == "Front"
+    order = [i["id"] for i in client.get(base).json["items"]]
+    assert order == [ids[2], ids[0], ids[1]]
+    last = owner_client.patch(f"{base}/{ids[2]}", json={"position": 250}).json
+    assert last["position"] == 3  # past the end is last
+    assert owner_client.patch(f"{base}/{ids[0]}", json={"position": 0}).status_code == 400
+    assert owner_client.delete(f"{base}/{ids[0]}").status_code == 204
+    items = client.get(base).json["items"]
+    assert [(i["id"], i["position"]) for i in items] == [(ids[1], 1), (ids[2], 2)]
+    assert client.get(f"/images/{ids[0]}").status_code == 404
+
+
+def test_another_products_image_is_a_404(owner_client, product):
+    other = Catalogue(owner_client).product()
+    image_id = upload(owner_client, other["id"]).json["id"]
+    path = f"/products/{product['id']}/images/{image_id}"
+    assert owner_client.patch(path, json={"alt": "x"}).status_code == 404
+    assert owner_client.delete(path).status_code == 404
+    assert upload(owner_client, "f" * 24).status_code == 404
+    assert len(owner_client.get(f"/products/{other['id']}/images").json["items"]) == 1
+
+
+def test_permissions_follow_the_product(app, client, owner_client, customer_client, make_key):
+    catalogue = Catalogue(owner_client)
+    hidden = catalogue.product(active=False)
+    url = upload(owner_client, hidden["id"]).json["url"]
+    path = f"/products/{hidden['id']}/images"
+    assert client.get(path).status_code == 404  # an inactive product's list: staff only
+    assert make_key("read:product").get(path).status_code == 200
+    assert client.get(url).status_code == 200  # the bytes are public
+    assert upload(client, hidden["id"]).status_code == 401
+    assert upload(customer_client, hidden["id"]).status_code == 403
+    assert upload(make_key("read:product"), hidden["id"]).status_code == 403
+    assert upload(make_key("write:product"), hidden["id"]).status_code == 201
+
+
+def test_deleting_the_product_deletes_its_images(client, owner_client, product):
+    url = upload(owner_client, product["id"], image_bytes(size=(400, 200))).json["url"]
+    assert client.get(url + "?w=160").status_code == 200
+    assert owner_client.delete(f"/products/{product['id']}").status_code == 204
+    assert client.get(url).status_code == 404
+
+
+def _owner(app):
+    from shop.services.users import create_user
+    from tests.conftest import PASSWORD, login
+
+    with app.app_context():
+        create_user("images-owner@example.com", "Owner", PASSWORD, "owner", [])
+    owner = app.test_client()
+    login(owner, "images-owner@example.com")
+    return owner
