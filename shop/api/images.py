@@ -79,12 +79,17 @@ _UPLOAD_BODY = {
 _IMAGE_TYPES = ("image/jpeg", "image/png", "image/webp", "image/gif")
 _FILE_RESPONSES = {
     "200": {
-        "description": "The image's bytes.",
+        "description": "The image's bytes, of the image's `content_type`. The generic"
+        " `application/octet-stream` is listed for client generators that read only it"
+        " as bytes; the answer always names the image's own type.",
         "headers": {
             "ETag": {"required": True, "schema": {"type": "string"}},
             "Cache-Control": {"required": True, "schema": {"type": "string"}},
         },
-        "content": {t: {"schema": {"type": "string", "format": "binary"}} for t in _IMAGE_TYPES},
+        "content": {
+            t: {"schema": {"type": "string", "format": "binary"}}
+            for t in ("application/octet-stream", *_IMAGE_TYPES)
+        },
     },
     "304": {"description": "Not modified: the `If-None-Match` ETag is current."},
 }
