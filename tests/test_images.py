@@ -2,7 +2,10 @@
 order, permissions, and the public bytes with their ETag, cache and widths."""
 
 import io
+import json
 import random
+import shutil
+import subprocess
 import threading
 
 import pytest
@@ -214,3 +217,40 @@ def _owner(app):
     owner = app.test_client()
     login(owner, "images-owner@example.com")
     return owner
+
+
+@pytest.mark.live
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the guide's example needs curl")
+def test_the_guide_example_gives_a_product_its_photo(tmp_path, database_url, make_key):
+    from tests.live import LiveServer
+    from tests.test_readme import readme_block
+
+    key = make_key("write:product")
+    (tmp_path / "photo.jpg").write_bytes(image_bytes("JPEG", (800, 400)))
+    env = {"PATH": "/usr/bin:/bin", "SHOP_KEY": key.secret}
+    server = LiveServer({"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"})
+    try:
+        env["SHOP_URL"] = server.url
+        for folder in (tmp_path, tmp_path, tmp_path / "empty"):  # as pasted, again, no photo
+            folder.mkdir(exist_ok=True)
+            result = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", readme_block("product-image")],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            if folder.name == "empty":
+                assert result.returncode != 0 and "No photo.jpg here" in result.stderr
+                continue
+            assert result.returncode == 0, result.stderr + result.stdout
+            lines = result.stdout.splitlines()
+            image = json.loads(lines[0])
+            assert (image["width"], image["alt"]) == (800, "Our teapot, from the side")
+            assert lines[-1] == "304"
+            with Image.open(tmp_path / "teapot-320") as small:
+                assert small.size == (320, 160)
+    finally:
+        server.stop()
