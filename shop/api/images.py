@@ -7,6 +7,8 @@ key: ``write:product``) and is a ``product.updated`` event. The bytes at ``/imag
 are public, whatever the product's state, as a shop's image CDN serves them.
 """
 
+import io
+
 from flask import current_app, g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
@@ -99,19 +101,37 @@ _IMMUTABLE = "public, max-age=31536000, immutable"  # an id's bytes never change
 @blp.url_value_preprocessor
 def _upload_body_limit(endpoint, _values):
     """An upload may exceed the usual body limit (its route only). This runs before the app's
-    hooks read the form; a body announced over the limit is read away first (up to twice
-    the limit), so the client sees the 413 rather than a connection reset."""
+    hooks read the form. A body over the limit is read away first, up to twice the limit,
+    so the client sees the 413 rather than a connection reset; a chunked body is read here
+    whole (werkzeug would cut it at the limit without a word, losing the file)."""
     if endpoint != "images.ProductImages" or request.method != "POST":
         return
     limit = current_app.config["MAX_IMAGE_BYTES"]
-    request.max_content_length = limit + _MULTIPART_SLACK
+    allowed = request.max_content_length = limit + _MULTIPART_SLACK
+    environ = request.environ
+    if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        body = _read(environ["wsgi.input"], allowed + 1)
+        if len(body) > allowed:
+            _read(environ["wsgi.input"], 2 * limit - len(body), keep=False)
+            abort(413, images.too_large(limit))
+        environ.pop("HTTP_TRANSFER_ENCODING")
+        environ.update({"wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body))})
+        return
     length = request.content_length
-    if length is not None and length > request.max_content_length:
+    if length is not None and length > allowed:
         if length <= 2 * limit:
-            stream = request.environ["wsgi.input"]
-            while length > 0 and (chunk := stream.read(min(length, 1 << 16))):
-                length -= len(chunk)
+            _read(environ["wsgi.input"], length, keep=False)
         abort(413, images.too_large(limit))
+
+
+def _read(stream, size: int, keep: bool = True) -> bytes:
+    """Up to ``size`` bytes of ``stream`` (fewer at its end); thrown away unless ``keep``."""
+    chunks = []
+    while size > 0 and (chunk := stream.read(min(size, 1 << 16))):
+        size -= len(chunk)
+        if keep:
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _visible(product_id: str) -> None:
