@@ -213,6 +213,30 @@ def test_deleting_the_product_deletes_its_images(client, owner_client, product):
     assert client.get(url).status_code == 404
 
 
+def test_image_changes_are_product_updated_events_and_audited(make_app):
+    app = make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True)
+    owner = _owner(app)
+    hook = {"url": "http://127.0.0.1:9/hook", "events": ["product.updated"]}
+    assert owner.post("/webhooks", json=hook).status_code == 201
+    product_id = Catalogue(owner).product()["id"]
+    image_id = upload(owner, product_id).json["id"]
+    owner.patch(f"/products/{product_id}/images/{image_id}", json={"alt": "Side"})
+    owner.delete(f"/products/{product_id}/images/{image_id}")
+    with app.app_context():
+        from shop import db
+
+        events = db.query("SELECT type, payload FROM webhook_events ORDER BY id")
+        audited = db.query("SELECT event FROM audit_log WHERE event LIKE 'product.image%'")
+    images = [[i["alt"] for i in json.loads(e["payload"])["data"]["images"]] for e in events]
+    assert {e["type"] for e in events} == {"product.updated"}
+    assert images == [[""], ["Side"], []]  # each payload shows the images as they became
+    assert sorted(a["event"] for a in audited) == [
+        "product.image_added",
+        "product.image_deleted",
+        "product.image_updated",
+    ]
+
+
 def _chunked_upload(client, product_id: str, data: bytes):
     """An upload sent as a chunked body (as gunicorn hands one over: no Content-Length)."""
     body = {"file": (io.BytesIO(data), "photo.png")}
