@@ -251,6 +251,5 @@ class ImageFile(MethodView):
         headers = {"ETag": f'"{etag}"', "Cache-Control": _IMMUTABLE}
         if request.if_none_match.contains_weak(etag):
             return current_app.response_class(status=304, headers=headers)
-        return current_app.response_class(
-            bytes(stored["data"]), mimetype=stored["content_type"], headers=headers
-        )
+        data = images.bytes_of(image_id, stored["width"])
+        return current_app.response_class(data, mimetype=stored["content_type"], headers=headers)

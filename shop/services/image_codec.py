@@ -63,9 +63,11 @@ def resize(data: bytes, width: int) -> dict | None:
         fmt = image.format
         if image.width <= width:
             return None
+        height = max(1, round(image.height * width / image.width))
+        if fmt == "JPEG":
+            image.draft(image.mode, (width, height))  # decode at 1/2, 1/4 or 1/8: still wider
         image.seek(0)
         frame = image.convert("RGBA") if image.mode in ("P", "LA", "PA") else image.copy()
-    height = max(1, round(frame.height * width / frame.width))
     small = frame.resize((width, height), Image.Resampling.LANCZOS, reducing_gap=3.0)
     small.info = {k: v for k, v in frame.info.items() if k == "icc_profile"}
     return _encoded(small, "PNG" if fmt == "GIF" else fmt, quality=85)

@@ -143,21 +143,22 @@ def _renumber(order: list[str]) -> None:
 
 
 def served(image_id: str, width: int | None) -> dict:
-    """``{content_type, sha256, data}`` of the image, or of its ``width`` rendition (made on
-    the first request and kept); the original when it is not wider than ``width``."""
+    """``{content_type, sha256, width}`` of what ``GET {url}?w=width`` serves: the stored
+    ``width`` rendition (made on the first request and kept), or the original (``width``
+    None) when none is asked for or it is not wider. No bytes: a 304 needs none."""
     if width is not None:
         stored = _size(image_id, width)
         if stored is not None:
-            return stored
+            return {**stored, "width": width}
     original = db.one(
-        "SELECT content_type, sha256, data, width FROM product_images WHERE id = :id",
-        {"id": image_id},
+        "SELECT content_type, sha256, width FROM product_images WHERE id = :id", {"id": image_id}
     )
     if original is None:
         abort(404, "Image not found.")
     if width is None or original["width"] <= width:
-        return original
-    made = image_codec.resize(bytes(original["data"]), width)
+        return {**original, "width": None}
+    data = db.value("SELECT data FROM product_images WHERE id = :id", {"id": image_id})
+    made = image_codec.resize(bytes(data), width)
     # Two first requests may both get here: the first insert wins, the other does nothing,
     # and both serve what is stored. An image deleted meanwhile inserts nothing.
     db.execute(
@@ -167,12 +168,29 @@ def served(image_id: str, width: int | None) -> dict:
         " ON CONFLICT (image_id, width) DO NOTHING",
         {**made, "image_id": image_id},
     )
-    return _size(image_id, width) or made
+    stored = _size(image_id, width)
+    if stored is None:
+        abort(404, "Image not found.")  # deleted meanwhile
+    return {**stored, "width": width}
+
+
+def bytes_of(image_id: str, width: int | None) -> bytes:
+    """The bytes ``served`` described (404 when the image was deleted since)."""
+    if width is None:
+        data = db.value("SELECT data FROM product_images WHERE id = :id", {"id": image_id})
+    else:
+        data = db.value(
+            "SELECT data FROM product_image_sizes WHERE image_id = :id AND width = :width",
+            {"id": image_id, "width": width},
+        )
+    if data is None:
+        abort(404, "Image not found.")
+    return bytes(data)
 
 
 def _size(image_id: str, width: int) -> dict | None:
     return db.one(
-        "SELECT content_type, sha256, data FROM product_image_sizes"
+        "SELECT content_type, sha256 FROM product_image_sizes"
         " WHERE image_id = :id AND width = :width",
         {"id": image_id, "width": width},
     )
