@@ -104,6 +104,8 @@ def test_bad_forms_are_400s_naming_the_field(owner_client, product):
     assert extra.status_code == 400 and extra.json["message"] == "pos: Unknown field."
     empty = upload(owner_client, product["id"], b"")
     assert empty.status_code == 400 and "empty" in empty.json["message"]
+    cut = upload(owner_client, product["id"], image_bytes("JPEG", size=(64, 64))[:300])
+    assert cut.status_code == 400 and "damaged or cut short" in cut.json["message"]
 
 
 def test_etag_cache_and_304(app, client, owner_client, product):

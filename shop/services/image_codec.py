@@ -11,6 +11,7 @@ cleaned original, never wider than it.
 
 import hashlib
 import io
+import struct
 import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -23,6 +24,9 @@ _FORMATS = tuple(CONTENT_TYPES)
 # What survives the re-encoding; everything else in ``info`` (exif, xmp, comment, ...) goes.
 _KEPT_INFO = ("icc_profile", "transparency", "loop", "duration", "background")
 
+# What Pillow raises for a file of a known format whose content is damaged or truncated.
+_BROKEN = (OSError, EOFError, SyntaxError, ValueError, struct.error)
+_DAMAGED = "file: the image is damaged or cut short and cannot be read."
 _NOT_AN_IMAGE = "file: not an image we accept; send a JPEG, PNG, WebP or GIF file."
 
 
@@ -38,12 +42,14 @@ def prepare(data: bytes, max_pixels: int) -> dict:
             abort(415, _NOT_AN_IMAGE)
         except Image.DecompressionBombError:
             abort(400, _too_many_pixels(None, max_pixels))
+        except _BROKEN:  # the format's signature, and then nonsense
+            abort(400, _DAMAGED)
         with image:
             fmt = image.format
             try:
                 frames = getattr(image, "n_frames", 1)
-            except (OSError, EOFError, SyntaxError, ValueError):
-                abort(400, "file: the image is damaged and cannot be read.")
+            except _BROKEN:
+                abort(400, _DAMAGED)
             width, height = image.size
             pixels = width * height * frames
             if pixels > max_pixels:
@@ -51,8 +57,8 @@ def prepare(data: bytes, max_pixels: int) -> dict:
             try:
                 image.load()
                 out = _encode_original(image, fmt, frames)
-            except (OSError, EOFError, SyntaxError, ValueError, Image.DecompressionBombError):
-                abort(400, "file: the image is damaged and cannot be read.")
+            except (*_BROKEN, Image.DecompressionBombError):
+                abort(400, _DAMAGED)
     return out
 
 
@@ -87,7 +93,10 @@ def _encode_original(image: Image.Image, fmt: str, frames: int) -> dict:
     if frames > 1:  # an animation: every frame as it is (orientation tags are for photos)
         image.info = {k: v for k, v in image.info.items() if k in _KEPT_INFO}
         return _encoded(image, fmt, quality=90, save_all=True)
-    upright = ImageOps.exif_transpose(image)
+    try:
+        upright = ImageOps.exif_transpose(image)
+    except Exception:  # noqa: BLE001 - an unreadable EXIF block: no orientation to apply
+        upright = image.copy()
     upright.info = {k: v for k, v in image.info.items() if k in _KEPT_INFO}
     return _encoded(upright, fmt, quality=90)
 
