@@ -144,6 +144,24 @@ def test_widths_are_made_once_kept_and_never_upscaled(app, client, owner_client,
     assert rows == [{"width": 160}]  # stored once; 640 was not made
 
 
+def test_an_animation_keeps_its_frames_and_a_width_is_its_first_frame(
+    client, owner_client, product
+):
+    frames = [Image.new("RGB", (400, 100), colour) for colour in ("red", "blue", "lime")]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "GIF", save_all=True, append_images=frames[1:], duration=80, loop=0)
+    gif = upload(owner_client, product["id"], buffer.getvalue(), "spin.gif").json
+    assert gif["content_type"] == "image/gif"
+    with Image.open(io.BytesIO(client.get(gif["url"]).data)) as served:
+        assert served.n_frames == 3 and served.info["duration"] == 80
+    small = client.get(gif["url"] + "?w=160")
+    assert small.mimetype == "image/png"
+    with Image.open(io.BytesIO(small.data)) as first:
+        assert first.size == (160, 40) and first.convert("RGB").getpixel((80, 20)) == (255, 0, 0)
+    head = client.head(gif["url"])
+    assert head.status_code == 200 and head.headers["ETag"] and head.data == b""
+
+
 def test_two_first_requests_for_a_width_agree(app, owner_client, product):
     url = upload(owner_client, product["id"], image_bytes("PNG", size=(700, 70))).json["url"]
     results, barrier = [], threading.Barrier(4)
