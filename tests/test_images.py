@@ -257,6 +257,28 @@ def test_image_changes_are_product_updated_events_and_audited(make_app):
     ]
 
 
+def test_a_variant_shows_an_image_of_its_own_product_until_it_is_deleted(
+    client, owner_client, product
+):
+    sizes = {"options": [{"name": "Size", "values": ["S", "M"]}]}
+    shirt = Catalogue(owner_client).product(**sizes)
+    variant = shirt["variants"][0]["id"]
+    path = f"/products/{shirt['id']}/variants/{variant}"
+    own = upload(owner_client, shirt["id"]).json["id"]
+    foreign = upload(owner_client, product["id"]).json["id"]
+    refused = owner_client.patch(path, json={"image_id": foreign})  # another product's
+    assert refused.status_code == 400 and refused.json["message"].startswith("image_id:")
+    made = owner_client.post(
+        f"/products/{shirt['id']}/variants", json={"options": {"Size": "M"}, "image_id": foreign}
+    )
+    assert made.status_code == 400
+    assert owner_client.patch(path, json={"image_id": own}).json["image_id"] == own
+    assert owner_client.delete(f"/products/{shirt['id']}/images/{own}").status_code == 204
+    shown = client.get(f"/products/{shirt['id']}").json
+    assert shown["images"] == [] and shown["variants"][0]["image_id"] is None  # cleared with it
+    assert [v["options"] for v in shown["variants"]] == [{"Size": "S"}]  # the 400 made nothing
+
+
 def _chunked_upload(client, product_id: str, data: bytes):
     """An upload sent as a chunked body (as gunicorn hands one over: no Content-Length)."""
     body = {"file": (io.BytesIO(data), "photo.png")}

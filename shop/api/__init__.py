@@ -22,6 +22,7 @@ def register_blueprints(api) -> None:
         settings,
         two_factor,
         users,
+        variants,
         webhooks,
     )
 
@@ -29,6 +30,7 @@ def register_blueprints(api) -> None:
     # The order of the tags in the description: as a shop owner reads, administration last.
     for module in (
         products,
+        variants,
         images,
         categories,
         collections,

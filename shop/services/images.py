@@ -58,7 +58,7 @@ def check_image(product_id: str, image_id: str | None, field: str = "image_id") 
         "SELECT 1 FROM product_images WHERE id = :id AND product_id = :pid",
         {"id": image_id, "pid": product_id},
     ):
-        abort(400, f"{field}: product {product_id} has no image with the id {image_id!r}.")
+        abort(400, f"{field}: no image {image_id!r} of this product.")
 
 
 def prepare(upload: bytes) -> dict:
@@ -119,9 +119,15 @@ def change(product_id: str, image_id: str, data: dict) -> dict:
 
 
 def remove(product_id: str, image_id: str) -> None:
-    """Delete the image and its sizes, closing the gap in the positions; inside a
-    transaction holding the products lock."""
+    """Delete the image and its sizes, closing the gap in the positions; variants that
+    showed it show none (``image_id`` null). Inside a transaction holding the products
+    lock."""
     one(product_id, image_id)
+    db.execute(
+        "UPDATE product_variants SET image_id = NULL, updated_at = :now"
+        " WHERE product_id = :pid AND image_id = :id",
+        {"pid": product_id, "id": image_id, "now": now_iso()},
+    )
     db.execute("DELETE FROM product_image_sizes WHERE image_id = :id", {"id": image_id})
     db.execute("DELETE FROM product_images WHERE id = :id", {"id": image_id})
     _renumber(_order(product_id))
