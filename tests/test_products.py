@@ -155,7 +155,8 @@ def test_filters(owner_client, catalogue):
     assert query("q=snk") == ["Sneaker"]  # sku
     assert query("q=wool") == ["Beanie"]  # description, any case
     assert query("q=BOOT") == ["Trail Boot"]  # name
-    assert query("q=100%25") == []  # wildcards are literal
+    assert query("q=%25") == []  # no word to search for: nothing (not everything)
+    assert query("q=100%25") == ["Sneaker"]  # the word 100, in its SKU SNK-100
     assert query("min_price=2000&max_price=5000") == ["Cap", "Sneaker"]
     assert query("in_stock=false") == ["Trail Boot"]
     assert query("in_stock=true&max_price=1999") == ["Beanie"]

@@ -11,37 +11,21 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, slugs, totals, webhooks
-from shop.api.common import (
-    LIKE,
-    Blueprint,
-    PageQuerySchema,
-    StrictBoolean,
-    Where,
-    like_pattern,
-    page_schema,
-    paginate,
-)
+from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
 from shop.api.schemas import ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.openapi import enum_field, responds
+from shop.openapi import DateOrDateTime, enum_field, responds
+from shop.services import search
 from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
+from shop.services.product_query import ProductQuery
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
 MAX_PRICE = 10**12  # minor units; far beyond any shop, well inside JSON's safe integers
 MAX_STOCK = 10**9
-
-# The category :category_id and every category below it.
-_IN_CATEGORY_TREE = """p.category_id IN (
-    WITH RECURSIVE tree (id) AS (
-        SELECT id FROM categories WHERE id = :category_id
-        UNION
-        SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id
-    )
-    SELECT id FROM tree)"""
 
 _SORTS = {
     "name": "p.name, p.id",
@@ -50,6 +34,9 @@ _SORTS = {
     "-price": "p.price_cents DESC, p.id DESC",
     "created_at": "p.created_at, p.id",
     "-created_at": "p.created_at DESC, p.id DESC",
+    "updated_at": "p.updated_at, p.id",
+    "-updated_at": "p.updated_at DESC, p.id DESC",
+    "relevance": None,  # the search's rank: the default with q, refused without
 }
 
 Name = validate.Length(min=1, max=200)
@@ -84,11 +71,22 @@ class ProductUpdateSchema(Schema):
     category_id = fields.String(allow_none=True, validate=CategoryId)
 
 
-class ProductQuerySchema(PageQuerySchema):
+class ProductFilterSchema(Schema):
+    """The filters of the product list and its facets (they combine with AND)."""
+
     q = fields.String(
         validate=validate.Length(min=1, max=200),
-        metadata={"description": "Part of the name, SKU or description, any case."},
+        metadata={
+            "description": "Full-text search over name, SKUs, option values and description,"
+            " stemmed, every word of it also a prefix (`tea` finds Teapot); ranked by"
+            " relevance unless `sort` says otherwise. Any text is safe."
+        },
     )
+    slug = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "The product with this slug (exact)."},
+    )
+    sku = fields.String(validate=Sku, metadata={"description": "The product with this SKU."})
     category_id = fields.String(
         validate=CategoryId, metadata={"description": "This category and its sub-categories."}
     )
@@ -99,12 +97,37 @@ class ProductQuerySchema(PageQuerySchema):
     active = fields.Boolean(
         metadata={"description": "Needs `products.read` (or a key with `read:product`)."}
     )
+    updated_after = DateOrDateTime(
+        metadata={
+            "description": "Changed at or after this ISO 8601 date or date-time (UTC unless"
+            " given): with `sort=updated_at`, how an integration fetches what changed."
+        }
+    )
+    created_after = DateOrDateTime(
+        metadata={"description": "Created at or after this ISO 8601 date or date-time."}
+    )
+
+
+class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
     sort = enum_field(
         "ProductSort",
         list(_SORTS),
-        load_default="-created_at",
-        metadata={"description": "`name`, `price` or `created_at`; `-` for descending."},
+        metadata={
+            "description": "`name`, `price`, `created_at` or `updated_at` (with `id` as the"
+            " tie-break, so the order is stable); `-` for descending; `relevance` (needs `q`)."
+            " Default: `relevance` with `q`, else `-created_at`."
+        },
     )
+
+
+def _query(args: dict) -> ProductQuery:
+    """The list's filters; ``active`` only for a caller who may see inactive products."""
+    if "active" in args:
+        if g.caller is None:
+            abort(401, "active: sign in or send an API key to filter on active.")
+        if not _sees_inactive():
+            require(g.caller, "products.read", purpose="filter on active")
+    return ProductQuery(args, only_active=not _sees_inactive())
 
 
 def _sees_inactive() -> bool:
@@ -136,44 +159,20 @@ class Products(MethodView):
 
         The public sees active products only. Filters combine with AND.
         """
-        where = Where()
-        if "active" in args:
-            if g.caller is None:
-                abort(401, "active: sign in or send an API key to filter on active.")
-            if not _sees_inactive():
-                require(g.caller, "products.read", purpose="filter on active")
-            where.add("p.active = :active", active=args["active"])
-        elif not _sees_inactive():
-            where.add("p.active = 1")
-        if "q" in args:
-            where.add(
-                f"(LOWER(p.name) {LIKE} OR LOWER(p.sku) {LIKE} OR LOWER(p.description) {LIKE})",
-                q=like_pattern(args["q"]),
-            )
-        if "category_id" in args:
-            where.add(_IN_CATEGORY_TREE, category_id=args["category_id"])
-        if "collection_id" in args:
-            where.add(
-                "EXISTS (SELECT 1 FROM collection_products cp"
-                " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)",
-                collection_id=args["collection_id"],
-            )
-        if "min_price" in args:
-            where.add("p.price_cents >= :min_price", min_price=args["min_price"])
-        if "max_price" in args:
-            where.add("p.price_cents <= :max_price", max_price=args["max_price"])
-        if "in_stock" in args:
-            where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
-        clause, only = where.sql(), where.conditions
-        count = "SELECT COUNT(*) FROM products p" + clause
-        if not only:
+        query = _query(args)
+        sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
+        if sort == "relevance" and query.rank is None:
+            abort(400, "sort: relevance needs q (a search).")
+        only = query.where.conditions
+        count = query.count_sql()
+        if not only and not query.join:
             count = totals.SQL[totals.PRODUCTS]
         elif only == ["p.active = 1"] or only == ["p.active = :active"] and args["active"]:
             count = totals.SQL[totals.ACTIVE_PRODUCTS]
         return paginate(
-            SELECT + clause + " ORDER BY " + _SORTS[args["sort"]],
+            SELECT + query.join + query.where.sql() + " ORDER BY " + (_SORTS[sort] or query.rank),
             count,
-            where.params,
+            query.where.params,
             args,
             convert=present,
         )
@@ -199,6 +198,7 @@ class Products(MethodView):
                 " :description, :sku, :price_cents, :stock, :active, :category_id, :now, :now)",
                 {**data, "id": product_id, "slug": slug, "now": moment},
             )
+            search.refresh(product_id)
             totals.bump(totals.PRODUCTS)
             totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]))
             audit.record(
@@ -268,6 +268,7 @@ class ProductById(MethodView):
                 + " WHERE id = :id",
                 {**data, "now": now_iso(), "id": product_id},
             )
+            search.refresh(product_id)
             if "active" in data:
                 totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]) - was_active)
             audit.record("product.updated", {"product_id": product_id, **_audited(data)})
@@ -293,6 +294,7 @@ class ProductById(MethodView):
                 abort(404, "Product not found.")
             webhooks.emit("product.deleted", product_id, load_product)  # rendered before it goes
             db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
+            search.refresh(product_id)  # its row went with it (ON DELETE CASCADE): a no-op
             totals.bump(totals.PRODUCTS, -1)
             totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
             audit.record("product.deleted", {"product_id": product_id, **row})

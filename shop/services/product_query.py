@@ -1,0 +1,147 @@
+"""Which products a list shows: its filters and search as SQL, and the facets of that set.
+
+``GET /products`` and ``GET /products/facets`` take the same filters and build them here,
+so a facet's count is always the total of the list the storefront gets by adding that
+facet's value to its filters:
+
+- ``categories``: every category holding matching products in it or below it, with that
+  count (the list's ``category_id`` filter takes sub-categories too);
+- ``price_bands``: the fixed ``PRICE_BANDS`` below, in minor units, each with the count the
+  list answers for ``min_price``/``max_price`` of the band (all bands, zeros included);
+- ``options``: per option name, per value, the products with an active variant of it.
+
+Counts are of the filtered set, every filter applied (a storefront shows what a click on
+the value would answer).
+"""
+
+from shop import db
+from shop.clock import iso
+from shop.pages import Where
+from shop.services import search
+
+# The category :category_id and every category below it.
+IN_CATEGORY_TREE = """p.category_id IN (
+    WITH RECURSIVE tree (id) AS (
+        SELECT id FROM categories WHERE id = :category_id
+        UNION
+        SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id
+    )
+    SELECT id FROM tree)"""
+
+# Price bands of the facets, in minor units: (min_price, max_price), both inclusive as the
+# list's filters are; the last band has no upper end. Chosen for a shop whose currency has
+# cents (EUR, USD): 0-9.99, 10-24.99, 25-49.99, 50-99.99, 100-249.99, 250 and up.
+PRICE_BANDS = (
+    (0, 999),
+    (1000, 2499),
+    (2500, 4999),
+    (5000, 9999),
+    (10000, 24999),
+    (25000, None),
+)
+
+
+class ProductQuery:
+    """The FROM ... WHERE of a filtered product list: ``from_`` and ``where``, and the
+    search's rank order when there is a search (``rank``)."""
+
+    def __init__(self, args: dict, *, only_active: bool):
+        self.where = Where()
+        self.join = ""
+        self.rank = None
+        self.nothing = False
+        where = self.where
+        if "active" in args:
+            where.add("p.active = :active", active=args["active"])
+        elif only_active:
+            where.add("p.active = 1")
+        if "q" in args:
+            match = search.Match(args["q"])
+            self.nothing = match.empty
+            self.join, self.rank = match.join, match.order
+            if match.condition:
+                where.add(match.condition)
+            where.params.update(match.params)
+        if "slug" in args:
+            where.add("p.slug = :slug", slug=args["slug"])
+        if "sku" in args:
+            where.add("p.sku = :sku", sku=args["sku"])
+        if "category_id" in args:
+            where.add(IN_CATEGORY_TREE, category_id=args["category_id"])
+        if "collection_id" in args:
+            where.add(
+                "EXISTS (SELECT 1 FROM collection_products cp"
+                " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)",
+                collection_id=args["collection_id"],
+            )
+        if "min_price" in args:
+            where.add("p.price_cents >= :min_price", min_price=args["min_price"])
+        if "max_price" in args:
+            where.add("p.price_cents <= :max_price", max_price=args["max_price"])
+        if "in_stock" in args:
+            where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
+        if "updated_after" in args:
+            where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
+        if "created_after" in args:
+            where.add("p.created_at >= :created_after", created_after=iso(args["created_after"]))
+        if self.nothing:
+            where.add("1 = 0")  # a search without a word finds nothing
+
+    @property
+    def from_(self) -> str:
+        """`` FROM products p`` with the search's join, if any."""
+        return " FROM products p" + self.join
+
+    def count_sql(self) -> str:
+        return "SELECT COUNT(*)" + self.from_ + self.where.sql()
+
+
+def facets(query: ProductQuery) -> dict:
+    """The facets of the products ``query`` selects (see the module's docstring)."""
+    params = query.where.params
+    matched = "SELECT p.id, p.category_id, p.price_cents" + query.from_ + query.where.sql()
+    bands, band_params = [], {}
+    for i, (low, high) in enumerate(PRICE_BANDS):
+        band_params[f"low{i}"], band_params[f"high{i}"] = low, high
+        upper = f" AND m.price_cents <= :high{i}" if high is not None else ""
+        bands.append(f"SUM(CASE WHEN m.price_cents >= :low{i}{upper} THEN 1 ELSE 0 END)")
+    row = db.one(
+        "SELECT COUNT(*) AS total, "
+        + ", ".join(f"{b} AS b{i}" for i, b in enumerate(bands))
+        + f" FROM ({matched}) m",
+        {**params, **band_params},
+    )
+    direct = db.query(
+        f"SELECT m.category_id, COUNT(*) AS n FROM ({matched}) m"
+        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+        params,
+    )
+    return {
+        "total": row["total"],
+        "categories": _categories({r["category_id"]: r["n"] for r in direct}),
+        "price_bands": [
+            {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
+            for i, (low, high) in enumerate(PRICE_BANDS)
+        ],
+        "options": [],
+    }
+
+
+def _categories(direct: dict[str, int]) -> list[dict]:
+    """Counts per category with its sub-categories' added, most first (then by name)."""
+    if not direct:
+        return []
+    rows = db.query("SELECT id, name, slug, parent_id FROM categories")
+    by_id = {row["id"]: row for row in rows}
+    counts: dict[str, int] = {}
+    for category_id, n in direct.items():
+        seen = set()
+        while category_id in by_id and category_id not in seen:  # a loop would be a bug
+            seen.add(category_id)
+            counts[category_id] = counts.get(category_id, 0) + n
+            category_id = by_id[category_id]["parent_id"]
+    found = [
+        {"id": cid, "name": by_id[cid]["name"], "slug": by_id[cid]["slug"], "count": n}
+        for cid, n in counts.items()
+    ]
+    return sorted(found, key=lambda c: (-c["count"], c["name"], c["id"]))
