@@ -361,11 +361,14 @@ def finish(database: Database) -> None:
     from shop.auth.roles import seed_builtin_roles
     from shop.services import search
 
-    with database.transaction():
-        database.lock("seed")
-        seed_builtin_roles()
-        totals.recount()
-        search.build_if_changed()
+    try:
+        with database.transaction():
+            database.lock("seed")
+            seed_builtin_roles()
+            totals.recount()
+            search.build_if_changed()
+    except search.SearchLanguageError as error:
+        raise MigrationError(str(error)) from error
 
 
 # -- the service's side: never on a schema older than the code, never start on a newer one ----

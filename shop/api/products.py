@@ -20,7 +20,7 @@ from shop.errors import abort
 from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import search
 from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
-from shop.services.product_query import ProductQuery
+from shop.services.product_query import ProductQuery, facets
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
@@ -207,6 +207,71 @@ class Products(MethodView):
             )
             webhooks.emit("product.created", product_id, load_product)
         return get_product(product_id)
+
+
+class CategoryFacetSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    slug = fields.String(required=True)
+    count = fields.Integer(
+        required=True, metadata={"description": "Matching products in it or below it."}
+    )
+
+
+class PriceBandSchema(Schema):
+    min_price = fields.Integer(required=True, metadata={"description": "In minor units."})
+    max_price = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "In minor units, inclusive; null for the top band."},
+    )
+    count = fields.Integer(required=True)
+
+
+class OptionValueFacetSchema(Schema):
+    value = fields.String(required=True)
+    count = fields.Integer(required=True)
+
+
+class OptionFacetSchema(Schema):
+    name = fields.String(required=True)
+    values = fields.List(fields.Nested(OptionValueFacetSchema), required=True)
+
+
+class ProductFacetsSchema(Schema):
+    """Counts per value a storefront's filter sidebar offers. Each group is counted with
+    every filter but its own: a count is the `total` the list answers when that value
+    replaces the group's filter, the other filters kept; `total` is the list's own."""
+
+    total = fields.Integer(required=True, metadata={"description": "The filtered list's `total`."})
+    categories = fields.List(fields.Nested(CategoryFacetSchema), required=True)
+    price_bands = fields.List(fields.Nested(PriceBandSchema), required=True)
+    options = fields.List(fields.Nested(OptionFacetSchema), required=True)
+
+
+@blp.route("/facets")
+class ProductFacets(MethodView):
+    @blp.doc(operationId="getProductFacets")
+    @shows_more_with("products.read", "inactive products and may filter on `active`")
+    @blp.arguments(ProductFilterSchema, location="query")
+    @blp.response(200, ProductFacetsSchema)
+    @responds(
+        401,
+        403,
+        e401="`active` given anonymously, or an invalid API key.",
+        e403="`active` without `products.read`.",
+    )
+    def get(self, args):
+        """Facets of the product list
+
+        Takes the list's filters and answers the counts per category (sub-categories
+        included), per price band (fixed bands in minor units: 0-999, 1000-2499, 2500-4999,
+        5000-9999, 10000-24999, 25000 and up) and per option value, so a storefront draws
+        its filter sidebar in one call. Each group is counted with every filter but its own
+        (a shopper who chose a band still sees the others' counts).
+        """
+        _query(args)  # the same rules for `active`
+        return facets(args, only_active=not _sees_inactive())
 
 
 # SET fragments for PUT: only the fields given are written, so a concurrent stock change by

@@ -1,17 +1,17 @@
 """Which products a list shows: its filters and search as SQL, and the facets of that set.
 
-``GET /products`` and ``GET /products/facets`` take the same filters and build them here,
-so a facet's count is always the total of the list the storefront gets by adding that
-facet's value to its filters:
+``GET /products`` and ``GET /products/facets`` take the same filters and build them here.
+The facets are those of a storefront's filter sidebar (as Algolia's or Shopify's "disjunctive"
+facets): each group is counted with every filter but its own, so a shopper who picked one
+price band still sees how many products the other bands hold. So each count is the ``total``
+the list answers when that value replaces the group's own filter (the other filters kept):
 
+- ``total``: the filtered list's ``total`` (every filter applied);
 - ``categories``: every category holding matching products in it or below it, with that
-  count (the list's ``category_id`` filter takes sub-categories too);
+  count (the list's ``category_id`` filter takes sub-categories too), most first;
 - ``price_bands``: the fixed ``PRICE_BANDS`` below, in minor units, each with the count the
   list answers for ``min_price``/``max_price`` of the band (all bands, zeros included);
 - ``options``: per option name, per value, the products with an active variant of it.
-
-Counts are of the filtered set, every filter applied (a storefront shows what a click on
-the value would answer).
 """
 
 from shop import db
@@ -96,28 +96,34 @@ class ProductQuery:
         return "SELECT COUNT(*)" + self.from_ + self.where.sql()
 
 
-def facets(query: ProductQuery) -> dict:
-    """The facets of the products ``query`` selects (see the module's docstring)."""
-    params = query.where.params
-    matched = "SELECT p.id, p.category_id, p.price_cents" + query.from_ + query.where.sql()
-    bands, band_params = [], {}
+def facets(args: dict, *, only_active: bool) -> dict:
+    """The facets of the products ``args`` select (see the module's docstring)."""
+    query = ProductQuery(args, only_active=only_active)
+    total = db.value(query.count_sql(), query.where.params)
+    priced = ProductQuery(_without(args, "min_price", "max_price"), only_active=only_active)
+    bands, params = [], dict(priced.where.params)
     for i, (low, high) in enumerate(PRICE_BANDS):
-        band_params[f"low{i}"], band_params[f"high{i}"] = low, high
-        upper = f" AND m.price_cents <= :high{i}" if high is not None else ""
-        bands.append(f"SUM(CASE WHEN m.price_cents >= :low{i}{upper} THEN 1 ELSE 0 END)")
+        params[f"low{i}"], params[f"high{i}"] = low, high
+        upper = f" AND p.price_cents <= :high{i}" if high is not None else ""
+        bands.append(f"SUM(CASE WHEN p.price_cents >= :low{i}{upper} THEN 1 ELSE 0 END)")
     row = db.one(
-        "SELECT COUNT(*) AS total, "
+        "SELECT "
         + ", ".join(f"{b} AS b{i}" for i, b in enumerate(bands))
-        + f" FROM ({matched}) m",
-        {**params, **band_params},
-    )
-    direct = db.query(
-        f"SELECT m.category_id, COUNT(*) AS n FROM ({matched}) m"
-        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+        + priced.from_
+        + priced.where.sql(),
         params,
     )
+    placed = ProductQuery(_without(args, "category_id"), only_active=only_active)
+    direct = db.query(
+        "SELECT p.category_id, COUNT(*) AS n"
+        + placed.from_
+        + placed.where.sql()
+        + (" AND" if placed.where.conditions else " WHERE")
+        + " p.category_id IS NOT NULL GROUP BY p.category_id",
+        placed.where.params,
+    )
     return {
-        "total": row["total"],
+        "total": total,
         "categories": _categories({r["category_id"]: r["n"] for r in direct}),
         "price_bands": [
             {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
@@ -125,6 +131,10 @@ def facets(query: ProductQuery) -> dict:
         ],
         "options": [],
     }
+
+
+def _without(args: dict, *names: str) -> dict:
+    return {key: value for key, value in args.items() if key not in names}
 
 
 def _categories(direct: dict[str, int]) -> list[dict]:
