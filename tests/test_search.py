@@ -65,6 +65,10 @@ def test_search_finds_by_name_description_sku_and_prefix_ranked(client, shop):
     assert found(client, "q=te") == results  # two letters are enough
     assert found(client, "q=blue%20tea") == ["Blue Teapot"]  # every word must match
     assert found(client, "q=blue%20coffee") == []
+    # totals are the matches', not the page's nor the catalogue's
+    for extra in ("", "&sort=name", "&page=2", "&page=9"):
+        page = client.get(f"/products?q=tea&page_size=1{extra}").json
+        assert page["total"] == 3, extra
     # an explicit sort replaces the ranking
     assert found(client, "q=tea&sort=name") == ["Blue Teapot", "Green tea leaves", "Mug"]
 

@@ -20,7 +20,7 @@ from shop.errors import abort
 from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import search
 from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
-from shop.services.product_query import ProductQuery, facets
+from shop.services.product_query import ProductQuery, facets, ranked_page
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
@@ -130,6 +130,13 @@ def _query(args: dict) -> ProductQuery:
     return ProductQuery(args, only_active=not _sees_inactive())
 
 
+def _fetch(ids: list[str]) -> list[dict]:
+    """The products of ``ids``, in that order, as the list shows them."""
+    marks, params = db.in_list("id", ids)
+    rows = {row["id"]: row for row in db.query(SELECT + f" WHERE p.id IN {marks}", params)}
+    return [present(rows[i]) for i in ids if i in rows]
+
+
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
@@ -161,16 +168,17 @@ class Products(MethodView):
         """
         query = _query(args)
         sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
-        if sort == "relevance" and query.rank is None:
-            abort(400, "sort: relevance needs q (a search).")
-        only = query.where.conditions
+        if sort == "relevance":
+            if query.match is None:
+                abort(400, "sort: relevance needs q (a search).")
+            return ranked_page(query, args, _fetch)
         count = query.count_sql()
-        if not only and not query.join:
+        if not query.filtered and not query.where.conditions:
             count = totals.SQL[totals.PRODUCTS]
-        elif only == ["p.active = 1"] or only == ["p.active = :active"] and args["active"]:
+        elif not query.filtered and args.get("active", True):
             count = totals.SQL[totals.ACTIVE_PRODUCTS]
         return paginate(
-            SELECT + query.join + query.where.sql() + " ORDER BY " + (_SORTS[sort] or query.rank),
+            SELECT + query.sql() + " ORDER BY " + _SORTS[sort],
             count,
             query.where.params,
             args,

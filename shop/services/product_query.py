@@ -42,26 +42,19 @@ PRICE_BANDS = (
 
 
 class ProductQuery:
-    """The FROM ... WHERE of a filtered product list: ``from_`` and ``where``, and the
-    search's rank order when there is a search (``rank``)."""
+    """The filters of a product list: ``where`` (every filter but the search) and ``match``
+    (the search, or None); ``sql()`` is what follows ``FROM products p``."""
 
     def __init__(self, args: dict, *, only_active: bool):
         self.where = Where()
-        self.join = ""
-        self.rank = None
-        self.nothing = False
+        self.match = search.Match(args["q"]) if "q" in args else None
         where = self.where
         if "active" in args:
             where.add("p.active = :active", active=args["active"])
         elif only_active:
             where.add("p.active = 1")
-        if "q" in args:
-            match = search.Match(args["q"])
-            self.nothing = match.empty
-            self.join, self.rank = match.join, match.order
-            if match.condition:
-                where.add(match.condition)
-            where.params.update(match.params)
+        if self.match:
+            where.params.update(self.match.params)
         if "slug" in args:
             where.add("p.slug = :slug", slug=args["slug"])
         if "sku" in args:
@@ -84,16 +77,51 @@ class ProductQuery:
             where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
         if "created_after" in args:
             where.add("p.created_at >= :created_after", created_after=iso(args["created_after"]))
-        if self.nothing:
-            where.add("1 = 0")  # a search without a word finds nothing
 
     @property
-    def from_(self) -> str:
-        """`` FROM products p`` with the search's join, if any."""
-        return " FROM products p" + self.join
+    def filtered(self) -> bool:
+        """Whether anything but ``active`` filters the list (its total is then counted)."""
+        return self.match is not None or any(
+            condition not in ("p.active = 1", "p.active = :active")
+            for condition in self.where.conditions
+        )
+
+    def sql(self, ranked: bool = False) -> str:
+        """What follows ``FROM products p``: joins and ``WHERE ...``; ``ranked`` joins what
+        the search's rank needs."""
+        conditions, join = list(self.where.conditions), ""
+        if self.match and self.match.empty:
+            conditions.append("1 = 0")  # a search without a word finds nothing
+        elif self.match and ranked:
+            join = self.match.ranked_join
+            conditions += [self.match.ranked_condition] if self.match.ranked_condition else []
+        elif self.match:
+            conditions.append(self.match.condition)
+        return join + Where(*conditions).sql()
 
     def count_sql(self) -> str:
-        return "SELECT COUNT(*)" + self.from_ + self.where.sql()
+        return "SELECT COUNT(*) FROM products p" + self.sql()
+
+
+def ranked_page(query: ProductQuery, args: dict, fetch) -> dict:
+    """A page of a search sorted by relevance: the ids of the page, ranked, with the total of
+    the matches in the same pass (the rank sorts every match anyway), then ``fetch(ids)``
+    for their records, so that only the page's rows are built."""
+    page, page_size = args["page"], args["page_size"]
+    if query.match.empty:  # no word: nothing found
+        return {"items": [], "page": page, "page_size": page_size, "total": 0}
+    rows = db.query(
+        "SELECT p.id, COUNT(*) OVER () AS total FROM products p"
+        + query.sql(ranked=True)
+        + f" ORDER BY {query.match.order} LIMIT :limit OFFSET :offset",
+        {**query.where.params, "limit": page_size, "offset": (page - 1) * page_size},
+    )
+    if rows:
+        total = rows[0]["total"]
+    else:  # an empty first page tells the total itself
+        total = 0 if page == 1 else db.value(query.count_sql(), query.where.params)
+    items = fetch([row["id"] for row in rows]) if rows else []
+    return {"items": items, "page": page, "page_size": page_size, "total": total}
 
 
 def facets(args: dict, *, only_active: bool) -> dict:
@@ -109,17 +137,15 @@ def facets(args: dict, *, only_active: bool) -> dict:
     row = db.one(
         "SELECT "
         + ", ".join(f"{b} AS b{i}" for i, b in enumerate(bands))
-        + priced.from_
-        + priced.where.sql(),
+        + " FROM products p"
+        + priced.sql(),
         params,
     )
     placed = ProductQuery(_without(args, "category_id"), only_active=only_active)
     direct = db.query(
-        "SELECT p.category_id, COUNT(*) AS n"
-        + placed.from_
-        + placed.where.sql()
-        + (" AND" if placed.where.conditions else " WHERE")
-        + " p.category_id IS NOT NULL GROUP BY p.category_id",
+        "SELECT m.category_id, COUNT(*) AS n"
+        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
+        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
         placed.where.params,
     )
     return {

@@ -22,8 +22,9 @@ rebuilds the whole index when the definition recorded in ``search_index`` differ
 code's, which is how a change of what is indexed reaches existing databases.
 
 User text never becomes query syntax: it is cut into words (letters and digits), each
-whitespace-separated piece a phrase whose last word is a prefix (``tea`` finds "Teapot",
-``TS-RED`` finds the SKU ``TS-RED-M``), and the pieces must all match (AND). Quotes, ``*``,
+whitespace-separated piece a phrase, and the pieces must all match (AND); the last word
+typed is also a prefix, for type-ahead (``tea`` finds "Teapot", ``TS-RED`` finds the SKU
+``TS-RED-M``, ``blue tea`` finds "Blue Teapot"). Quotes, ``*``,
 ``-``, ``AND``/``OR``/``NOT`` and parentheses are plain text. A query without any word
 matches nothing. On PostgreSQL the configuration's stop words ("the", "and") are ignored;
 SQLite keeps them.
@@ -208,34 +209,43 @@ def pieces(text: str) -> list[list[str]]:
 
 
 class Match:
-    """A search's part of a product list query: a join, a condition and a rank order.
+    """A search's part of a product list query.
 
-    ``join`` goes after ``FROM products p``; ``condition`` into the WHERE clause (it is
-    empty on SQLite, where the join itself filters); ``order`` sorts by relevance.
+    ``condition`` selects the matching products (``p`` is ``products``), for counts and
+    other sorts. For a page sorted by relevance, ``ranked_join`` goes after
+    ``FROM products p`` with ``ranked_condition`` in the WHERE clause, and ``order`` sorts.
     """
 
     def __init__(self, text: str):
         found = pieces(text)
         self.empty = not found
         if _engine() == "sqlite":
-            # Each piece a quoted phrase of plain words, its last word a prefix: "tea pot"*
-            phrases = " ".join('"' + " ".join(words) + '"*' for words in found)
-            self.join = (
-                " JOIN (SELECT s.product_id, " + _SQLITE_RANK + " AS score"
-                " FROM product_search_fts JOIN product_search s"
-                " ON s.id = product_search_fts.rowid"
-                " WHERE product_search_fts MATCH :search) m ON m.product_id = p.id"
+            # Each piece a quoted phrase of plain words, the last one's last word a prefix:
+            # "blue" "tea pot"*
+            phrases = ['"' + " ".join(words) + '"' for words in found]
+            if phrases:
+                phrases[-1] += "*"
+            matching = (
+                "SELECT s.product_id{score} FROM product_search_fts JOIN product_search s"
+                " ON s.id = product_search_fts.rowid WHERE product_search_fts MATCH :search"
             )
-            self.condition = ""
+            self.condition = "p.id IN (" + matching.format(score="") + ")"
+            score = f", {_SQLITE_RANK} AS score"
+            self.ranked_join = f" JOIN ({matching.format(score=score)}) m ON m.product_id = p.id"
+            self.ranked_condition = ""
             self.order = "m.score, p.id"
-            self.params = {"search": phrases}
+            self.params = {"search": " ".join(phrases)}
         else:
-            # 'tea' <-> 'pot':* & ...: quoted lexemes, normalised by the configuration.
-            query = " & ".join(
-                "(" + " <-> ".join(f"'{word}'" for word in words) + ":*)" for words in found
-            )
+            # 'blue' & ('tea' <-> 'pot':*): quoted lexemes, normalised by the configuration.
+            phrases = [" <-> ".join(f"'{word}'" for word in words) for words in found]
+            if phrases:
+                phrases[-1] += ":*"
             tsquery = "to_tsquery(CAST(:language AS regconfig), :search)"
-            self.join = " JOIN product_search s ON s.product_id = p.id"
-            self.condition = f"s.document @@ {tsquery}"
+            self.condition = (
+                f"p.id IN (SELECT product_id FROM product_search WHERE document @@ {tsquery})"
+            )
+            self.ranked_join = " JOIN product_search s ON s.product_id = p.id"
+            self.ranked_condition = f"s.document @@ {tsquery}"
             self.order = f"ts_rank(s.document, {tsquery}) DESC, p.id"
+            query = " & ".join(f"({phrase})" for phrase in phrases)
             self.params = {"search": query, "language": language()}
