@@ -24,7 +24,7 @@ from shop import db, inbound
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
-from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
+from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, add_doc, register_components
 from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
 MAX_PAGE_SIZE = 100
@@ -94,10 +94,31 @@ def refuse_unknown_query_parameters() -> None:
         return
     view = _view_method()
     allowed = declared_query_parameters(view)
-    unknown = [name for name in request.args if name not in allowed]
+    prefixes = getattr(view, "query_prefixes", ())
+    unknown = [n for n in request.args if n not in allowed and not n.startswith(prefixes)]
     if unknown:
         limiter.count_refused(view)
         abort(400, " ".join(f"{name or '(empty name)'}: Unknown field." for name in unknown))
+
+
+def query_prefix(prefix: str, description: str):
+    """Let a view take the query parameters named ``<prefix><anything>`` (``option.Size``),
+    documented as one parameter ``<prefix>{name}``: OpenAPI 3.0 cannot name a family of
+    parameters otherwise. The view reads them from ``request.args`` itself."""
+
+    def decorator(func):
+        func.query_prefixes = (*getattr(func, "query_prefixes", ()), prefix)
+        parameter = {
+            "name": prefix + "{name}",
+            "in": "query",
+            "description": description,
+            "schema": {"type": "array", "items": {"type": "string"}},
+            "style": "form",
+            "explode": True,
+        }
+        return add_doc(func, parameters=[parameter])
+
+    return decorator
 
 
 class Blueprint(flask_smorest.Blueprint):

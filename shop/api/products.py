@@ -6,12 +6,19 @@ given, so ``{"stock": 5}`` is a whole update. Deleting a product is safe for ord
 their own copy of its name and price.
 """
 
-from flask import g
+from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, slugs, totals, webhooks
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    PageQuerySchema,
+    StrictBoolean,
+    page_schema,
+    paginate,
+    query_prefix,
+)
 from shop.api.schemas import ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
@@ -20,7 +27,14 @@ from shop.errors import abort
 from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import search
 from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
-from shop.services.product_query import ProductQuery, facets, ranked_page
+from shop.services.product_query import (
+    MAX_OPTION_NAMES,
+    MAX_OPTION_TEXT,
+    MAX_OPTION_VALUES,
+    ProductQuery,
+    facets,
+    ranked_page,
+)
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
@@ -120,14 +134,45 @@ class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
     )
 
 
+OPTION = "option."
+_OPTION_DOC = (
+    "Option values, e.g. `option.Size=M`: products with an active variant of that value."
+    " Repeat a name for any of several values (`option.Size=M&option.Size=L`: M or L);"
+    " different names must all hold for one and the same variant"
+    " (`option.Size=M&option.Colour=Red`: a red M). Names and values are exact."
+    f" At most {MAX_OPTION_NAMES} names and {MAX_OPTION_VALUES} values per name."
+)
+
+
+def _options() -> dict[str, list[str]]:
+    """The ``option.<name>=<value>`` parameters: each name with its values (400 if bad)."""
+    found = {}
+    for key, values in request.args.lists():
+        if not key.startswith(OPTION):
+            continue
+        name = key.removeprefix(OPTION)
+        if not name or len(name) > MAX_OPTION_TEXT:
+            abort(400, f"{key}: name an option of at most {MAX_OPTION_TEXT} characters,"
+                  " e.g. option.Size=M.")  # fmt: skip
+        if any(not value or len(value) > MAX_OPTION_TEXT for value in values):
+            abort(400, f"{key}: each value is 1 to {MAX_OPTION_TEXT} characters.")
+        found[name] = sorted(set(values))
+        if len(found[name]) > MAX_OPTION_VALUES:
+            abort(400, f"{key}: at most {MAX_OPTION_VALUES} values.")
+    if len(found) > MAX_OPTION_NAMES:
+        abort(400, f"{OPTION}*: at most {MAX_OPTION_NAMES} option names.")
+    return found
+
+
 def _query(args: dict) -> ProductQuery:
-    """The list's filters; ``active`` only for a caller who may see inactive products."""
+    """The list's filters, ``option.*`` included; ``active`` only for a caller who may see
+    inactive products."""
     if "active" in args:
         if g.caller is None:
             abort(401, "active: sign in or send an API key to filter on active.")
         if not _sees_inactive():
             require(g.caller, "products.read", purpose="filter on active")
-    return ProductQuery(args, only_active=not _sees_inactive())
+    return ProductQuery({**args, "options": _options()}, only_active=not _sees_inactive())
 
 
 def _fetch(ids: list[str]) -> list[dict]:
@@ -153,6 +198,7 @@ def _check_sku(sku: str | None, own_id: str = "") -> None:
 class Products(MethodView):
     @blp.doc(operationId="listProducts")
     @shows_more_with("products.read", "inactive products and may filter on `active`")
+    @query_prefix(OPTION, _OPTION_DOC)
     @blp.arguments(ProductQuerySchema, location="query")
     @blp.response(200, page_schema(ProductSchema))
     @responds(
@@ -261,6 +307,7 @@ class ProductFacetsSchema(Schema):
 class ProductFacets(MethodView):
     @blp.doc(operationId="getProductFacets")
     @shows_more_with("products.read", "inactive products and may filter on `active`")
+    @query_prefix(OPTION, _OPTION_DOC)
     @blp.arguments(ProductFilterSchema, location="query")
     @blp.response(200, ProductFacetsSchema)
     @responds(
@@ -278,8 +325,8 @@ class ProductFacets(MethodView):
         its filter sidebar in one call. Each group is counted with every filter but its own
         (a shopper who chose a band still sees the others' counts).
         """
-        _query(args)  # the same rules for `active`
-        return facets(args, only_active=not _sees_inactive())
+        query = _query(args)  # the same rules for `active` and the options
+        return facets(query.args, only_active=not _sees_inactive())
 
 
 # SET fragments for PUT: only the fields given are written, so a concurrent stock change by

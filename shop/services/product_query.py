@@ -41,11 +41,33 @@ PRICE_BANDS = (
 )
 
 
+# The bounds of the ``option.<name>=<value>`` filters.
+MAX_OPTION_NAMES = 10
+MAX_OPTION_VALUES = 100
+MAX_OPTION_TEXT = 200
+
+
+def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) -> tuple:
+    """SQL that the variant ``variant`` (an alias of ``product_variants``) has one of the
+    values of every option name given, and its parameters (named with ``tag``)."""
+    conditions, params = [], {}
+    for i, (name, values) in enumerate(sorted(options.items())):
+        marks, named = db.in_list(f"{tag}{i}v", values)
+        params.update(named)
+        params[f"{tag}{i}"] = name
+        conditions.append(
+            f"{variant}.id IN (SELECT o.variant_id FROM variant_option_values o"
+            f" WHERE o.name = :{tag}{i} AND o.value IN {marks})"
+        )
+    return conditions, params
+
+
 class ProductQuery:
     """The filters of a product list: ``where`` (every filter but the search) and ``match``
     (the search, or None); ``sql()`` is what follows ``FROM products p``."""
 
     def __init__(self, args: dict, *, only_active: bool):
+        self.args = args
         self.where = Where()
         self.match = search.Match(args["q"]) if "q" in args else None
         where = self.where
@@ -73,6 +95,14 @@ class ProductQuery:
             where.add("p.price_cents <= :max_price", max_price=args["max_price"])
         if "in_stock" in args:
             where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
+        if args.get("options"):
+            conditions, params = _variant_condition(args["options"], "v", "opt")
+            where.add(
+                "p.id IN (SELECT v.product_id FROM product_variants v WHERE v.active = 1 AND "
+                + " AND ".join(conditions)
+                + ")",
+                **params,
+            )
         if "updated_after" in args:
             where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
         if "created_after" in args:
@@ -155,8 +185,49 @@ def facets(args: dict, *, only_active: bool) -> dict:
             {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
             for i, (low, high) in enumerate(PRICE_BANDS)
         ],
-        "options": [],
+        "options": _option_facets(args, only_active),
     }
+
+
+def _option_facets(args: dict, only_active: bool) -> list[dict]:
+    """Per option name, per value, the products with an active variant of that value that
+    also meets the other names' filters (the same variant) and every other filter."""
+    chosen = args.get("options") or {}
+    others = ProductQuery({**args, "options": {}}, only_active=only_active)
+    # The names without a filter of their own share one query; each filtered name has its own.
+    groups = [(None, chosen)] + [
+        (name, {n: v for n, v in chosen.items() if n != name}) for name in sorted(chosen)
+    ]
+    counts: dict[str, dict[str, int]] = {}
+    for own, applied in groups:
+        conditions, params = _variant_condition(applied, "o2v", "fo")
+        if own is None:
+            marks, named = db.in_list("fx", list(chosen))
+            conditions.append(f"ov.name NOT IN {marks}" if chosen else "1 = 1")
+        else:
+            conditions.append("ov.name = :fown")
+            named = {"fown": own}
+        rows = db.query(
+            "SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n"
+            " FROM variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
+            " WHERE o2v.active = 1 AND "
+            + " AND ".join(conditions)
+            + f" AND ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
+            " GROUP BY ov.name, ov.value",
+            {**others.where.params, **params, **named},
+        )
+        for row in rows:
+            counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+    return [
+        {
+            "name": name,
+            "values": [
+                {"value": value, "count": n}
+                for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))
+            ],
+        }
+        for name, values in sorted(counts.items())
+    ]
 
 
 def _without(args: dict, *names: str) -> dict:
