@@ -325,12 +325,6 @@ def describe_columns(database: Database, table: str) -> list[str]:
     return [r["name"] for r in rows]
 
 
-def engine_schema_path(engine: str) -> Path:
-    """``schema.sqlite.sql`` or ``schema.postgresql.sql``: what only that engine has (the
-    search index), run after ``schema.sql`` as the migrations' engine pairs are."""
-    return ROOT / f"schema.{engine}.sql"
-
-
 def load_schema(database: Database) -> None:
     """Build an empty database from ``schema.sql`` (and the engine's own part, after it) and
     record every migration as applied.
@@ -343,7 +337,8 @@ def load_schema(database: Database) -> None:
         with database.transaction():
             database.lock(_LOCK)
             run_script(database, SCHEMA_PATH.read_text())
-            run_script(database, engine_schema_path(database.engine).read_text())
+            # What the engines write differently (triggers, the search index): schema.<engine>.sql.
+            run_script(database, SCHEMA_PATH.with_suffix(f".{database.engine}.sql").read_text())
             database.execute(RECORDS_DDL)
             for migration in available(database.engine):
                 _record(database, migration)

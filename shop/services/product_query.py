@@ -80,7 +80,10 @@ class ProductQuery:
         if "slug" in args:
             where.add("p.slug = :slug", slug=args["slug"])
         if "sku" in args:
-            where.add("p.sku = :sku", sku=args["sku"])
+            where.add(
+                "p.id IN (SELECT v.product_id FROM product_variants v WHERE v.sku = :sku)",
+                sku=args["sku"],
+            )
         if "category_id" in args:
             where.add(IN_CATEGORY_TREE, category_id=args["category_id"])
         if "collection_id" in args:

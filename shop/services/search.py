@@ -16,10 +16,12 @@ search configuration (``SELECT cfgname FROM pg_ts_config``: ``german``, ``french
 other value indexes words unstemmed (accents folded). After changing it, run
 ``flask db upgrade``: the index is rebuilt because its recorded definition differs.
 
-Every product write calls ``refresh(product_id)`` in its own transaction, so the index is
-never behind the catalogue. ``build_if_changed`` (run by every ``flask db upgrade``)
-rebuilds the whole index when the definition recorded in ``search_index`` differs from the
-code's, which is how a change of what is indexed reaches existing databases.
+Every write of a product or its variants calls ``refresh(product_id)`` in its own
+transaction (``variants.product_changed``, where each such write ends), so the index is never
+behind the catalogue; a sale changes no searched text and does not touch it.
+``build_if_changed`` (run by every ``flask db upgrade``) rebuilds the whole index when the
+definition recorded in ``search_index`` differs from the code's, which is how a change of
+what is indexed reaches existing databases.
 
 User text never becomes query syntax: it is cut into words (letters and digits), each
 whitespace-separated piece a phrase, and the pieces must all match (AND); the last word
@@ -43,10 +45,14 @@ MAX_PIECES = 16  # whitespace-separated pieces of one query; the rest are ignore
 
 _WORD = re.compile(r"[^\W_]+")
 
-# The text of one product's index row, per column. Option values (variants) join here.
+# The text of one product's index row, per column: its name, its active variants' SKUs and
+# option values (a variant's SKU finds its product), its description.
 _NAME = "p.name"
-_SKUS = "COALESCE(p.sku, '')"
-_OPTIONS = "''"
+_SKUS = """COALESCE((SELECT string_agg(v.sku, ' ') FROM product_variants v
+    WHERE v.product_id = p.id AND v.active = 1 AND v.sku IS NOT NULL), '')"""
+_OPTIONS = """COALESCE((SELECT string_agg(x.value, ' ') FROM (SELECT DISTINCT o.value
+    FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+    WHERE o.product_id = p.id AND v.active = 1) x), '')"""
 _DESCRIPTION = "p.description"
 
 _SQLITE_COLUMNS = f"{_NAME}, {_SKUS}, {_OPTIONS}, {_DESCRIPTION}"
