@@ -253,3 +253,126 @@ def test_flask_db_upgrade_rebuilds_the_index_when_its_definition_changes(app, cl
         assert result.exit_code == 1 and "SHOP_SEARCH_LANGUAGE='klingon'" in result.output
         app.config["SEARCH_LANGUAGE"] = "simple"
         assert found(client, "q=teapot") == ["Blue Teapot"]
+
+
+# -- variants: their SKUs and option values, option filters and facets ----------------------
+
+
+def _variants(client, product_id) -> list[dict]:
+    return client.get(f"/products/{product_id}/variants").json["items"]
+
+
+def _patch(client, product_id, variant_id, **body) -> None:
+    response = client.patch(f"/products/{product_id}/variants/{variant_id}", json=body)
+    assert response.status_code == 200, response.json
+
+
+@pytest.fixture
+def wardrobe(owner_client, catalogue):
+    """A shirt in 3 sizes x 2 colours, a hoodie in M and L, black only, and a mug."""
+    shirt = catalogue.product(
+        name="Shirt",
+        price_cents=2000,
+        options=[
+            {"name": "Size", "values": ["S", "M", "L"]},
+            {"name": "Colour", "values": ["Red", "Blue"]},
+        ],
+        generate=True,
+    )
+    hoodie = catalogue.product(
+        name="Hoodie",
+        price_cents=4000,
+        options=[
+            {"name": "Size", "values": ["M", "L"]},
+            {"name": "Colour", "values": ["Black"]},
+        ],
+        generate=True,
+    )
+    catalogue.product(name="Mug", price_cents=900)
+    return {"shirt": shirt, "hoodie": hoodie}
+
+
+def test_a_variant_sku_and_option_values_find_their_product(client, owner_client, wardrobe):
+    shirt = wardrobe["shirt"]
+    variant = next(
+        v
+        for v in _variants(owner_client, shirt["id"])
+        if v["options"] == {"Size": "M", "Colour": "Blue"}
+    )
+    _patch(owner_client, shirt["id"], variant["id"], sku="SHIRT-M-BLUE-77")
+    assert found(client, "q=SHIRT-M-BLUE-77") == ["Shirt"]
+    assert found(client, "q=shirt-m-blu") == ["Shirt"]  # type-ahead on a variant SKU
+    assert found(client, "q=blue") == ["Shirt"]  # an option value
+    assert found(client, "q=black") == ["Hoodie"]
+    assert found(client, "sku=SHIRT-M-BLUE-77") == ["Shirt"]  # the lookup, exact
+    _patch(owner_client, shirt["id"], variant["id"], active=False)
+    assert found(client, "q=SHIRT-M-BLUE-77") == []  # inactive variants are not searched
+    assert found(client, "q=blue") == ["Shirt"]  # S/Blue and L/Blue still are
+
+
+def test_option_filters_and_option_facets(client, owner_client, wardrobe):
+    def names(query):
+        return sorted(found(client, query))
+
+    assert names("option.Size=M") == ["Hoodie", "Shirt"]
+    assert names("option.Size=S&option.Size=L") == ["Hoodie", "Shirt"]  # OR within a name
+    assert names("option.Size=M&option.Colour=Red") == ["Shirt"]  # AND across names
+    assert names("option.Size=S&option.Colour=Black") == []  # ... on one and the same variant
+    assert names("option.Size=XL") == [] and names("option.Fit=Slim") == []
+    assert names("option.Size=M&q=hoodie") == ["Hoodie"]
+    shirt = wardrobe["shirt"]
+    red_m = next(
+        v
+        for v in _variants(owner_client, shirt["id"])
+        if v["options"] == {"Size": "M", "Colour": "Red"}
+    )
+    _patch(owner_client, shirt["id"], red_m["id"], active=False)
+    assert names("option.Size=M&option.Colour=Red") == []  # only active variants count
+    assert names("option.Size=M") == ["Hoodie", "Shirt"]  # M/Blue is still for sale
+
+    everything = client.get("/products/facets").json
+    options = {
+        o["name"]: {v["value"]: v["count"] for v in o["values"]} for o in everything["options"]
+    }
+    assert options == {
+        "Size": {"S": 1, "M": 2, "L": 2},
+        "Colour": {"Red": 1, "Blue": 1, "Black": 1},
+    }
+    for filters in (
+        {"option.Size": "M"},
+        {"option.Size": ["S", "L"], "option.Colour": "Red"},
+        {"option.Colour": "Black", "q": "hoodie"},
+        {"option.Size": "L", "min_price": 3000},
+    ):
+        body = client.get("/products/facets", query_string=filters).json
+        assert body["total"] == client.get("/products", query_string=filters).json["total"]
+        for option in body["options"]:
+            for value in option["values"]:
+                replaced = {**filters, f"option.{option['name']}": value["value"]}
+                total = client.get("/products", query_string=replaced).json["total"]
+                assert value["count"] == total, (filters, option["name"], value)
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("option.=M", "option.: name an option"),
+        ("option.Size=", "option.Size: each value is 1 to 200 characters"),
+        ("option.Size=" + "x" * 201, "option.Size: each value"),
+        ("&".join(f"option.N{i}=v" for i in range(11)), "at most 10 option names"),
+        ("opt.Size=M", "opt.Size: Unknown field."),
+    ],
+)
+def test_bad_option_parameters_are_a_400_naming_them(client, query, message):
+    for path in ("/products", "/products/facets"):
+        response = client.get(f"{path}?{query}")
+        assert response.status_code == 400 and message in response.json["message"], path
+
+
+def test_openapi_documents_the_option_parameters(client):
+    spec = client.get("/openapi.json").json
+    for path in ("/products", "/products/facets"):
+        parameters = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"]}
+        assert parameters["option.{name}"]["in"] == "query"
+        assert "same variant" in parameters["option.{name}"]["description"]
+        assert {"q", "slug", "sku", "updated_after", "category_id"} <= set(parameters)

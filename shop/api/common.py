@@ -25,7 +25,7 @@ from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
 from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
-from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, add_doc, register_components
+from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
 from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
 
 MAX_PAGE_SIZE = 100
@@ -117,9 +117,21 @@ def query_prefix(prefix: str, description: str):
             "style": "form",
             "explode": True,
         }
-        return add_doc(func, parameters=[parameter])
+        func._apidoc = dict(getattr(func, "_apidoc", {}))
+        func._apidoc["prefixed_parameters"] = [
+            *func._apidoc.get("prefixed_parameters", ()),
+            parameter,
+        ]
+        return func
 
     return decorator
+
+
+def _prefixed_parameters(doc, doc_info, **_kwargs):
+    """The parameters of ``query_prefix``, after those of the view's query schema."""
+    for parameter in doc_info.get("prefixed_parameters", ()):
+        doc.setdefault("parameters", []).append(parameter)
+    return doc
 
 
 class Blueprint(flask_smorest.Blueprint):
@@ -132,6 +144,7 @@ class Blueprint(flask_smorest.Blueprint):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._prepare_doc_cbks.append(_public_by_default)
+        self._prepare_doc_cbks.append(_prefixed_parameters)
         self.before_request(refuse_unknown_query_parameters)
 
     def response(self, status_code, schema=None, **kwargs):
