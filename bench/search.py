@@ -131,8 +131,9 @@ def seed_catalogue(url: str, quick: bool) -> dict:
     return {"products": products, "variants": made or products}
 
 
-def measure(args, work, databases: list, rows: list) -> None:
-    """Seed, serve and measure the search row; append it to ``rows``."""
+def measure(args, work, databases: list, rows: list) -> dict:
+    """Seed, serve and measure the search row; append it to ``rows``; answer what was
+    seeded."""
     url = run.new_database(args.database_url, work, "search", databases)
     started = time.monotonic()
     made = seed_catalogue(url, args.quick)
@@ -157,6 +158,7 @@ def measure(args, work, databases: list, rows: list) -> None:
     if counted.get(chosen.name):
         report.judge_statements(chosen, result, counted[chosen.name])
     rows.append((chosen.name, result))
+    return made
 
 
 def main(argv=None) -> int:
@@ -170,10 +172,11 @@ def main(argv=None) -> int:
     wrk.ensure()
     rows = []
     with run.scratch(args.keep) as (work, databases, _cleanups):
-        measure(args, work, databases, rows)
-    size = seed.Size(products=0, categories=200, keys=1, customers=1, orders=0)
+        made = measure(args, work, databases, rows)
+    size = seed.Size(products=made["products"], categories=200, keys=1, customers=1, orders=0)
     print()
     report.print_table(args, size, rows, None, [])
+    print(f"search catalogue: {made['products']:,} products, {made['variants']:,} variants")
     return 1 if any(not ok for _, result in rows for _, ok in result.checks) else 0
 
 
