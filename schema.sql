@@ -515,3 +515,15 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);
+
+-- 0009: product search (shop/services/search.py). The index itself differs per engine and
+-- lives in schema.sqlite.sql / schema.postgresql.sql; this row says how it was built, so
+-- `flask db upgrade` rebuilds it when the code's definition (or the language) changes.
+CREATE TABLE IF NOT EXISTS search_index (
+    name TEXT PRIMARY KEY,
+    definition TEXT NOT NULL,
+    built_at TEXT NOT NULL
+);
+
+-- Sync by change time (GET /products?updated_after=..., sort=updated_at).
+CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);
