@@ -185,7 +185,8 @@ CREATE TABLE IF NOT EXISTS products (
     active INTEGER NOT NULL DEFAULT 1,
     category_id TEXT REFERENCES categories (id),
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    tax_class TEXT NOT NULL DEFAULT 'standard'
 );
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
@@ -263,7 +264,11 @@ CREATE TABLE IF NOT EXISTS orders (
     shipping_address TEXT,
     restocked_at TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    discount_cents BIGINT NOT NULL DEFAULT 0,
+    shipping_cents BIGINT NOT NULL DEFAULT 0,
+    tax_cents BIGINT NOT NULL DEFAULT 0,
+    pricing TEXT
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -279,6 +284,10 @@ CREATE TABLE IF NOT EXISTS order_items (
     unit_price_cents BIGINT NOT NULL,
     quantity INTEGER NOT NULL,
     line_total_cents BIGINT NOT NULL,
+    discount_cents BIGINT NOT NULL DEFAULT 0,
+    tax_cents BIGINT NOT NULL DEFAULT 0,
+    tax_rate TEXT,
+    total_cents BIGINT,
     PRIMARY KEY (order_id, line)
 );
 
@@ -444,3 +453,67 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);
+
+-- Pricing (migration 0010): shipping methods, tax rates, discount codes and their uses.
+-- discount_uses: one row per order that used a code (removed when the order is cancelled);
+-- once_key is the customer's id for a once-per-customer code, so a second use is refused.
+
+CREATE TABLE IF NOT EXISTS shipping_methods (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    countries TEXT NOT NULL DEFAULT '[]',
+    price_cents BIGINT NOT NULL CHECK (price_cents >= 0),
+    free_over_cents BIGINT CHECK (free_over_cents >= 0),
+    weight_bands TEXT NOT NULL DEFAULT '[]',
+    tax_class TEXT NOT NULL DEFAULT 'standard',
+    active INTEGER NOT NULL DEFAULT 1,
+    position INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS shipping_methods_position ON shipping_methods (position, name, id);
+
+CREATE TABLE IF NOT EXISTS tax_rates (
+    id TEXT PRIMARY KEY,
+    country TEXT NOT NULL,
+    region TEXT NOT NULL DEFAULT '',
+    tax_class TEXT NOT NULL DEFAULT 'standard',
+    rate TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (country, region, tax_class)
+);
+
+CREATE TABLE IF NOT EXISTS discounts (
+    id TEXT PRIMARY KEY,
+    code TEXT NOT NULL,
+    code_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    min_subtotal_cents BIGINT,
+    starts_at TEXT,
+    ends_at TEXT,
+    usage_limit BIGINT,
+    once_per_customer INTEGER NOT NULL DEFAULT 0,
+    product_ids TEXT NOT NULL DEFAULT '[]',
+    category_ids TEXT NOT NULL DEFAULT '[]',
+    active INTEGER NOT NULL DEFAULT 1,
+    times_used BIGINT NOT NULL DEFAULT 0 CHECK (times_used >= 0),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS discounts_created ON discounts (created_at, id);
+
+CREATE TABLE IF NOT EXISTS discount_uses (
+    order_id TEXT PRIMARY KEY REFERENCES orders (id) ON DELETE CASCADE,
+    discount_id TEXT NOT NULL REFERENCES discounts (id) ON DELETE CASCADE,
+    customer_id TEXT NOT NULL,
+    once_key TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (discount_id, once_key)
+);
+
+CREATE INDEX IF NOT EXISTS discount_uses_customer ON discount_uses (discount_id, customer_id);

@@ -93,7 +93,7 @@ def test_totals_add_up_and_nothing_is_negative(basket, rate_list, discount, meth
         assert refusal.reason in {"not_applicable"}
         return
     out = result["lines"]
-    assert result["subtotal_cents"] == sum(line["subtotal_cents"] for line in out)
+    assert result["subtotal_cents"] == sum(line["line_total_cents"] for line in out)
     assert result["discount_cents"] == sum(line["discount_cents"] for line in out)
     assert result["tax_cents"] == sum(t["amount_cents"] for t in result["tax_lines"])
     assert (
@@ -107,17 +107,17 @@ def test_totals_add_up_and_nothing_is_negative(basket, rate_list, discount, meth
         "shipping_cents"
     ] + (0 if inclusive else result["shipping_tax_cents"])
     for line in out:
-        assert 0 <= line["discount_cents"] <= line["subtotal_cents"]
+        assert 0 <= line["discount_cents"] <= line["line_total_cents"]
         assert line["tax_cents"] >= 0 and line["total_cents"] >= 0
         if inclusive:  # the tax is inside the amount, never more than it
-            assert line["tax_cents"] <= line["subtotal_cents"] - line["discount_cents"]
+            assert line["tax_cents"] <= line["line_total_cents"] - line["discount_cents"]
     for key in ("discount_cents", "shipping_cents", "tax_cents", "total_cents"):
         assert result[key] >= 0
     if discount and discount["kind"] == "fixed":
         assert result["discount_cents"] == min(
             int(discount["value"]),
             sum(
-                line["subtotal_cents"]
+                line["line_total_cents"]
                 for line, given_line in zip(out, basket, strict=True)
                 if _eligible(given_line, discount)
             ),

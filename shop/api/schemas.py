@@ -40,12 +40,32 @@ class ShippingAddressSchema(Schema):
         ),
         metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
     )
+    region = fields.String(
+        validate=validate.Length(min=1, max=50),
+        metadata={
+            "description": "Optional state or province code, such as NY: picks a tax rate"
+            " set for that region. Kept only when given."
+        },
+    )
 
     @post_load
     def _tidy(self, data, **_kwargs):
         tidy = {k: v.strip() if isinstance(v, str) else v for k, v in data.items()}
         tidy["line2"] = tidy.get("line2") or None
+        if "region" in tidy:
+            tidy["region"] = tidy["region"].upper() or None
+            if tidy["region"] is None:
+                del tidy["region"]
         return tidy
+
+
+class ShippingQuoteAddressSchema(ShippingAddressSchema):
+    """An address for a quote: only the country (and region) price a basket."""
+
+    name = text(200)
+    line1 = text(200)
+    city = text(100)
+    postal_code = text(20)
 
 
 class OrderAddressSchema(ShippingAddressSchema):
@@ -72,7 +92,29 @@ class OrderItemSchema(Schema):
     sku = fields.String(required=True, allow_none=True)
     unit_price_cents = fields.Integer(required=True)
     quantity = fields.Integer(required=True)
-    line_total_cents = fields.Integer(required=True)
+    line_total_cents = fields.Integer(
+        required=True, metadata={"description": "`unit_price_cents * quantity`."}
+    )
+    discount_cents = fields.Integer(
+        required=True, metadata={"description": "This line's share of the discount."}
+    )
+    tax_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "Tax on the line after its discount (included in it when"
+            " prices include tax)."
+        },
+    )
+    tax_rate = fields.String(
+        required=True, allow_none=True, metadata={"description": "Percent; null: no rate."}
+    )
+    total_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "`line_total_cents - discount_cents`, plus `tax_cents` when"
+            " prices exclude tax."
+        },
+    )
 
 
 class PaymentSchema(Schema):
@@ -102,15 +144,74 @@ class StatusChangeSchema(Schema):
     note = fields.String(required=True, allow_none=True)
 
 
-class OrderSchema(Schema):
+class TaxLineSchema(Schema):
+    name = fields.String(required=True)
+    rate = fields.String(required=True, metadata={"description": "Percent, such as `20`."})
+    amount_cents = fields.Integer(required=True)
+
+
+class AppliedRuleSchema(Schema):
+    rule = enum_field(
+        "PricingRule",
+        [
+            "prices_include_tax",
+            "discount",
+            "shipping",
+            "free_shipping_over",
+            "no_shipping_method",
+            "no_tax_rate",
+        ],
+        required=True,
+    )
+    detail = fields.String(required=True)
+
+
+class ShippingMethodRefSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+
+
+class PriceBreakdownSchema(Schema):
+    """The priced basket: the quote's answer, and what an order keeps (docs/orders.md)."""
+
+    items = fields.List(fields.Nested(OrderItemSchema), required=True)
+    subtotal_cents = fields.Integer(required=True)
+    discount_cents = fields.Integer(required=True)
+    shipping_cents = fields.Integer(
+        required=True,
+        metadata={"description": "Charged for shipping (with its tax when prices include tax)."},
+    )
+    shipping_tax_cents = fields.Integer(required=True)
+    tax_cents = fields.Integer(
+        required=True, metadata={"description": "All tax: the lines' and the shipping's."}
+    )
+    total_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "`subtotal - discount + shipping`, `+ tax` when prices exclude tax."
+        },
+    )
+    currency = fields.String(required=True)
+    tax_lines = fields.List(
+        fields.Nested(TaxLineSchema),
+        required=True,
+        metadata={"description": "One per rate applied; they sum to `tax_cents`."},
+    )
+    prices_include_tax = fields.Boolean(required=True)
+    shipping_method = fields.Nested(ShippingMethodRefSchema, required=True, allow_none=True)
+    discount_code = fields.String(required=True, allow_none=True)
+    applied = fields.List(
+        fields.Nested(AppliedRuleSchema),
+        required=True,
+        metadata={"description": "Which rules priced it, in words."},
+    )
+
+
+class OrderSchema(PriceBreakdownSchema):
     id = fields.String(required=True)
     number = fields.String(required=True)
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
-    items = fields.List(fields.Nested(OrderItemSchema), required=True)
-    subtotal_cents = fields.Integer(required=True)
-    total_cents = fields.Integer(required=True)
-    currency = fields.String(required=True)
     shipping_address = fields.Nested(
         OrderAddressSchema,
         required=True,

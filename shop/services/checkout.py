@@ -7,6 +7,11 @@ guarded ``UPDATE ... WHERE stock >= :quantity`` (a row lock on PostgreSQL, the o
 SQLite); a decrement that matches no row rolls the whole order back. Products are updated in
 id order so that two baskets holding the same products never deadlock.
 
+The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
+transaction, from the rows it took: the quote runs the same function on the same data, so
+both agree to the minor unit. A discount code's use is taken in this transaction too
+(``baskets.take_use``), so usage limits hold under concurrency and a replay uses none.
+
 An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
 first order and writes nothing; with another body it is a 409. Concurrent requests with one
 key are serialised by a lock on (customer, key) and the primary key of ``idempotency_keys``.
@@ -19,15 +24,26 @@ from datetime import timedelta
 from shop import audit, db, mail, settings, totals, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.services import catalogue, orders, payments
+from shop.services import baskets, catalogue, orders, payments
 from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 
+# The parts of the priced breakdown an order keeps in ``orders.pricing`` (JSON); the amounts
+# have their own columns.
+PRICING_KEYS = (
+    "tax_lines",
+    "shipping_tax_cents",
+    "prices_include_tax",
+    "shipping_method",
+    "discount_code",
+    "applied",
+)
+
 _DECREMENT = """
     UPDATE products SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
-    RETURNING name, sku, price_cents, stock"""
+    RETURNING name, sku, price_cents, stock, tax_class, category_id"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -45,6 +61,8 @@ def place_order(
     payment_method: str,
     idempotency_key: str | None = None,
     body_hash: str | None = None,
+    shipping_method_id: str | None = None,
+    discount_code: str | None = None,
 ) -> tuple[str, bool, dict | None]:
     """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
     order as the API shows it when the ``order.placed`` event rendered it (else None).
@@ -65,20 +83,30 @@ def place_order(
             replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
             if replayed:  # a concurrent request with the key won the race
                 return replayed, False, None
-        lines = _take_stock(items)
+        taken = _take_stock(items)
+        priced, discount = baskets.price_basket(
+            taken,
+            shipping_address,
+            shipping_method_id,
+            discount_code,
+            customer.id,
+            require_method=True,
+        )
+        lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
         number = f"{shop['order_number_prefix']}{_next_number():06d}"
         totals.bump(totals.ORDERS)
-        subtotal = sum(line["line_total_cents"] for line in lines)
-        total = subtotal
+        subtotal, total = priced["subtotal_cents"], priced["total_cents"]
         started = provider.start(
             {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
         )
         status = "paid" if started.status == "paid" else "pending"
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
-            " currency, shipping_address, created_at, updated_at) VALUES (:id, :number,"
-            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now)",
+            " currency, shipping_address, created_at, updated_at, discount_cents,"
+            " shipping_cents, tax_cents, pricing) VALUES (:id, :number, :customer_id, :status,"
+            " :subtotal, :total, :currency, :address, :now, :now, :discount, :shipping, :tax,"
+            " :pricing)",
             {
                 "id": order_id,
                 "number": number,
@@ -89,14 +117,21 @@ def place_order(
                 "currency": shop["currency"],
                 "address": json.dumps(shipping_address, sort_keys=True),
                 "now": moment,
+                "discount": priced["discount_cents"],
+                "shipping": priced["shipping_cents"],
+                "tax": priced["tax_cents"],
+                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
             },
         )
         db.execute_many(
             "INSERT INTO order_items (order_id, line, product_id, name, sku, unit_price_cents,"
-            " quantity, line_total_cents) VALUES (:order_id, :line, :product_id, :name, :sku,"
-            " :unit_price_cents, :quantity, :line_total_cents)",
+            " quantity, line_total_cents, discount_cents, tax_cents, tax_rate, total_cents)"
+            " VALUES (:order_id, :line, :product_id, :name, :sku, :unit_price_cents, :quantity,"
+            " :line_total_cents, :discount_cents, :tax_cents, :tax_rate, :total_cents)",
             [{**line, "order_id": order_id} for line in lines],
         )
+        if discount is not None:
+            baskets.take_use(discount, order_id, customer.id, moment)
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
             " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount, :status,"
@@ -113,9 +148,14 @@ def place_order(
         )
         record_history(order_id, status, None, moment)
         confirmation = {
+            **{k: priced[k] for k in PRICING_KEYS},
             "number": number,
             "status": status,
             "currency": shop["currency"],
+            "subtotal_cents": subtotal,
+            "discount_cents": priced["discount_cents"],
+            "shipping_cents": priced["shipping_cents"],
+            "tax_cents": priced["tax_cents"],
             "total_cents": total,
             "created_at": moment,
             "items": lines,
@@ -179,7 +219,8 @@ def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
 def _take_stock(items: list[dict]) -> list[dict]:
     """Decrement every product's stock, or stop the transaction naming the first that fails.
 
-    Answers the order lines, in the basket's order, priced from the database.
+    Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
+    database.
     """
     taken = {}
     for item in sorted(items, key=lambda item: item["product_id"]):
@@ -190,17 +231,18 @@ def _take_stock(items: list[dict]) -> list[dict]:
         if row["stock"] == 0:
             webhooks.emit("product.out_of_stock", item["product_id"], catalogue.load_product)
     lines = []
-    for line, item in enumerate(items, start=1):
+    for item in items:
         product = taken[item["product_id"]]
         lines.append(
             {
-                "line": line,
                 "product_id": item["product_id"],
                 "name": product["name"],
                 "sku": product["sku"],
                 "unit_price_cents": product["price_cents"],
                 "quantity": item["quantity"],
-                "line_total_cents": product["price_cents"] * item["quantity"],
+                "tax_class": product["tax_class"],
+                "category_id": product["category_id"],
+                "weight_grams": 0,
             }
         )
     return lines

@@ -208,7 +208,7 @@ def price(
             {
                 "unit_price_cents": line["unit_price_cents"],
                 "quantity": line["quantity"],
-                "subtotal_cents": subtotal,
+                "line_total_cents": subtotal,
                 "discount_cents": off,
                 "tax_cents": tax,
                 "tax_rate": rate["rate"] if rate else None,

@@ -1,0 +1,239 @@
+"""A basket priced from the database: what ``pricing.price`` needs, loaded once for the quote,
+``GET /shipping-methods/available`` and the checkout (which calls ``price_basket`` inside its
+transaction, after taking the stock, so the order is priced from the rows it holds).
+
+Discount codes are checked here (``find_discount``): a code that cannot be used is a 400
+whose message starts ``discount_code: <reason>:`` with a reason a storefront can map
+(``unknown``, ``not_started``, ``expired``, ``usage_limit_reached``, ``already_used``,
+``min_subtotal``, ``not_applicable``); it is never skipped silently.
+"""
+
+import json
+
+from shop import db, money, settings
+from shop.clock import now_iso
+from shop.errors import abort
+from shop.services.pricing import Refusal, price
+
+_METHOD_COLUMNS = (
+    "id, name, countries, price_cents, free_over_cents, weight_bands, tax_class, active,"
+    " position, created_at, updated_at"
+)
+_DISCOUNT_COLUMNS = (
+    "id, code, kind, value, min_subtotal_cents, starts_at, ends_at, usage_limit,"
+    " once_per_customer, product_ids, category_ids, active, times_used, created_at, updated_at"
+)
+
+
+def method_from_row(row: dict) -> dict:
+    """A shipping method as the API shows it, from its row."""
+    return {
+        **row,
+        "countries": json.loads(row["countries"]),
+        "weight_bands": json.loads(row["weight_bands"]),
+        "active": bool(row["active"]),
+    }
+
+
+def discount_from_row(row: dict) -> dict:
+    """A discount as the API shows it, from its row."""
+    return {
+        **row,
+        "once_per_customer": bool(row["once_per_customer"]),
+        "product_ids": json.loads(row["product_ids"]),
+        "category_ids": json.loads(row["category_ids"]),
+        "active": bool(row["active"]),
+    }
+
+
+def load_method(method_id: str) -> dict | None:
+    """One shipping method, active or not."""
+    row = db.one(
+        f"SELECT {_METHOD_COLUMNS} FROM shipping_methods WHERE id = :id", {"id": method_id}
+    )
+    return method_from_row(row) if row else None
+
+
+def active_methods() -> list[dict]:
+    """The active shipping methods, by position."""
+    rows = db.query(
+        f"SELECT {_METHOD_COLUMNS} FROM shipping_methods WHERE active = 1"
+        " ORDER BY position, name, id"
+    )
+    return [method_from_row(row) for row in rows]
+
+
+def load_discount(discount_id: str) -> dict | None:
+    """One discount by id."""
+    row = db.one(f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE id = :id", {"id": discount_id})
+    return discount_from_row(row) if row else None
+
+
+def code_key(code: str) -> str:
+    """The form a code is unique and looked up in: "SAVE10" and "save10" are one code."""
+    return code.strip().casefold()
+
+
+def rates() -> list[dict]:
+    """Every tax rate (``region`` None when it has none)."""
+    rows = db.query("SELECT country, region, tax_class, rate, name FROM tax_rates ORDER BY id")
+    return [{**row, "region": row["region"] or None} for row in rows]
+
+
+def _refuse(reason: str, message: str):
+    abort(400, f"discount_code: {reason}: {message}")
+
+
+def find_discount(code: str, customer_id: str | None) -> dict:
+    """The usable discount of ``code`` now, or a 400 naming why not.
+
+    ``already_used`` needs a customer; a guest's quote cannot know and the checkout (always
+    signed in) decides.
+    """
+    row = db.one(
+        f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE code_key = :key", {"key": code_key(code)}
+    )
+    if row is None or not row["active"]:
+        _refuse("unknown", f"there is no code {code.strip()!r}.")
+    discount = discount_from_row(row)
+    moment = now_iso()
+    if discount["starts_at"] and moment < discount["starts_at"]:
+        _refuse("not_started", f"{discount['code']} starts at {discount['starts_at']}.")
+    if discount["ends_at"] and moment >= discount["ends_at"]:
+        _refuse("expired", f"{discount['code']} ended at {discount['ends_at']}.")
+    limit = discount["usage_limit"]
+    if limit is not None and discount["times_used"] >= limit:
+        _refuse("usage_limit_reached", f"{discount['code']} has been used up.")
+    if discount["once_per_customer"] and customer_id is not None and used_by(discount, customer_id):
+        _refuse("already_used", f"you have already used {discount['code']}.")
+    return discount
+
+
+def used_by(discount: dict, customer_id: str) -> bool:
+    """Whether a customer holds a use of ``discount`` (a cancelled order gave its use back)."""
+    return bool(
+        db.value(
+            "SELECT 1 FROM discount_uses WHERE discount_id = :id AND customer_id = :customer_id",
+            {"id": discount["id"], "customer_id": customer_id},
+        )
+    )
+
+
+def product_lines(items: list[dict]) -> list[dict]:
+    """The pricing lines of ``{"product_id", "quantity"}`` items, read (not taken): a 400
+    names an unknown or inactive product."""
+    ids, params = db.in_list("p", sorted({item["product_id"] for item in items}))
+    found = {
+        row["id"]: row
+        for row in db.query(
+            "SELECT id, name, sku, price_cents, tax_class, category_id FROM products"
+            f" WHERE id IN {ids} AND active = 1",
+            params,
+        )
+    }
+    lines = []
+    for item in items:
+        row = found.get(item["product_id"])
+        if row is None:
+            abort(400, f"items: product {item['product_id']} does not exist or is not for sale.")
+        lines.append(
+            {
+                "product_id": row["id"],
+                "name": row["name"],
+                "sku": row["sku"],
+                "unit_price_cents": row["price_cents"],
+                "quantity": item["quantity"],
+                "tax_class": row["tax_class"],
+                "category_id": row["category_id"],
+                "weight_grams": 0,
+            }
+        )
+    return lines
+
+
+def price_basket(
+    lines: list[dict],
+    address: dict,
+    method_id: str | None,
+    code: str | None,
+    customer_id: str | None,
+    *,
+    require_method: bool,
+) -> tuple[dict, dict | None]:
+    """Price ``lines`` for ``address`` with the shop's data; answer the breakdown and the
+    discount used (None without a code). Every refusal is a 400 naming its field."""
+    shop = settings.current()
+    method = None
+    if method_id is not None:
+        method = load_method(method_id)
+        if method is None or not method["active"]:
+            abort(400, f"shipping_method_id: unknown: there is no active method {method_id}.")
+    elif require_method:
+        names = [f"{m['id']} ({m['name']})" for m in active_methods()]
+        if names:
+            abort(400, "shipping_method_id: required: choose one of " + ", ".join(names) + ".")
+    discount = find_discount(code, customer_id) if code else None
+    try:
+        result = price(
+            lines,
+            country=address["country"],
+            region=address.get("region"),
+            shipping=method,
+            discount=discount,
+            rates=rates(),
+            prices_include_tax=bool(shop["prices_include_tax"]),
+            currency=shop["currency"],
+        )
+    except Refusal as refusal:
+        abort(400, str(refusal))
+    for given, priced in zip(lines, result["lines"], strict=True):
+        for key in ("product_id", "name", "sku"):
+            priced[key] = given.get(key)
+    result["shipping_method"] = {"id": method["id"], "name": method["name"]} if method else None
+    result["discount_code"] = discount["code"] if discount else None
+    result["exponent"] = money.exponent(shop["currency"])
+    return result, discount
+
+
+def take_use(discount: dict, order_id: str, customer_id: str, moment: str) -> None:
+    """Count one use of ``discount`` by a new order, in the checkout's transaction.
+
+    The guarded ``UPDATE`` holds the usage limit under concurrency (a row lock on
+    PostgreSQL, whose waiting checkouts then re-read the count; the one writer on SQLite),
+    and the once-per-customer check runs after it, so behind that lock it sees any use
+    another checkout of the customer committed; the unique ``once_key`` backs it up.
+    """
+    taken = db.one(
+        "UPDATE discounts SET times_used = times_used + 1 WHERE id = :id AND active = 1"
+        " AND (usage_limit IS NULL OR times_used < usage_limit) RETURNING id",
+        {"id": discount["id"]},
+    )
+    if taken is None:
+        _refuse("usage_limit_reached", f"{discount['code']} has been used up.")
+    if discount["once_per_customer"] and used_by(discount, customer_id):
+        _refuse("already_used", f"you have already used {discount['code']}.")
+    db.execute(
+        "INSERT INTO discount_uses (order_id, discount_id, customer_id, once_key, created_at)"
+        " VALUES (:order_id, :discount_id, :customer_id, :once_key, :now)",
+        {
+            "order_id": order_id,
+            "discount_id": discount["id"],
+            "customer_id": customer_id,
+            "once_key": customer_id if discount["once_per_customer"] else None,
+            "now": moment,
+        },
+    )
+
+
+def give_back_use(order_id: str) -> bool:
+    """A cancelled order's code use back to its discount (once); answer whether it had one."""
+    row = db.one(
+        "DELETE FROM discount_uses WHERE order_id = :id RETURNING discount_id", {"id": order_id}
+    )
+    if row is None:
+        return False
+    db.execute(
+        "UPDATE discounts SET times_used = times_used - 1 WHERE id = :id AND times_used > 0",
+        {"id": row["discount_id"]},
+    )
+    return True
