@@ -22,6 +22,7 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ProductSchema
+from shop.api.schemas import tax_class as tax_class_field
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
@@ -71,6 +72,7 @@ class ProductCreateSchema(Schema):
     stock = fields.Integer(load_default=0, strict=True, validate=Stock)
     active = StrictBoolean(load_default=True)
     category_id = fields.String(load_default=None, allow_none=True, validate=CategoryId)
+    tax_class = tax_class_field(load_default="standard")
 
 
 class ProductUpdateSchema(Schema):
@@ -82,6 +84,7 @@ class ProductUpdateSchema(Schema):
     stock = fields.Integer(strict=True, validate=Stock)
     active = StrictBoolean()
     category_id = fields.String(allow_none=True, validate=CategoryId)
+    tax_class = tax_class_field()
 
 
 class ProductQuerySchema(PageQuerySchema):
@@ -195,8 +198,9 @@ class Products(MethodView):
             slug = slugs.claim("products", data.get("slug"), data["name"], "product")
             db.execute(
                 "INSERT INTO products (id, name, slug, description, sku, price_cents, stock,"
-                " active, category_id, created_at, updated_at) VALUES (:id, :name, :slug,"
-                " :description, :sku, :price_cents, :stock, :active, :category_id, :now, :now)",
+                " active, category_id, created_at, updated_at, tax_class) VALUES (:id, :name,"
+                " :slug, :description, :sku, :price_cents, :stock, :active, :category_id, :now,"
+                " :now, :tax_class)",
                 {**data, "id": product_id, "slug": slug, "now": moment},
             )
             totals.bump(totals.PRODUCTS)
@@ -222,6 +226,7 @@ _SETS = {
         "stock",
         "active",
         "category_id",
+        "tax_class",
     )
 }
 

@@ -24,22 +24,41 @@ def text(maximum: int, **kwargs) -> fields.String:
     return fields.String(validate=[validate.Length(min=1, max=maximum), _not_blank], **kwargs)
 
 
+def country_code(**kwargs) -> fields.String:
+    """An ISO 3166-1 alpha-2 code (the ``CountryCode`` enum)."""
+    return enum_field(
+        "CountryCode",
+        sorted(CODES),
+        validate_input=False,
+        validate=validate.OneOf(
+            sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
+        ),
+        metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
+        **kwargs,
+    )
+
+
+def tax_class(**kwargs) -> fields.String:
+    """A tax class: which rates apply to a product or a shipping method (issue 26)."""
+    return fields.String(
+        validate=validate.Regexp(
+            r"^[a-z0-9_-]{1,40}$",
+            error="Use 1 to 40 lower-case letters, digits, '-' or '_', such as reduced.",
+        ),
+        metadata={
+            "description": "Which tax rates apply (`standard` unless set, or `reduced`, ...)."
+        },
+        **kwargs,
+    )
+
+
 class ShippingAddressSchema(Schema):
     name = text(200, required=True)
     line1 = text(200, required=True)
     line2 = fields.String(allow_none=True, load_default=None, validate=validate.Length(max=200))
     city = text(100, required=True)
     postal_code = text(20, required=True)
-    country = enum_field(
-        "CountryCode",
-        sorted(CODES),
-        validate_input=False,
-        required=True,
-        validate=validate.OneOf(
-            sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
-        ),
-        metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
-    )
+    country = country_code(required=True)
     region = fields.String(
         validate=validate.Length(min=1, max=50),
         metadata={
@@ -235,6 +254,9 @@ class ProductSchema(Schema):
     stock = fields.Integer(required=True)
     active = fields.Boolean(required=True)
     category_id = fields.String(required=True, allow_none=True)
+    tax_class = fields.String(
+        required=True, metadata={"description": "Which tax rates apply (issue 26)."}
+    )
     collection_ids = fields.List(fields.String(), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)

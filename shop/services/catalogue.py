@@ -9,7 +9,7 @@ from shop.settings import CURRENCY_SQL, currency_of
 # One statement whatever the page size: the collections and the currency come as columns.
 SELECT = f"""
     SELECT p.id, p.name, p.slug, p.description, p.sku, p.price_cents, p.stock, p.active,
-           p.category_id, p.created_at, p.updated_at,
+           p.category_id, p.created_at, p.updated_at, p.tax_class,
            (SELECT string_agg(cp.collection_id, ',') FROM collection_products cp
              WHERE cp.product_id = p.id) AS collection_ids,
            {CURRENCY_SQL} AS currency
