@@ -63,7 +63,7 @@ class ShippingAddressSchema(Schema):
         validate=validate.Length(min=1, max=50),
         metadata={
             "description": "Optional state or province code, such as NY: picks a tax rate"
-            " set for that region. Kept only when given."
+            " set for that region."
         },
     )
 
@@ -71,10 +71,7 @@ class ShippingAddressSchema(Schema):
     def _tidy(self, data, **_kwargs):
         tidy = {k: v.strip() if isinstance(v, str) else v for k, v in data.items()}
         tidy["line2"] = tidy.get("line2") or None
-        if "region" in tidy:
-            tidy["region"] = tidy["region"].upper() or None
-            if tidy["region"] is None:
-                del tidy["region"]
+        tidy["region"] = (tidy.get("region") or "").upper() or None
         return tidy
 
 
@@ -91,6 +88,7 @@ class OrderAddressSchema(ShippingAddressSchema):
     """A shipping address as an order keeps it."""
 
     line2 = fields.String(required=True, allow_none=True)
+    region = fields.String(required=True, allow_none=True)
 
 
 class OrderCustomerSchema(Schema):

@@ -69,7 +69,8 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
         "total_cents": row["total_cents"],
         "currency": row["currency"],
         **_pricing(row["pricing"]),
-        "shipping_address": json.loads(address) if address else None,
+        # Orders placed before addresses had a region (issue 26) show it as null.
+        "shipping_address": {"region": None, **json.loads(address)} if address else None,
         "payment": payment,
         "status_history": [
             {
