@@ -24,8 +24,11 @@ def text(maximum: int, **kwargs) -> fields.String:
     return fields.String(validate=[validate.Length(min=1, max=maximum), _not_blank], **kwargs)
 
 
-def country_code(**kwargs) -> fields.String:
-    """An ISO 3166-1 alpha-2 code (the ``CountryCode`` enum)."""
+def country_code(described: bool = True, **kwargs) -> fields.String:
+    """An ISO 3166-1 alpha-2 code (the ``CountryCode`` enum); a query parameter is not
+    ``described`` (a description beside the reference would wrap it in an ``allOf``)."""
+    if described:
+        kwargs["metadata"] = {"description": "ISO 3166-1 alpha-2 code, such as DE."}
     return enum_field(
         "CountryCode",
         sorted(CODES),
@@ -33,7 +36,6 @@ def country_code(**kwargs) -> fields.String:
         validate=validate.OneOf(
             sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
         ),
-        metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
         **kwargs,
     )
 
@@ -80,6 +82,7 @@ class ShippingQuoteAddressSchema(ShippingAddressSchema):
 
     name = text(200)
     line1 = text(200)
+    line2 = fields.String(allow_none=True, validate=validate.Length(max=200))
     city = text(100)
     postal_code = text(20)
 

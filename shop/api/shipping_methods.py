@@ -98,7 +98,7 @@ class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
 
 
 class AvailableQuerySchema(Schema):
-    country = country_code(required=True)
+    country = country_code(described=False, required=True)
     items = fields.List(
         fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[0-9]{1,5}$")),
         validate=validate.Length(max=100),
