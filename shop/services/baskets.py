@@ -10,7 +10,7 @@ whose message starts ``discount_code: <reason>:`` with a reason a storefront can
 
 import json
 
-from shop import db, money, settings
+from shop import db, settings
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.services.pricing import Refusal, price
@@ -72,12 +72,6 @@ def load_discount(discount_id: str) -> dict | None:
 def code_key(code: str) -> str:
     """The form a code is unique and looked up in: "SAVE10" and "save10" are one code."""
     return code.strip().casefold()
-
-
-def rates() -> list[dict]:
-    """Every tax rate (``region`` None when it has none)."""
-    rows = db.query("SELECT country, region, tax_class, rate, name FROM tax_rates ORDER BY id")
-    return [{**row, "region": row["region"] or None} for row in rows]
 
 
 def _refuse(reason: str, message: str):
@@ -151,6 +145,37 @@ def product_lines(items: list[dict]) -> list[dict]:
     return lines
 
 
+# The tax rates and the active shipping methods (the one asked for, or all) in one statement:
+# the checkout reads them on every order.
+_RATES_AND_METHODS = """
+    SELECT 'rate' AS kind, NULL AS id, name, country, region, tax_class, rate,
+           NULL AS countries, NULL AS weight_bands, NULL AS price_cents, NULL AS free_over_cents
+    FROM tax_rates
+    UNION ALL
+    SELECT 'method', id, name, NULL, NULL, tax_class, NULL, countries, weight_bands,
+           price_cents, free_over_cents
+    FROM shipping_methods WHERE active = 1 AND (:method_id = '' OR id = :method_id)"""
+
+
+def _rates_and_methods(method_id: str | None) -> tuple[list[dict], list[dict]]:
+    """Every tax rate, and the active methods (only ``method_id`` when given)."""
+    rates, methods = [], []
+    for row in db.query(_RATES_AND_METHODS, {"method_id": method_id or ""}):
+        if row["kind"] == "rate":
+            rates.append({k: row[k] for k in ("name", "country", "tax_class", "rate")})
+            rates[-1]["region"] = row["region"] or None
+        else:
+            methods.append(
+                {
+                    **{k: row[k] for k in ("id", "name", "tax_class", "price_cents")},
+                    "free_over_cents": row["free_over_cents"],
+                    "countries": json.loads(row["countries"]),
+                    "weight_bands": json.loads(row["weight_bands"]),
+                }
+            )
+    return rates, methods
+
+
 def price_basket(
     lines: list[dict],
     address: dict,
@@ -159,19 +184,21 @@ def price_basket(
     customer_id: str | None,
     *,
     require_method: bool,
+    shop: dict | None = None,
 ) -> tuple[dict, dict | None]:
-    """Price ``lines`` for ``address`` with the shop's data; answer the breakdown and the
-    discount used (None without a code). Every refusal is a 400 naming its field."""
-    shop = settings.current()
+    """Price ``lines`` for ``address`` with the shop's data (``shop``: its settings, when the
+    caller has them); answer the breakdown and the discount used (None without a code).
+    Every refusal is a 400 naming its field."""
+    shop = shop or settings.current()
+    tax_rates, methods = _rates_and_methods(method_id)
     method = None
     if method_id is not None:
-        method = load_method(method_id)
-        if method is None or not method["active"]:
+        if not methods:
             abort(400, f"shipping_method_id: unknown: there is no active method {method_id}.")
-    elif require_method:
-        names = [f"{m['id']} ({m['name']})" for m in active_methods()]
-        if names:
-            abort(400, "shipping_method_id: required: choose one of " + ", ".join(names) + ".")
+        method = methods[0]
+    elif require_method and methods:
+        names = ", ".join(f"{m['id']} ({m['name']})" for m in methods)
+        abort(400, f"shipping_method_id: required: choose one of {names}.")
     discount = find_discount(code, customer_id) if code else None
     try:
         result = price(
@@ -180,7 +207,7 @@ def price_basket(
             region=address.get("region"),
             shipping=method,
             discount=discount,
-            rates=rates(),
+            rates=tax_rates,
             prices_include_tax=bool(shop["prices_include_tax"]),
             currency=shop["currency"],
         )
@@ -191,7 +218,6 @@ def price_basket(
             priced[key] = given.get(key)
     result["shipping_method"] = {"id": method["id"], "name": method["name"]} if method else None
     result["discount_code"] = discount["code"] if discount else None
-    result["exponent"] = money.exponent(shop["currency"])
     return result, discount
 
 

@@ -91,6 +91,7 @@ def place_order(
             discount_code,
             customer.id,
             require_method=True,
+            shop=shop,
         )
         lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
