@@ -268,12 +268,14 @@ CREATE TABLE IF NOT EXISTS orders (
     discount_cents BIGINT NOT NULL DEFAULT 0,
     shipping_cents BIGINT NOT NULL DEFAULT 0,
     tax_cents BIGINT NOT NULL DEFAULT 0,
-    pricing TEXT
+    pricing TEXT,
+    discount_id TEXT
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
@@ -454,9 +456,9 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);
 
--- Pricing (migration 0010): shipping methods, tax rates, discount codes and their uses.
--- discount_uses: one row per order that used a code (removed when the order is cancelled);
--- once_key is the customer's id for a once-per-customer code, so a second use is refused.
+-- Pricing (migration 0010): shipping methods, tax rates and discount codes. An order that
+-- used a code holds its discount_id (no foreign key: the order keeps it if the code goes);
+-- discounts.times_used counts those not cancelled.
 
 CREATE TABLE IF NOT EXISTS shipping_methods (
     id TEXT PRIMARY KEY,
@@ -507,13 +509,3 @@ CREATE TABLE IF NOT EXISTS discounts (
 
 CREATE INDEX IF NOT EXISTS discounts_created ON discounts (created_at, id);
 
-CREATE TABLE IF NOT EXISTS discount_uses (
-    order_id TEXT PRIMARY KEY REFERENCES orders (id) ON DELETE CASCADE,
-    discount_id TEXT NOT NULL REFERENCES discounts (id) ON DELETE CASCADE,
-    customer_id TEXT NOT NULL,
-    once_key TEXT,
-    created_at TEXT NOT NULL,
-    UNIQUE (discount_id, once_key)
-);
-
-CREATE INDEX IF NOT EXISTS discount_uses_customer ON discount_uses (discount_id, customer_id);

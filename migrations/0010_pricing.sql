@@ -54,24 +54,14 @@ CREATE TABLE IF NOT EXISTS discounts (
 
 CREATE INDEX IF NOT EXISTS discounts_created ON discounts (created_at, id);
 
--- One row per order that used a code, taken in the checkout's transaction and removed when
--- the order is cancelled. once_key is the customer's id for a once-per-customer code (NULL
--- otherwise), so the unique index refuses a second use even if two checkouts race.
-CREATE TABLE IF NOT EXISTS discount_uses (
-    order_id TEXT PRIMARY KEY REFERENCES orders (id) ON DELETE CASCADE,
-    discount_id TEXT NOT NULL REFERENCES discounts (id) ON DELETE CASCADE,
-    customer_id TEXT NOT NULL,
-    once_key TEXT,
-    created_at TEXT NOT NULL,
-    UNIQUE (discount_id, once_key)
-);
-
-CREATE INDEX IF NOT EXISTS discount_uses_customer ON discount_uses (discount_id, customer_id);
 
 ALTER TABLE orders ADD COLUMN discount_cents BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE orders ADD COLUMN shipping_cents BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE orders ADD COLUMN tax_cents BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE orders ADD COLUMN pricing TEXT;
+-- The code an order used: a once-per-customer code looks for the customer's orders with it.
+ALTER TABLE orders ADD COLUMN discount_id TEXT;
+CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 
 ALTER TABLE order_items ADD COLUMN discount_cents BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE order_items ADD COLUMN tax_cents BIGINT NOT NULL DEFAULT 0;

@@ -76,8 +76,8 @@ def test_usage_limit_and_once_per_customer_hold_under_concurrency(server):  # no
         counts = {
             row["code"]: (row["times_used"], row["uses"])
             for row in db.query(
-                "SELECT d.code, d.times_used, (SELECT COUNT(*) FROM discount_uses u"
-                " WHERE u.discount_id = d.id) AS uses FROM discounts d"
+                "SELECT d.code, d.times_used, (SELECT COUNT(*) FROM orders o"
+                " WHERE o.discount_id = d.id) AS uses FROM discounts d"
             )
         }
         assert counts == {"ONE": (1, 1), "MINE": (1, 1)}

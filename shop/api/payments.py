@@ -160,12 +160,12 @@ class Quote(MethodView):
         """
         caller = g.caller
         customer_id = caller.id if caller is not None and caller.kind == "customer" else None
-        priced, _discount = baskets.price_basket(
+        code = data.get("discount_code")
+        priced = baskets.price_basket(
             baskets.product_lines(data["items"]),
             data["shipping_address"],
             data.get("shipping_method_id"),
-            data.get("discount_code"),
-            customer_id,
+            baskets.find_discount(code, customer_id) if code else None,
             require_method=False,
         )
         return {**priced, "items": priced["lines"]}

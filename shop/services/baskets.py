@@ -104,10 +104,12 @@ def find_discount(code: str, customer_id: str | None) -> dict:
 
 
 def used_by(discount: dict, customer_id: str) -> bool:
-    """Whether a customer holds a use of ``discount`` (a cancelled order gave its use back)."""
+    """Whether a customer holds a use of ``discount``: an order with it, not cancelled (a
+    cancelled order gave its use back)."""
     return bool(
         db.value(
-            "SELECT 1 FROM discount_uses WHERE discount_id = :id AND customer_id = :customer_id",
+            "SELECT 1 FROM orders WHERE discount_id = :id AND customer_id = :customer_id"
+            " AND status <> 'cancelled'",
             {"id": discount["id"], "customer_id": customer_id},
         )
     )
@@ -180,15 +182,14 @@ def price_basket(
     lines: list[dict],
     address: dict,
     method_id: str | None,
-    code: str | None,
-    customer_id: str | None,
+    discount: dict | None,
     *,
     require_method: bool,
     shop: dict | None = None,
-) -> tuple[dict, dict | None]:
+) -> dict:
     """Price ``lines`` for ``address`` with the shop's data (``shop``: its settings, when the
-    caller has them); answer the breakdown and the discount used (None without a code).
-    Every refusal is a 400 naming its field."""
+    caller has them) and ``discount`` (``find_discount`` or ``claim``); answer the
+    breakdown. Every refusal is a 400 naming its field."""
     shop = shop or settings.current()
     tax_rates, methods = _rates_and_methods(method_id)
     method = None
@@ -199,7 +200,6 @@ def price_basket(
     elif require_method and methods:
         names = ", ".join(f"{m['id']} ({m['name']})" for m in methods)
         abort(400, f"shipping_method_id: required: choose one of {names}.")
-    discount = find_discount(code, customer_id) if code else None
     try:
         result = price(
             lines,
@@ -218,48 +218,42 @@ def price_basket(
             priced[key] = given.get(key)
     result["shipping_method"] = {"id": method["id"], "name": method["name"]} if method else None
     result["discount_code"] = discount["code"] if discount else None
-    return result, discount
+    return result
 
 
-def take_use(discount: dict, order_id: str, customer_id: str, moment: str) -> None:
-    """Count one use of ``discount`` by a new order, in the checkout's transaction.
+# The checkout's claim of a code: the use counted in the same statement that reads it, only
+# while the code is active, started, not ended and under its limit.
+_CLAIM = f"""
+    UPDATE discounts SET times_used = times_used + 1
+    WHERE code_key = :key AND active = 1
+      AND (starts_at IS NULL OR starts_at <= :now) AND (ends_at IS NULL OR ends_at > :now)
+      AND (usage_limit IS NULL OR times_used < usage_limit)
+    RETURNING {_DISCOUNT_COLUMNS}"""
+
+
+def claim(code: str, customer_id: str) -> dict:
+    """Take one use of ``code`` for a new order, in the checkout's transaction; answer the
+    discount, or a 400 naming why the code cannot be used.
 
     The guarded ``UPDATE`` holds the usage limit under concurrency (a row lock on
-    PostgreSQL, whose waiting checkouts then re-read the count; the one writer on SQLite),
-    and the once-per-customer check runs after it, so behind that lock it sees any use
-    another checkout of the customer committed; the unique ``once_key`` backs it up.
+    PostgreSQL, whose waiting checkouts then re-read the count; the one writer on SQLite).
+    The once-per-customer check runs after it: behind that lock it sees any order with the
+    code that another checkout of the customer committed. The order stores ``discount_id``.
     """
-    taken = db.one(
-        "UPDATE discounts SET times_used = times_used + 1 WHERE id = :id AND active = 1"
-        " AND (usage_limit IS NULL OR times_used < usage_limit) RETURNING id",
-        {"id": discount["id"]},
-    )
-    if taken is None:
-        _refuse("usage_limit_reached", f"{discount['code']} has been used up.")
+    row = db.one(_CLAIM, {"key": code_key(code), "now": now_iso()})
+    if row is None:
+        find_discount(code, None)  # says why
+        _refuse("usage_limit_reached", f"{code.strip()} has been used up.")  # a race just now
+    discount = discount_from_row(row)
     if discount["once_per_customer"] and used_by(discount, customer_id):
         _refuse("already_used", f"you have already used {discount['code']}.")
-    db.execute(
-        "INSERT INTO discount_uses (order_id, discount_id, customer_id, once_key, created_at)"
-        " VALUES (:order_id, :discount_id, :customer_id, :once_key, :now)",
-        {
-            "order_id": order_id,
-            "discount_id": discount["id"],
-            "customer_id": customer_id,
-            "once_key": customer_id if discount["once_per_customer"] else None,
-            "now": moment,
-        },
-    )
+    return discount
 
 
-def give_back_use(order_id: str) -> bool:
-    """A cancelled order's code use back to its discount (once); answer whether it had one."""
-    row = db.one(
-        "DELETE FROM discount_uses WHERE order_id = :id RETURNING discount_id", {"id": order_id}
-    )
-    if row is None:
-        return False
+def give_back_use(order_id: str) -> None:
+    """A cancelled order's code use back to its discount (cancelled is final: once)."""
     db.execute(
-        "UPDATE discounts SET times_used = times_used - 1 WHERE id = :id AND times_used > 0",
-        {"id": row["discount_id"]},
+        "UPDATE discounts SET times_used = times_used - 1 WHERE times_used > 0"
+        " AND id = (SELECT discount_id FROM orders WHERE id = :id)",
+        {"id": order_id},
     )
-    return True

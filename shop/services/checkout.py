@@ -10,7 +10,7 @@ id order so that two baskets holding the same products never deadlock.
 The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
 transaction, from the rows it took: the quote runs the same function on the same data, so
 both agree to the minor unit. A discount code's use is taken in this transaction too
-(``baskets.take_use``), so usage limits hold under concurrency and a replay uses none.
+(``baskets.claim``), so usage limits hold under concurrency and a replay uses none.
 
 An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
 first order and writes nothing; with another body it is a 409. Concurrent requests with one
@@ -84,14 +84,10 @@ def place_order(
             if replayed:  # a concurrent request with the key won the race
                 return replayed, False, None
         taken = _take_stock(items)
-        priced, discount = baskets.price_basket(
-            taken,
-            shipping_address,
-            shipping_method_id,
-            discount_code,
-            customer.id,
-            require_method=True,
-            shop=shop,
+        # After the stock: every checkout locks products, then the code's row.
+        discount = baskets.claim(discount_code, customer.id) if discount_code else None
+        priced = baskets.price_basket(
+            taken, shipping_address, shipping_method_id, discount, require_method=True, shop=shop
         )
         lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
@@ -105,9 +101,9 @@ def place_order(
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
-            " shipping_cents, tax_cents, pricing) VALUES (:id, :number, :customer_id, :status,"
-            " :subtotal, :total, :currency, :address, :now, :now, :discount, :shipping, :tax,"
-            " :pricing)",
+            " shipping_cents, tax_cents, pricing, discount_id) VALUES (:id, :number,"
+            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now,"
+            " :discount, :shipping, :tax, :pricing, :discount_id)",
             {
                 "id": order_id,
                 "number": number,
@@ -122,6 +118,7 @@ def place_order(
                 "shipping": priced["shipping_cents"],
                 "tax": priced["tax_cents"],
                 "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
+                "discount_id": discount["id"] if discount else None,
             },
         )
         db.execute_many(
@@ -131,8 +128,6 @@ def place_order(
             " :line_total_cents, :discount_cents, :tax_cents, :tax_rate, :total_cents)",
             [{**line, "order_id": order_id} for line in lines],
         )
-        if discount is not None:
-            baskets.take_use(discount, order_id, customer.id, moment)
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
             " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount, :status,"
