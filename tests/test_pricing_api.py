@@ -4,6 +4,8 @@ quote and the order it equals, on both engines."""
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shop import db
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
@@ -300,3 +302,72 @@ def test_staff_manage_methods_rates_and_codes(owner_client, make_admin):
     ):
         assert owner_client.delete(path).status_code == 204
         assert owner_client.get(path).status_code == 404
+
+
+@settings(
+    max_examples=12,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    prices=st.lists(st.integers(0, 50_000), min_size=2, max_size=2),
+    quantities=st.lists(st.integers(1, 7), min_size=2, max_size=2),
+    rates=st.lists(st.decimals(0, 25, places=2).map(lambda d: str(d)), min_size=2, max_size=2),
+    inclusive=st.booleans(),
+    kind=st.sampled_from(["percent", "fixed", "free_shipping"]),
+    value=st.integers(1, 100),
+    shipping=st.integers(0, 2000),
+    free_over=st.none() | st.integers(0, 100_000),
+)
+def test_quote_equals_order_over_random_baskets(
+    pricing_shop, prices, quantities, rates, inclusive, kind, value, shipping, free_over
+):
+    owner, customer, shop = pricing_shop
+    assert owner.patch("/settings", json={"prices_include_tax": inclusive}).status_code == 200
+    for product, price in zip(shop["products"], prices, strict=True):
+        assert owner.put(f"/products/{product}", json={"price_cents": price}).status_code == 200
+    for rate_id, rate in zip(shop["rates"], rates, strict=True):
+        assert owner.put(f"/tax-rates/{rate_id}", json={"rate": rate}).status_code == 200
+    change = {"kind": kind, "value": str(value)}
+    assert owner.patch(f"/discounts/{shop['code']}", json=change).status_code == 200
+    method = {"price_cents": shipping, "free_over_cents": free_over}
+    assert owner.put(f"/shipping-methods/{shop['method']}", json=method).status_code == 200
+    body = priced(
+        basket(*zip(shop["products"], quantities, strict=True)),
+        shipping_method_id=shop["method"],
+        discount_code="RANDOM",
+    )
+    quote = customer.post("/payments/quote", json=body)
+    order = customer.post("/payments/checkout", json=body)
+    assert quote.status_code == 200 and order.status_code == 201, (quote.json, order.json)
+    assert breakdown(order.json) == breakdown(quote.json)
+    q = quote.json
+    added = 0 if inclusive else q["tax_cents"]
+    assert (
+        q["total_cents"] == q["subtotal_cents"] - q["discount_cents"] + q["shipping_cents"] + added
+    )
+    assert q["tax_cents"] == sum(t["amount_cents"] for t in q["tax_lines"]) >= 0
+
+
+@pytest.fixture
+def pricing_shop(app, owner_client, customer_client):
+    """Two products (standard and reduced), two rates, a method and a code to vary."""
+    products = [
+        add_product(app, "Standard", stock=10_000),
+        add_product(app, "Reduced", stock=10_000),
+    ]
+    owner_client.put(f"/products/{products[1]}", json={"tax_class": "reduced"})
+    rates = [
+        created(owner_client.post("/tax-rates", json=body))["id"]
+        for body in (
+            {"country": "FR", "rate": "20", "name": "TVA"},
+            {"country": "FR", "tax_class": "reduced", "rate": "5.5", "name": "TVA"},
+        )
+    ]
+    method = created(owner_client.post("/shipping-methods", json={"name": "P", "price_cents": 1}))
+    code = created(
+        owner_client.post("/discounts", json={"code": "RANDOM", "kind": "fixed", "value": 1})
+    )
+    shop = {"products": products, "rates": rates, "method": method["id"], "code": code["id"]}
+    return owner_client, customer_client, shop
