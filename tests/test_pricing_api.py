@@ -251,6 +251,9 @@ def test_codes_ignore_case_and_say_why_they_cannot_be_used(
         ("/discounts", {"code": "A", "kind": "percent", "value": "0"}),
         ("/discounts", {"code": "A", "kind": "fixed", "value": "1.5"}),
         ("/discounts", {"code": "A B", "kind": "fixed", "value": "1"}),
+        ("/discounts", {"code": "A", "kind": "fixed", "value": "sNaN"}),
+        ("/discounts", {"code": "A", "kind": "percent", "value": "Infinity"}),
+        ("/tax-rates", {"country": "FR", "rate": "sNaN", "name": "VAT"}),
     ],
 )
 def test_bad_input_is_a_400_and_writes_nothing(owner_client, path, body):

@@ -107,8 +107,10 @@ def _check_value(kind: str, value: str | None) -> str:
         number = Decimal(value) if value is not None else None
     except InvalidOperation:
         number = None
+    if number is not None and not number.is_finite():  # NaN, sNaN, Infinity
+        number = None
     if kind == "percent":
-        if number is None or not number.is_finite() or not 0 < number <= 100:
+        if number is None or not 0 < number <= 100:
             abort(400, "value: a percent discount takes a decimal string above 0, up to 100.")
         return format(number.normalize(), "f")
     if number is None or number != number.to_integral_value() or not 0 < number <= 10**12:
