@@ -233,3 +233,16 @@ def test_money_refuses_more_decimals_than_the_currency_has():
     assert money.from_text("103", "EUR") == 10300
     assert money.display(120000, "JPY") == "¥120,000"
     assert money.display(1999, "EUR", "de_DE") == "19,99\xa0€"
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    st.integers(0, 10**13),
+    st.sampled_from(["EUR", "JPY", "KWD", "USD", "CHF"]),
+    st.sampled_from(["en_US", "de_DE", "fr_FR", "de_CH", "en_IN", "ja_JP"]),
+)
+def test_display_writes_what_babel_writes(minor, currency, locale):
+    from babel.numbers import format_currency
+
+    expected = format_currency(money.to_decimal(minor, currency), currency, locale=locale)
+    assert money.display(minor, currency, locale) == expected
