@@ -24,6 +24,7 @@ def register_blueprints(api) -> None:
         tax_rates,
         two_factor,
         users,
+        variants,
         webhooks,
     )
 
@@ -31,6 +32,7 @@ def register_blueprints(api) -> None:
     # The order of the tags in the description: as a shop owner reads, administration last.
     for module in (
         products,
+        variants,
         categories,
         collections,
         orders,

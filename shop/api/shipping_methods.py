@@ -14,11 +14,11 @@ from shop import audit, db
 from shop import settings as site
 from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
 from shop.api.schemas import country_code
-from shop.api.schemas import tax_class as tax_class_field
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.errors import abort
 from shop.services import baskets
+from shop.services.catalogue_input import tax_class_field
 from shop.services.pricing import Refusal, price
 
 blp = Blueprint(

@@ -12,12 +12,12 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop import audit, db
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
-from shop.api.schemas import tax_class as tax_class_field
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.countries import CODES
 from shop.errors import abort
 from shop.openapi import responds
+from shop.services.catalogue_input import tax_class_field
 
 blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
 

@@ -115,33 +115,63 @@ def used_by(discount: dict, customer_id: str) -> bool:
     )
 
 
-def product_lines(items: list[dict]) -> list[dict]:
-    """The pricing lines of ``{"product_id", "quantity"}`` items, read (not taken): a 400
-    names an unknown or inactive product."""
-    ids, params = db.in_list("p", sorted({item["product_id"] for item in items}))
-    found = {
-        row["id"]: row
+def variant_of(item: dict) -> str:
+    """The line's variant: the one named, or the lone variant of the product named (the
+    checkout's and the quote's rule)."""
+    if "variant_id" in item:
+        return item["variant_id"]
+    product_id = item["product_id"]
+    ids = [
+        row["id"]
         for row in db.query(
-            "SELECT id, name, sku, price_cents, tax_class, category_id FROM products"
-            f" WHERE id IN {ids} AND active = 1",
+            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
+            {"id": product_id},
+        )
+    ]
+    if not ids:
+        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    if len(ids) > 1:
+        abort(
+            400,
+            f"items: product {product_id} has {len(ids)} variants ({', '.join(ids)});"
+            " name one with variant_id.",
+        )
+    return ids[0]
+
+
+def product_lines(items: list[dict]) -> list[dict]:
+    """The pricing lines of basket items (``variant_id`` or ``product_id``, ``quantity``),
+    read, not taken: a 400 names an unknown or inactive variant or product."""
+    wanted = [{**item, "variant_id": variant_of(item)} for item in items]
+    ids, params = db.in_list("v", sorted({item["variant_id"] for item in wanted}))
+    found = {
+        row["variant_id"]: row
+        for row in db.query(
+            "SELECT v.id AS variant_id, v.product_id, v.sku, v.options, v.price_cents,"
+            " v.weight_grams, p.name, p.tax_class, p.category_id FROM product_variants v"
+            f" JOIN products p ON p.id = v.product_id WHERE v.id IN {ids} AND v.active = 1"
+            " AND p.active = 1",
             params,
         )
     }
     lines = []
-    for item in items:
-        row = found.get(item["product_id"])
-        if row is None:
-            abort(400, f"items: product {item['product_id']} does not exist or is not for sale.")
+    for item in wanted:
+        row = found.get(item["variant_id"])
+        if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
+            named = (
+                f"product {item['product_id']}"
+                if "product_id" in item
+                else f"variant {item['variant_id']}"
+            )
+            abort(400, f"items: {named} does not exist or is not for sale.")
         lines.append(
             {
-                "product_id": row["id"],
-                "name": row["name"],
-                "sku": row["sku"],
+                **{k: row[k] for k in ("product_id", "variant_id", "name", "sku", "tax_class")},
+                "options": json.loads(row["options"]),
+                "category_id": row["category_id"],
                 "unit_price_cents": row["price_cents"],
                 "quantity": item["quantity"],
-                "tax_class": row["tax_class"],
-                "category_id": row["category_id"],
-                "weight_grams": 0,
+                "weight_grams": row["weight_grams"] or 0,
             }
         )
     return lines
@@ -214,7 +244,7 @@ def price_basket(
     except Refusal as refusal:
         abort(400, str(refusal))
     for given, priced in zip(lines, result["lines"], strict=True):
-        for key in ("product_id", "name", "sku"):
+        for key in ("product_id", "variant_id", "name", "sku", "options"):
             priced[key] = given.get(key)
     result["shipping_method"] = {"id": method["id"], "name": method["name"]} if method else None
     result["discount_code"] = discount["code"] if discount else None

@@ -3,9 +3,10 @@
 One transaction holds the stock decrements, the order number, the order, its items, its
 payment, its first history entry, the idempotency record and the audit entry: either all of
 them happen or none. Overselling is impossible on both engines because each decrement is a
-guarded ``UPDATE ... WHERE stock >= :quantity`` (a row lock on PostgreSQL, the one writer on
-SQLite); a decrement that matches no row rolls the whole order back. Products are updated in
-id order so that two baskets holding the same products never deadlock.
+guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
+one writer on SQLite); a decrement that matches no row rolls the whole order back. Variants
+are taken in id order, then their products' list columns refreshed in product id order, so
+that two baskets holding the same variants never deadlock.
 
 The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
 transaction, from the rows it took: the quote runs the same function on the same data, so
@@ -24,7 +25,7 @@ from datetime import timedelta
 from shop import audit, db, mail, settings, totals, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.services import baskets, catalogue, orders, payments
+from shop.services import baskets, catalogue, orders, payments, variants
 from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -41,9 +42,10 @@ PRICING_KEYS = (
 )
 
 _DECREMENT = """
-    UPDATE products SET stock = stock - :quantity
+    UPDATE product_variants SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
-    RETURNING name, sku, price_cents, stock, tax_class, category_id"""
+      AND product_id IN (SELECT id FROM products WHERE active = 1)
+    RETURNING product_id, sku, options, price_cents, weight_grams"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -67,8 +69,9 @@ def place_order(
     """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
     order as the API shows it when the ``order.placed`` event rendered it (else None).
 
-    ``items`` are ``{"product_id", "quantity"}`` with distinct products. An unknown or
-    inactive product is a 400, too little stock a 409, both naming the product.
+    ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
+    product with one variant, each variant once. An unknown or inactive variant is a 400,
+    too little stock a 409, both naming it.
     """
     cutoff = iso(now() - IDEMPOTENCY_WINDOW)
     if idempotency_key is not None:
@@ -122,11 +125,15 @@ def place_order(
             },
         )
         db.execute_many(
-            "INSERT INTO order_items (order_id, line, product_id, name, sku, unit_price_cents,"
-            " quantity, line_total_cents, discount_cents, tax_cents, tax_rate, total_cents)"
-            " VALUES (:order_id, :line, :product_id, :name, :sku, :unit_price_cents, :quantity,"
-            " :line_total_cents, :discount_cents, :tax_cents, :tax_rate, :total_cents)",
-            [{**line, "order_id": order_id} for line in lines],
+            "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
+            " unit_price_cents, quantity, line_total_cents, discount_cents, tax_cents,"
+            " tax_rate, total_cents) VALUES (:order_id, :line, :product_id, :variant_id, :name,"
+            " :sku, :options_text, :unit_price_cents, :quantity, :line_total_cents,"
+            " :discount_cents, :tax_cents, :tax_rate, :total_cents)",
+            [
+                {**line, "order_id": order_id, "options_text": json.dumps(line["options"])}
+                for line in lines
+            ],
         )
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
@@ -213,47 +220,64 @@ def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
 
 
 def _take_stock(items: list[dict]) -> list[dict]:
-    """Decrement every product's stock, or stop the transaction naming the first that fails.
+    """Decrement every variant's stock, or stop the transaction naming the first that fails.
 
     Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
     database.
     """
+    wanted = [{**item, "variant_id": baskets.variant_of(item)} for item in items]
+    if len({item["variant_id"] for item in wanted}) < len(wanted):
+        abort(400, "items: two lines name the same variant; give it one line.")
     taken = {}
-    for item in sorted(items, key=lambda item: item["product_id"]):
-        row = db.one(_DECREMENT, {"id": item["product_id"], "quantity": item["quantity"]})
-        if row is None:
+    for item in sorted(wanted, key=lambda item: item["variant_id"]):
+        row = db.one(_DECREMENT, {"id": item["variant_id"], "quantity": item["quantity"]})
+        if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
             _refuse(item)
-        taken[item["product_id"]] = row
-        if row["stock"] == 0:
-            webhooks.emit("product.out_of_stock", item["product_id"], catalogue.load_product)
+        taken[item["variant_id"]] = row
+    products = {}
+    for product_id in sorted({row["product_id"] for row in taken.values()}):
+        products[product_id] = db.one(
+            "SELECT name, tax_class, category_id FROM products WHERE id = :id", {"id": product_id}
+        )
+        if variants.refresh(product_id) == 0:
+            webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
-    for item in items:
-        product = taken[item["product_id"]]
+    for item in wanted:
+        variant = taken[item["variant_id"]]
+        product = products[variant["product_id"]]
         lines.append(
             {
-                "product_id": item["product_id"],
+                "product_id": variant["product_id"],
+                "variant_id": item["variant_id"],
                 "name": product["name"],
-                "sku": product["sku"],
-                "unit_price_cents": product["price_cents"],
+                "sku": variant["sku"],
+                "options": json.loads(variant["options"]),
+                "unit_price_cents": variant["price_cents"],
                 "quantity": item["quantity"],
                 "tax_class": product["tax_class"],
                 "category_id": product["category_id"],
-                "weight_grams": 0,
+                "weight_grams": variant["weight_grams"] or 0,
             }
         )
     return lines
 
 
 def _refuse(item: dict) -> None:
-    """Say why a product could not be taken: 400 unknown or inactive, 409 too little stock."""
-    product_id = item["product_id"]
-    row = db.one("SELECT name, stock, active FROM products WHERE id = :id", {"id": product_id})
-    if row is None or not row["active"]:
-        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    """Say why a variant could not be taken: 400 unknown or inactive, 409 too little stock."""
+    variant_id = item["variant_id"]
+    row = db.one(
+        "SELECT p.name, v.stock, v.active * p.active AS active, v.product_id"
+        " FROM product_variants v JOIN products p ON p.id = v.product_id WHERE v.id = :id",
+        {"id": variant_id},
+    )
+    wrong_product = row and item.get("product_id", row["product_id"]) != row["product_id"]
+    if row is None or not row["active"] or wrong_product:
+        named = f"product {item['product_id']}" if "product_id" in item else f"variant {variant_id}"
+        abort(400, f"items: {named} does not exist or is not for sale.")
     abort(
         409,
-        f"Not enough stock for product {product_id} ({row['name']}):"
-        f" {item['quantity']} requested, {row['stock']} available.",
+        f"Not enough stock for variant {variant_id} of product {row['product_id']}"
+        f" ({row['name']}): {item['quantity']} requested, {row['stock']} available.",
     )
 
 
