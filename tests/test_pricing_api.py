@@ -374,3 +374,42 @@ def pricing_shop(app, owner_client, customer_client):
     )
     shop = {"products": products, "rates": rates, "method": method["id"], "code": code["id"]}
     return owner_client, customer_client, shop
+
+
+def test_weight_bands_include_their_upper_bound(app, owner_client, customer_client):
+    tea = add_product(app, "Tea tin", price_cents=800, stock=100)
+    weighed = owner_client.patch(f"/products/{tea}/variants/{tea}", json={"weight_grams": 250})
+    assert weighed.status_code == 200, weighed.json
+    bands = [{"up_to_grams": 500, "price_cents": 490}, {"up_to_grams": 1000, "price_cents": 990}]
+    method = created(
+        owner_client.post(
+            "/shipping-methods", json={"name": "Parcel", "price_cents": 0, "weight_bands": bands}
+        )
+    )
+
+    def quote(quantity):
+        body = {
+            "items": [{"variant_id": tea, "quantity": quantity}],
+            "shipping_address": {"country": "FR"},
+            "shipping_method_id": method["id"],
+        }
+        return customer_client.post("/payments/quote", json=body)
+
+    assert quote(2).json["shipping_cents"] == 490  # 500 g exactly: the first band
+    assert quote(3).json["shipping_cents"] == 990  # 750 g
+    assert quote(4).json["shipping_cents"] == 990  # 1000 g exactly
+    heavy = quote(5)
+    assert heavy.status_code == 400
+    assert heavy.json["message"] == (
+        "shipping_method_id: too_heavy: Parcel carries up to 1000 g; the basket weighs 1250 g."
+    )
+    offered = app.test_client().get(f"/shipping-methods/available?country=FR&items={tea}:2")
+    assert [m["price_cents"] for m in offered.json["items"]] == [490]
+    assert (
+        app.test_client().get(f"/shipping-methods/available?country=FR&items={tea}:5").json["items"]
+        == []
+    )
+    body = priced(basket((tea, 2)), shipping_method_id=method["id"])
+    order = customer_client.post("/payments/checkout", json=body)
+    assert order.status_code == 201 and order.json["shipping_cents"] == 490
+    assert order.json["total_cents"] == 1600 + 490

@@ -103,7 +103,8 @@ class AvailableQuerySchema(Schema):
         fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[0-9]{1,5}$")),
         validate=validate.Length(max=100),
         metadata={
-            "description": "The basket: `product_id:quantity`, repeated (`items=a:1&items=b:2`)."
+            "description": "The basket: `variant_id:quantity` (or `product_id:quantity` for a"
+            " product with one variant), repeated: `items=a:1&items=b:2`."
         },
     )
 
@@ -190,12 +191,17 @@ class AvailableShippingMethods(MethodView):
         it would charge (its `free_over_cents` compared with the subtotal before any
         discount code). Public, for storefronts.
         """
-        items = []
+        entries = []
         for entry in args.get("items") or []:
-            product_id, quantity = entry.rsplit(":", 1)
+            thing, quantity = entry.rsplit(":", 1)
             if int(quantity) < 1:
                 abort(400, f"items: {entry}: the quantity must be at least 1.")
-            items.append({"product_id": product_id, "quantity": int(quantity)})
+            entries.append((thing, int(quantity)))
+        known = baskets.existing_variants([thing for thing, _ in entries])
+        items = [
+            {"variant_id" if thing in known else "product_id": thing, "quantity": quantity}
+            for thing, quantity in entries
+        ]
         lines = baskets.product_lines(items) if items else []
         currency = site.current()["currency"]
         available = []

@@ -115,6 +115,17 @@ def used_by(discount: dict, customer_id: str) -> bool:
     )
 
 
+def existing_variants(ids: list[str]) -> set[str]:
+    """Which of ``ids`` are variants' ids."""
+    if not ids:
+        return set()
+    marks, params = db.in_list("v", sorted(set(ids)))
+    return {
+        row["id"]
+        for row in db.query(f"SELECT id FROM product_variants WHERE id IN {marks}", params)
+    }
+
+
 def variant_of(item: dict) -> str:
     """The line's variant: the one named, or the lone variant of the product named (the
     checkout's and the quote's rule)."""
