@@ -6,12 +6,14 @@ import json
 
 from shop import db
 from shop.errors import abort
+from shop.services import images
 from shop.settings import CURRENCY_SQL, currency_of
 
 # One statement whatever the page size: the collections and the currency come as columns.
 SELECT = f"""
     SELECT p.id, p.name, p.slug, p.description, p.sku, p.price_cents, p.stock, p.active,
            p.category_id, p.created_at, p.updated_at, p.options, p.low_stock_threshold,
+           p.tax_class,
            (SELECT string_agg(cp.collection_id, ',') FROM collection_products cp
              WHERE cp.product_id = p.id) AS collection_ids,
            {CURRENCY_SQL} AS currency
@@ -34,40 +36,47 @@ _VARIANT_COLUMNS = (
 )
 VARIANTS = f"SELECT {', '.join(_VARIANT_COLUMNS)} FROM product_variants"
 
-# A product and its variants in one statement: the variants as one JSON array column, built
-# by the database in C (json_group_array on SQLite, json_agg on PostgreSQL), parsed by one
-# json.loads: no row, dict or options parse per variant in Python.
+# A product, its variants and its images in one statement: each list as one JSON array
+# column built by the database in C (json_group_array on SQLite, json_agg on PostgreSQL) and
+# parsed by one json.loads: no row, dict or options parse per variant in Python.
 _FIELDS = {
-    "sqlite": {"options": "json(v.options)", "active": "json(CASE WHEN v.active = 1"
+    "sqlite": {"options": "json(options)", "active": "json(CASE WHEN active = 1"
                " THEN 'true' ELSE 'false' END)"},
-    "postgresql": {"options": "v.options::json", "active": "v.active = 1"},
+    "postgresql": {"options": "options::json", "active": "active = 1"},
 }  # fmt: skip
 
 
-def _variants_json(engine: str, visible: str) -> str:
-    pairs = ", ".join(f"'{c}', {_FIELDS[engine].get(c, 'v.' + c)}" for c in _VARIANT_COLUMNS)
-    if engine == "sqlite":  # aggregates follow the ordered subquery's rows
-        return (
-            f"(SELECT json_group_array(json_object({pairs})) FROM (SELECT * FROM"
-            f" product_variants WHERE product_id = p.id{visible} ORDER BY position, id) v)"
-        )
+def _json_array(engine: str, table: str, columns, where: str, order: str) -> str:
+    """A subquery answering ``table``'s rows for the product ``p`` as a JSON array text."""
+    pairs = ", ".join(f"'{c}', {_FIELDS[engine].get(c, c)}" for c in columns)
+    rows = f"FROM {table} WHERE product_id = p.id{where}"
+    if engine == "sqlite":  # the aggregate follows the ordered subquery's rows
+        aggregate = f"json_group_array(json_object({pairs}))"
+        return f"(SELECT {aggregate} FROM (SELECT * {rows} ORDER BY {order}))"
+    aggregate = f"COALESCE(json_agg(json_build_object({pairs}) ORDER BY {order}), '[]')::text"
+    return f"(SELECT {aggregate} {rows})"
+
+
+def _detail(engine: str, visible: bool) -> str:
+    variants = _json_array(
+        engine,
+        "product_variants",
+        _VARIANT_COLUMNS,
+        " AND active = 1" if visible else "",
+        "position, id",
+    )
+    pictures = _json_array(engine, "product_images", images.COLUMNS, "", "position, id")
     return (
-        f"(SELECT COALESCE(json_agg(json_build_object({pairs}) ORDER BY v.position, v.id),"
-        f" '[]')::text FROM product_variants v WHERE v.product_id = p.id{visible})"
+        SELECT.replace(
+            "    FROM products p",
+            f"         , {variants} AS variants, {pictures} AS images\n    FROM products p",
+        )
+        + " WHERE p.id = :id"
+        + (" AND p.active = 1" if visible else "")
     )
 
 
-DETAIL = {
-    (engine, visible): SELECT.replace(
-        "    FROM products p",
-        f"         , {_variants_json(engine, ' AND active = 1' if visible else '')} AS variants"
-        "\n    FROM products p",
-    )
-    + " WHERE p.id = :id"
-    + (" AND p.active = 1" if visible else "")
-    for engine in _FIELDS
-    for visible in (False, True)
-}
+DETAIL = {(engine, visible): _detail(engine, visible) for engine in _FIELDS for visible in (0, 1)}
 
 
 def present(row: dict) -> dict:
@@ -95,12 +104,16 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
 
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
-    """One product with its ``variants`` (the public sees active ones of active products)."""
-    sql = DETAIL[db.get_db().engine, visible_only]
-    row = db.one(sql, {"id": product_id})
+    """One product with its ``variants`` (the public sees active ones of active products)
+    and its ``images`` in order, in one statement."""
+    row = db.one(DETAIL[db.get_db().engine, int(visible_only)], {"id": product_id})
     if row is None:
         abort(404, "Product not found.")
-    return {**present(row), "variants": json.loads(row["variants"])}
+    return {
+        **present(row),
+        "variants": json.loads(row["variants"]),
+        "images": [images.present(image) for image in json.loads(row["images"])],
+    }
 
 
 def load_product(product_id: str) -> dict:
@@ -117,9 +130,5 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
 
 
 def check_image(product_id: str, image_id: str | None) -> None:
-    """400 unless ``image_id`` is None or one of the product's images.
-
-    No image can exist before product images land (migration 0008), which replaces this body.
-    """
-    if image_id is not None:
-        abort(400, f"image_id: no image {image_id!r} of this product.")
+    """400 unless ``image_id`` is None or one of the product's images."""
+    images.check_image(product_id, image_id)
