@@ -170,6 +170,7 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "orders-setup",
         "orders-walkthrough",
         "operations-backup",
+        "variants-walkthrough",
     }
 
 

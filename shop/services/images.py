@@ -20,6 +20,7 @@ MAX_PER_PRODUCT = 250  # Shopify's limit per product
 MAX_ALT = 512
 
 _FIELDS = "id, content_type, width, height, bytes, alt, position"
+COLUMNS = tuple(_FIELDS.split(", "))  # what the product detail embeds (services/catalogue)
 
 
 def url_of(image_id: str) -> str:

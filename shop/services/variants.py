@@ -43,7 +43,7 @@ _REFRESH = """
         sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = :id) = 1
             THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = :id) END
     WHERE id = :id
-    RETURNING stock"""
+    RETURNING stock, low_stock_threshold"""
 
 
 def load_variant(variant_id: str) -> dict:
@@ -342,10 +342,10 @@ def set_options(product_id: str, options: list[dict]) -> None:
 def refresh(product_id: str) -> int | None:
     """Bring the product's list columns and its variants' low-stock marks up to date, in the
     caller's transaction; answer the product's stock (None when it is gone)."""
-    stock = db.value(_REFRESH, {"id": product_id})
-    threshold = db.value(
-        "SELECT low_stock_threshold FROM products WHERE id = :id", {"id": product_id}
-    )
+    row = db.one(_REFRESH, {"id": product_id})
+    if row is None:
+        return None
+    stock, threshold = row["stock"], row["low_stock_threshold"]
     if threshold is None:
         return stock
     db.execute(
