@@ -17,6 +17,7 @@ PREFIXES = ("/products", "/categories", "/collections", "/content", "/settings")
 SIZES = [{"name": "Size", "values": ["S", "M"]}]
 REQUESTS = {
     ("get", "/products"): lambda c: ("/products", None),
+    ("get", "/products/facets"): lambda c: ("/products/facets", None),
     ("post", "/products"): lambda c: ("/products", {"name": "New", "price_cents": 5}),
     ("get", "/products/{product_id}"): lambda c: (f"/products/{c.product()['id']}", None),
     ("put", "/products/{product_id}"): lambda c: (
