@@ -272,7 +272,7 @@ CREATE TABLE IF NOT EXISTS product_images (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     created_at TEXT NOT NULL
 );
 
@@ -285,7 +285,7 @@ CREATE TABLE IF NOT EXISTS product_image_sizes (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     PRIMARY KEY (image_id, width)
 );
 

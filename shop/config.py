@@ -94,6 +94,9 @@ def check(settings: dict) -> None:
             f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
             " sessions would never slide"
         )
+    folder = settings.get("IMAGE_DIR")
+    if folder and not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+        raise ConfigError(f"SHOP_IMAGE_DIR: {folder} is not a folder this process may write to")
 
 
 def from_environment(environ=None) -> dict:
@@ -146,6 +149,7 @@ def _read(env) -> dict:
         # Product images (docs/catalogue-and-content.md#images).
         "MAX_IMAGE_BYTES": _int(env, "SHOP_MAX_IMAGE_BYTES", 10 * 1024 * 1024, minimum=1024),
         "MAX_IMAGE_PIXELS": _int(env, "SHOP_MAX_IMAGE_PIXELS", 25_000_000, minimum=1),
+        "IMAGE_DIR": env.get("SHOP_IMAGE_DIR", "").strip() or None,
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,

@@ -25,6 +25,8 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
 worker.prune                   1 h          finished deliveries and events stay longer
 mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
+image_files.prune              1 h          with SHOP_IMAGE_DIR: files of deleted images
+                                            take disk space longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
 =============================  ===========  ===============================================
@@ -46,6 +48,7 @@ from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
+from shop.services import image_files
 from shop.webhooks import worker
 
 log = logging.getLogger("shop.jobs")
@@ -68,6 +71,7 @@ PERIODIC = (
     (worker.prune, 3600),
     (mail.prune, 3600),
     (key_usage.prune, 3600),
+    (image_files.prune, 3600),
     (optimize, 3600),
 )
 MAX_ONCE_PASSES = 1000
