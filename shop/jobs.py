@@ -27,6 +27,9 @@ mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
+search.index_missing           5 min        products created by a node of the previous
+                                            release (rolling upgrade) are found by search
+                                            later
 =============================  ===========  ===============================================
 
 Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
@@ -46,6 +49,7 @@ from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
+from shop.services import search
 from shop.webhooks import worker
 
 log = logging.getLogger("shop.jobs")
@@ -69,6 +73,7 @@ PERIODIC = (
     (mail.prune, 3600),
     (key_usage.prune, 3600),
     (optimize, 3600),
+    (search.index_missing, 300),
 )
 MAX_ONCE_PASSES = 1000
 

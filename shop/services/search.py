@@ -51,8 +51,8 @@ _NAME = "p.name"
 _SKUS = """COALESCE((SELECT string_agg(v.sku, ' ') FROM product_variants v
     WHERE v.product_id = p.id AND v.active = 1 AND v.sku IS NOT NULL), '')"""
 _OPTIONS = """COALESCE((SELECT string_agg(x.value, ' ') FROM (SELECT DISTINCT o.value
-    FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
-    WHERE o.product_id = p.id AND v.active = 1) x), '')"""
+    FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id
+    WHERE v.product_id = p.id AND v.active = 1) x), '')"""
 _DESCRIPTION = "p.description"
 
 _SQLITE_COLUMNS = f"{_NAME}, {_SKUS}, {_OPTIONS}, {_DESCRIPTION}"
@@ -166,6 +166,24 @@ def refresh(product_id: str) -> None:
         db.execute("DELETE FROM product_search WHERE product_id = :id", {"id": product_id})
 
 
+MISSING_BATCH = 1000
+
+
+def index_missing() -> int:
+    """Index the products without an index row, at most ``MISSING_BATCH`` (the worker's job):
+    those a node of the previous release created during a rolling upgrade, or a bulk load
+    wrote. Answers how many."""
+    missing = db.query(
+        "SELECT p.id FROM products p WHERE NOT EXISTS"
+        " (SELECT 1 FROM product_search s WHERE s.product_id = p.id) LIMIT :n",
+        {"n": MISSING_BATCH},
+    )
+    with db.transaction():
+        for row in missing:
+            refresh(row["id"])
+    return len(missing)
+
+
 def build() -> None:
     """Rebuild the whole index from the catalogue, in the caller's transaction."""
     if _engine() == "sqlite":
@@ -255,3 +273,36 @@ class Match:
             self.order = f"ts_rank(s.document, {tsquery}) DESC, p.id"
             query = " & ".join(f"({phrase})" for phrase in phrases)
             self.params = {"search": query, "language": language()}
+
+    def quick_page(self, active: bool | None, offset: int, limit: int):
+        """SQLite, a search of all products or of the active ones (``active`` None or True):
+        the page's product ids, ranked, and the total; None otherwise.
+
+        The index ranks its matches alone (no join per match), and only the best
+        ``offset + limit + h`` are joined to their products, ``h`` being the matches the
+        filter hides (counted among the products it hides: few), so the page is exact; the
+        total is the index's count less ``h``. A few times cheaper than ranking every match
+        joined to its product, on a term that a tenth of the catalogue holds.
+        """
+        if _engine() != "sqlite" or active is False:
+            return None
+        params = dict(self.params)
+        matching = "SELECT rowid FROM product_search_fts WHERE product_search_fts MATCH :search"
+        total = db.value(f"SELECT COUNT(*) FROM ({matching})", params)
+        hidden = 0
+        if active:  # the inactive products are few: walk them (CROSS JOIN fixes the order)
+            hidden = db.value(
+                "SELECT COUNT(*) FROM products p CROSS JOIN product_search s"
+                f" ON s.product_id = p.id WHERE p.active = 0 AND +s.id IN ({matching})",
+                params,
+            )
+        rows = db.query(
+            f"SELECT s.product_id FROM (SELECT rowid AS sid, {_SQLITE_RANK} AS score"
+            " FROM product_search_fts WHERE product_search_fts MATCH :search"
+            " ORDER BY score, rowid LIMIT :best) m JOIN product_search s ON s.id = m.sid"
+            " JOIN products p ON p.id = s.product_id"
+            + (" WHERE p.active = 1" if active else "")
+            + " ORDER BY m.score, m.sid LIMIT :limit OFFSET :offset",
+            {**params, "best": offset + limit + hidden, "limit": limit, "offset": offset},
+        )
+        return [row["product_id"] for row in rows], total - hidden
