@@ -62,7 +62,7 @@ def scenario(products: int) -> Scenario:
         "GET",
         "/products",
         [("GET", f"/products?q={quote(q)}", "") for q in queries(rng, products)],
-        max_statements=(3, 0),
+        max_statements=(3, 0),  # ranked ids (SQLite: count, ids), then their rows
     )
 
 
