@@ -116,13 +116,16 @@ def _pg_words(column: str) -> str:
 _PG_DOCUMENT = f"""
     setweight({_pg_words(_NAME)}, 'A') || setweight({_pg_words(_SKUS)}, 'A')
     || setweight({_pg_words(_OPTIONS)}, 'B') || setweight({_pg_words(_DESCRIPTION)}, 'C')"""
+# PostgreSQL's index row also keeps the product's ``active``, so the public's search ranks
+# and counts in the index alone.
 _PG_WRITE = f"""
-    INSERT INTO product_search (product_id, document)
-    SELECT p.id, {_PG_DOCUMENT} FROM products p WHERE p.id = :id
-    ON CONFLICT (product_id) DO UPDATE SET document = excluded.document"""
+    INSERT INTO product_search (product_id, document, active)
+    SELECT p.id, {_PG_DOCUMENT}, p.active FROM products p WHERE p.id = :id
+    ON CONFLICT (product_id) DO UPDATE SET document = excluded.document,
+        active = excluded.active"""
 _PG_FILL = f"""
-    INSERT INTO product_search (product_id, document)
-    SELECT p.id, {_PG_DOCUMENT} FROM products p"""
+    INSERT INTO product_search (product_id, document, active)
+    SELECT p.id, {_PG_DOCUMENT}, p.active FROM products p"""
 
 
 def _pg_params() -> dict:
@@ -278,17 +281,21 @@ class Match:
             self.order = f"ts_rank(s.document, {tsquery}) DESC, p.id"
             query = " & ".join(f"({phrase})" for phrase in phrases)
             self.params = {"search": query, "language": language()}
+            self.tsquery = tsquery
 
     def quick_page(self, active: bool | None, offset: int, limit: int):
-        """SQLite, a search of all products or of the active ones (``active`` None or True):
-        the page's product ids, ranked, and the total; None otherwise.
+        """A search of all products or of the active ones (``active`` None or True): the
+        page's product ids, ranked, and the total; None for any other filter.
 
-        The index alone ranks and counts the matches (an inactive product's index row says
-        "hidden" in its own column), so no match is joined to its product: a few times
-        cheaper than the general query on a term that a tenth of the catalogue holds.
+        The index alone ranks and counts the matches (on SQLite an inactive product's index
+        row says "hidden" in a column of its own; on PostgreSQL it keeps ``active``), so no
+        match is joined to its product: a few times cheaper than the general query on a term
+        that a tenth of the catalogue holds.
         """
-        if _engine() != "sqlite" or active is False:
+        if active is False:
             return None
+        if _engine() == "postgresql":
+            return self._pg_quick_page(active, offset, limit)
         search = self.params["search"] + (" NOT flags : hidden" if active else "")
         matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
         total = db.value(f"SELECT COUNT(*) {matching}", {"search": search})
@@ -298,4 +305,23 @@ class Match:
             " JOIN product_search s ON s.id = m.sid ORDER BY m.score, m.sid",
             {"search": search, "limit": limit, "offset": offset},
         )
+        return [row["product_id"] for row in rows], total
+
+    def _pg_quick_page(self, active: bool | None, offset: int, limit: int):
+        """PostgreSQL's ``quick_page``: ranked ids with their total, from the index alone."""
+        where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
+        rows = db.query(
+            "SELECT product_id, COUNT(*) OVER () AS total FROM product_search"
+            f" WHERE {where} ORDER BY ts_rank(document, {self.tsquery}) DESC, product_id"
+            " LIMIT :limit OFFSET :offset",
+            {**self.params, "limit": limit, "offset": offset},
+        )
+        if rows:
+            total = rows[0]["total"]
+        else:  # past the end, or nothing
+            total = (
+                0
+                if not offset
+                else db.value(f"SELECT COUNT(*) FROM product_search WHERE {where}", self.params)
+            )
         return [row["product_id"] for row in rows], total
