@@ -25,8 +25,10 @@ what is indexed reaches existing databases.
 
 User text never becomes query syntax: it is cut into words (letters and digits), each
 whitespace-separated piece a phrase, and the pieces must all match (AND); the last word
-typed is also a prefix, for type-ahead (``tea`` finds "Teapot", ``TS-RED`` finds the SKU
-``TS-RED-M``, ``blue tea`` finds "Blue Teapot"). Quotes, ``*``,
+typed is also a prefix of a word in the name, a SKU or an option value, for type-ahead
+(``tea`` finds "Teapot", ``TS-RED`` finds the SKU ``TS-RED-M``, ``blue tea`` finds "Blue
+Teapot"), not in the description, where a two-letter prefix would match every product's
+boilerplate. Quotes, ``*``,
 ``-``, ``AND``/``OR``/``NOT`` and parentheses are plain text. A query without any word
 matches nothing. On PostgreSQL the configuration's stop words ("the", "and") are ignored;
 SQLite keeps them.
@@ -69,6 +71,7 @@ _SQLITE_FILL = f"""
     INSERT INTO product_search (product_id, name, skus, options, description, flags)
     SELECT p.id, {_SQLITE_COLUMNS} FROM products p"""
 _SEARCHED = "{name skus options description}"  # the columns user text is matched in
+_TITLES = "{name skus options}"  # where the last word typed is also a prefix
 
 # The FTS5 table and the triggers that keep it: made by ``build`` (with the language's
 # tokenizer), not by the schema files, so that one text says what they are.
@@ -252,11 +255,13 @@ class Match:
         found = pieces(text)
         self.empty = not found
         if _engine() == "sqlite":
-            # Each piece a quoted phrase of plain words, the last one's last word a prefix:
-            # "blue" "tea pot"*
-            phrases = ['"' + " ".join(words) + '"' for words in found]
+            # Each piece a quoted phrase of plain words in the searched columns; the last one
+            # also as a prefix in the titles:
+            # {...}: "blue" AND ({...}: "tea pot" OR {...}: "tea pot"*)
+            phrases = [f'{_SEARCHED} : "' + " ".join(words) + '"' for words in found]
             if phrases:
-                phrases[-1] += "*"
+                last = '"' + " ".join(found[-1]) + '"'
+                phrases[-1] = f"({phrases[-1]} OR {_TITLES} : {last}*)"
             matching = (
                 "SELECT s.product_id{score} FROM product_search_fts JOIN product_search s"
                 " ON s.id = product_search_fts.rowid WHERE product_search_fts MATCH :search"
@@ -266,12 +271,13 @@ class Match:
             self.ranked_join = f" JOIN ({matching.format(score=score)}) m ON m.product_id = p.id"
             self.ranked_condition = ""
             self.order = "m.score, p.id"
-            self.params = {"search": f"{_SEARCHED} : (" + " ".join(phrases) + ")"}
+            self.params = {"search": " AND ".join(phrases)}
         else:
-            # 'blue' & ('tea' <-> 'pot':*): quoted lexemes, normalised by the configuration.
+            # 'blue' & ('tea' <-> 'pot' | 'tea' <-> 'pot':*AB): quoted lexemes, normalised by
+            # the configuration; the prefix in the titles only (weights A and B).
             phrases = [" <-> ".join(f"'{word}'" for word in words) for words in found]
             if phrases:
-                phrases[-1] += ":*"
+                phrases[-1] = f"{phrases[-1]} | {phrases[-1]}:*AB"
             tsquery = "to_tsquery(CAST(:language AS regconfig), :search)"
             self.condition = (
                 f"p.id IN (SELECT product_id FROM product_search WHERE document @@ {tsquery})"
