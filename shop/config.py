@@ -143,6 +143,9 @@ def _read(env) -> dict:
         "CONTENT_SYNC_MAX_BYTES": _int(
             env, "SHOP_CONTENT_SYNC_MAX_BYTES", 16 * 1024 * 1024, minimum=1024
         ),
+        # Product images (docs/catalogue-and-content.md#images).
+        "MAX_IMAGE_BYTES": _int(env, "SHOP_MAX_IMAGE_BYTES", 10 * 1024 * 1024, minimum=1024),
+        "MAX_IMAGE_PIXELS": _int(env, "SHOP_MAX_IMAGE_PIXELS", 25_000_000, minimum=1),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,

@@ -2,12 +2,14 @@
 
 openapi-python-client (requirements-dev.txt) turns ``/openapi.json`` into a package, with no
 warning; then a shop's day runs through it against a live gunicorn: the owner signs in, makes
-a category, products and an API key used as Bearer, a customer registers and checks out
-twice with one Idempotency-Key, the order moves on, another is cancelled, lists page and
-filter, and 401, 403, 404, 409 and 429 come back parsed as the documented ``Error``.
+a category, products (one with an uploaded image) and an API key used as Bearer, a customer
+registers and checks out twice with one Idempotency-Key, the order moves on, another is
+cancelled, lists page and filter, and 401, 403, 404, 409, 415 and 429 come back parsed as the
+documented ``Error``.
 """
 
 import importlib
+import io
 import os
 import shutil
 import subprocess
@@ -17,7 +19,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
+from tests.catalogue_helpers import image_bytes
 from tests.conftest import PASSWORD
 from tests.live import LiveServer
 
@@ -118,7 +122,7 @@ def test_a_shops_day_through_the_generated_client(generated, server):
             ("Draft", 5, False),
         ]
     ]
-    assert all(isinstance(p, m.ProductDetail) for p in made)
+    assert all(isinstance(p, m.ProductDetail) and p.images == [] for p in made)
     assert made[0].created_at.tzinfo is not None  # a real date-time
 
     # A product with options starts with its first variant; generate makes the others.
@@ -139,6 +143,33 @@ def test_a_shops_day_through_the_generated_client(generated, server):
         shirt.id, medium.id, client=owner, body=m.VariantUpdate(sku="SHIRT-M")
     )
     assert isinstance(renamed, m.Variant) and renamed.sku == "SHIRT-M"
+
+    # An image, uploaded as multipart/form-data; its bytes are public, in fixed widths.
+    images, files = api("images"), importlib.import_module(f"{PACKAGE}.types")
+
+    def image_file(data: bytes, name: str):
+        return files.File(payload=io.BytesIO(data), file_name=name, mime_type="image/jpeg")
+
+    image = images.upload_product_image.sync(
+        shirt.id,
+        client=owner,
+        body=m.UploadProductImageBody(file=image_file(image_bytes(size=(400, 200)), "a.png")),
+    )
+    assert isinstance(image, m.Image) and (image.content_type, image.position) == ("image/png", 1)
+    pictured = variants.update_variant.sync(
+        shirt.id, medium.id, client=owner, body=m.VariantUpdate(image_id=image.id)
+    )
+    assert isinstance(pictured, m.Variant) and pictured.image_id == image.id
+    shown = products.get_product.sync(shirt.id, client=anonymous())
+    assert [i.id for i in shown.images] == [image.id]
+    small = images.get_image_file.sync(image.id, client=anonymous(), w=m.GetImageFileW.VALUE_160)
+    assert isinstance(small, files.File) and Image.open(small.payload).size == (160, 80)
+    pdf = images.upload_product_image.sync_detailed(
+        shirt.id,
+        client=owner,
+        body=m.UploadProductImageBody(file=image_file(b"%PDF-1.4 not an image", "x.jpg")),
+    )
+    assert pdf.status_code == 415 and isinstance(pdf.parsed, m.Error)
 
     # An API key, used as Bearer: it sees inactive products (optional security).
     created = keys.create_api_key.sync(
@@ -242,3 +273,72 @@ def test_a_shops_day_through_the_generated_client(generated, server):
     limited = statuses[-1]
     assert limited.status_code == 429 and isinstance(limited.parsed, m.Error)
     assert int(limited.headers["Retry-After"]) >= 1
+
+
+def test_a_priced_basket_through_the_generated_client(generated, server):
+    """Shipping, tax and a code set up by the owner; a guest's quote equals the order."""
+    m = importlib.import_module(f"{PACKAGE}.models")
+    client_module = importlib.import_module(f"{PACKAGE}.client")
+    owner = client_module.Client(base_url=server.url, raise_on_unexpected_status=True)
+    api("auth").login.sync(client=owner, body=m.Login(email="owner@example.com", password=PASSWORD))
+    tea = api("products").create_product.sync(
+        client=owner, body=m.ProductCreate(name="Sencha", price_cents=1999, stock=10)
+    )
+    method = api("shipping_methods").create_shipping_method.sync(
+        client=owner,
+        body=m.ShippingMethodCreate(
+            name="DHL",
+            price_cents=0,
+            countries=[m.CountryCode.DE],
+            weight_bands=[m.WeightBand(up_to_grams=500, price_cents=490)],
+        ),
+    )
+    assert isinstance(method, m.ShippingMethod) and method.weight_bands[0].up_to_grams == 500
+    rate = api("tax_rates").create_tax_rate.sync(
+        client=owner, body=m.TaxRateCreate(country="DE", rate="19", name="MwSt")
+    )
+    assert isinstance(rate, m.TaxRate) and rate.region is None
+    code = api("discounts").create_discount.sync(
+        client=owner, body=m.DiscountCreate(code="WELCOME", kind=m.DiscountKind.FIXED, value="500")
+    )
+    assert isinstance(code, m.Discount) and code.times_used == 0
+    offered = api("shipping_methods").list_available_shipping_methods.sync(
+        client=client_module.Client(base_url=server.url), country=m.CountryCode.DE
+    )
+    assert [(o.name, o.price_cents) for o in offered.items] == [("DHL", 490)]
+
+    items = [m.CheckoutItem(product_id=tea.id, quantity=2)]
+    quote = api("payments").quote_basket.sync(
+        client=client_module.Client(base_url=server.url),
+        body=m.QuoteRequest(
+            items=items,
+            shipping_address=m.ShippingQuoteAddress(country=m.CountryCode.DE),
+            shipping_method_id=method.id,
+            discount_code="welcome",
+        ),
+    )
+    assert isinstance(quote, m.PriceBreakdown)
+    # 3998 - 500 = 3498, + 19 % = 665 (664.62); shipping 490 + 93 (93.1)
+    assert (quote.discount_cents, quote.tax_cents, quote.total_cents) == (500, 758, 4746)
+    assert [(t.name, t.rate, t.amount_cents) for t in quote.tax_lines] == [("MwSt", "19", 758)]
+
+    customer = client_module.Client(base_url=server.url, raise_on_unexpected_status=True)
+    api("auth").register_customer.sync(
+        client=customer,
+        body=m.Register(email=f"p-{uuid.uuid4().hex[:6]}@example.com", password=PASSWORD, name="P"),
+    )
+    order = api("payments").checkout.sync(
+        client=customer,
+        body=m.Checkout(
+            items=items,
+            shipping_address=m.ShippingAddress(
+                name="P", line1="1 Weg", city="Bonn", postal_code="53111", country=m.CountryCode.DE
+            ),
+            payment_method=m.CheckoutPaymentMethod.MANUAL,
+            shipping_method_id=method.id,
+            discount_code="WELCOME",
+        ),
+    )
+    assert isinstance(order, m.Order) and order.total_cents == quote.total_cents
+    assert order.tax_lines[0].amount_cents == 758 and order.shipping_method.name == "DHL"
+    assert order.items[0].discount_cents == 500 and order.discount_code == "WELCOME"

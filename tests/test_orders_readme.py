@@ -38,3 +38,18 @@ def test_orders_walkthrough(live, make_app, tmp_path):  # noqa: F811 - live is a
         )
         assert product_row(make_app(prepare=False), order["items"][0]["product_id"])["stock"] == 1
         assert PASSWORD not in "\n".join(lines)
+
+
+def test_pricing_walkthroughs(live, tmp_path):  # noqa: F811 - live is a fixture
+    """docs/orders.md prices a basket in a VAT shop (inclusive) and a US one (exclusive)."""
+    runs = run_walkthrough(live, tmp_path, "orders-setup", "pricing-vat", "pricing-us")
+    for lines in runs:
+        assert lines == [
+            "6000 600 0 653 5400",
+            "TVA 5.5 113",
+            "TVA 20 540",
+            "USD 3000 799 337 4136",
+            "shipping",
+            "USD 3000 799 0 3799",
+            "shipping no_tax_rate",
+        ]

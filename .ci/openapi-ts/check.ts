@@ -69,7 +69,30 @@ export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, 
 export const ship: Schemas["OrderStatusChange"] = { status: "shipped", note: "DHL 123" };
 export const key: Schemas["ApiKeyCreate"] = { label: "sync", scopes: ["read:product", "write:product"] };
 
+// An image upload: multipart/form-data with the file and an optional alt text, as a browser
+// or Node 18+ sends it with fetch; the product's detail lists its images, each with its url.
+type Upload = NonNullable<operations["uploadProductImage"]["requestBody"]>["content"]["multipart/form-data"];
+export function uploadForm(file: Blob, alt: Upload["alt"]): FormData {
+  const form = new FormData();
+  form.append("file", file, "photo.jpg");
+  if (alt !== undefined) form.append("alt", alt);
+  return form;
+}
+export const uploaded: Json<Responses<"uploadProductImage">, 201> extends Schemas["Image"] ? true : false = true;
+export const notAnImage: Json<Responses<"uploadProductImage">, 415> extends ErrorBody ? true : false = true;
+export const tooLarge: Json<Responses<"uploadProductImage">, 413> extends ErrorBody ? true : false = true;
+type ImageWidth = NonNullable<operations["getImageFile"]["parameters"]["query"]>["w"];
+export const thumbnail: ImageWidth = 320;
+export function cover(product: Json<Responses<"getProduct">, 200>): string | null {
+  const first = product.images[0];
+  return first === undefined ? null : `${first.url}?w=640`;
+}
+
 // What the description forbids does not compile.
+// @ts-expect-error: not one of the fixed widths
+export const oddWidth: ImageWidth = 100;
+// @ts-expect-error: the file is required
+export const fileless: Upload = { alt: "no file" };
 // @ts-expect-error: not an order status
 export const lost: OrderStatus = "lost";
 // @ts-expect-error: not a sort order
@@ -80,3 +103,33 @@ export const silent: ErrorBody = {};
 export const numberless: Pick<Order, "number"> = {};
 // @ts-expect-error: a 204 has no body
 export const deletedBody: Json<Responses<"deleteProduct">, 204> = { message: "gone" };
+
+// Pricing (issue 26): the quote answers the breakdown an order also carries, to the minor unit.
+type Quote = Json<Responses<"quoteBasket">, 200>;
+export function sameAsOrder(quote: Quote, order: Order): boolean {
+  const keys = ["subtotal_cents", "discount_cents", "shipping_cents", "tax_cents", "total_cents"] as const;
+  return keys.every((k) => quote[k] === order[k]);
+}
+export function taxSummary(quote: Quote): string {
+  return quote.tax_lines.map((t) => `${t.name} ${t.rate}%: ${t.amount_cents}`).join(", ");
+}
+export const quoteBody: Schemas["QuoteRequest"] = {
+  items: [{ product_id: "0123456789abcdef01234567", quantity: 2 }],
+  shipping_address: { country: "FR" },
+  shipping_method_id: "0123456789abcdef01234567",
+  discount_code: "SAVE10",
+};
+export const band: Schemas["ShippingMethodCreate"] = {
+  name: "Colissimo",
+  price_cents: 0,
+  countries: ["FR", "BE"],
+  weight_bands: [{ up_to_grams: 500, price_cents: 490 }],
+};
+export const vat: Schemas["TaxRateCreate"] = { country: "FR", rate: "20", name: "TVA" };
+export const code: Schemas["DiscountCreate"] = { code: "SAVE10", kind: "percent", value: "10" };
+export const noMethod: Order["shipping_method"] = null;
+export const refusedCode: Json<Responses<"quoteBasket">, 400> = { message: "discount_code: expired: SAVE10 ended." };
+// @ts-expect-error: not a kind of discount
+export const bogo: Schemas["DiscountKind"] = "bogo";
+// @ts-expect-error: a quote's address needs its country
+export const nowhere: Schemas["QuoteRequest"]["shipping_address"] = {};
