@@ -29,6 +29,9 @@ image_files.prune              1 h          with SHOP_IMAGE_DIR: files of delete
                                             take disk space longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
+search.index_missing           5 min        products created by a node of the previous
+                                            release (rolling upgrade) are found by search
+                                            later
 =============================  ===========  ===============================================
 
 Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
@@ -48,7 +51,7 @@ from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
-from shop.services import image_files
+from shop.services import image_files, search
 from shop.webhooks import worker
 
 log = logging.getLogger("shop.jobs")
@@ -73,6 +76,7 @@ PERIODIC = (
     (key_usage.prune, 3600),
     (image_files.prune, 3600),
     (optimize, 3600),
+    (search.index_missing, 300),
 )
 MAX_ONCE_PASSES = 1000
 
