@@ -136,6 +136,7 @@ def _read(env) -> dict:
         "CONTENT_SYNC_MAX_BYTES": _int(
             env, "SHOP_CONTENT_SYNC_MAX_BYTES", 16 * 1024 * 1024, minimum=1024
         ),
+        "IMPORT_MAX_BYTES": _int(env, "SHOP_IMPORT_MAX_BYTES", 32 * 1024 * 1024, minimum=1024),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,

@@ -15,6 +15,7 @@ def register_blueprints(api) -> None:
         orders,
         password_reset,
         payments,
+        product_files,
         products,
         roles,
         service,
@@ -30,6 +31,7 @@ def register_blueprints(api) -> None:
     for module in (
         products,
         variants,
+        product_files,
         categories,
         collections,
         orders,
