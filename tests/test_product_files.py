@@ -101,3 +101,165 @@ def test_import_after_deleting_everything_recreates_the_catalogue(owner_client, 
     assert parse_csv(export(owner_client)) == parse_csv(data)
     again = send(owner_client, data)
     assert (again.json["created"], again.json["updated"], again.json["unchanged"]) == (0, 0, 4)
+
+
+def csv_of(*rows: dict) -> bytes:
+    """A CSV file of the columns the rows give (the others are left out)."""
+    columns = list(dict.fromkeys(name for row in rows for name in row))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+def new_row(slug: str, price: str, **more) -> dict:
+    return {"product_slug": slug, "product_name": slug.title(), "variant_price": price, **more}
+
+
+def product_count(client) -> int:
+    return (
+        client.get("/products?active=true").json["total"]
+        + client.get("/products?active=false").json["total"]
+    )
+
+
+def test_money_33_61_is_3361_and_bad_amounts_name_their_rows(owner_client):
+    good = {"product_slug": "mug", "product_name": "Mug", "variant_price": "33.61"}
+    assert send(owner_client, csv_of(good)).status_code == 200
+    (mug,) = owner_client.get("/products").json["items"]
+    assert mug["price_cents"] == 3361
+    bad = csv_of(
+        {"product_slug": "cup", "product_name": "Cup", "variant_price": "12.00"},
+        {"product_slug": "jug", "product_name": "Jug", "variant_price": "33.615"},
+        {"product_slug": "pot", "product_name": "Pot", "variant_price": "abc"},
+        {"product_slug": "pan", "product_name": "Pan", "variant_price": "3.5e1"},
+    )
+    for dry_run in (True, False):
+        response = send(owner_client, bad, dry_run=dry_run)
+        assert response.status_code == 400, response.json
+        assert [(e["row"], e["field"]) for e in response.json["errors"]] == [
+            (2, "variant_price"),
+            (3, "variant_price"),
+            (4, "variant_price"),
+        ]
+        assert response.json["message"] == "3 row(s) have errors; nothing was written."
+    assert product_count(owner_client) == 1  # the good row was not written either
+
+
+def test_service_rules_apply_per_row_and_any_error_writes_nothing(owner_client, catalogue):
+    rows = csv_of(
+        {"product_slug": "new-one", "product_name": "New", "variant_price": "1.00"},
+        {"product_slug": "shirt", "variant_sku": "茶-1", "variant_price": "9.99"},
+        {"product_slug": "shirt", "variant_options": '{"Size": "XL"}', "variant_price": "1"},
+        {"product_slug": "teapot", "variant_sku": "茶-1", "variant_stock": "-3"},
+        {"product_slug": "teapot", "product_category": "nope", "variant_sku": "茶-1"},
+    )
+    before = export(owner_client)
+    response = send(owner_client, rows)
+    assert response.status_code == 400, response.json
+    found = {(e["row"], e["field"]) for e in response.json["errors"]}
+    assert {(2, "variant_sku"), (3, "variant_options"), (4, "variant_stock")} <= found
+    assert (5, "product_category") in found
+    assert export(owner_client) == before
+
+
+def test_dry_run_answers_the_counts_and_writes_nothing(owner_client, catalogue):
+    rows = parse_csv(export(owner_client))
+    rows[0]["variant_price"] = "19.99"
+    rows.append({**rows[-1], "product_slug": "kettle", "product_name": "Kettle", "variant_sku": ""})
+    data = csv_of(*rows)
+    before = export(owner_client)
+    dry = send(owner_client, data, dry_run=True)
+    assert dry.status_code == 200, dry.json
+    assert dry.json == {"created": 1, "updated": 1, "unchanged": 3, "errors": [], "dry_run": True}
+    assert export(owner_client) == before
+    real = send(owner_client, data)
+    assert {**real.json, "dry_run": True} == dry.json
+    assert export(owner_client) != before
+
+
+def test_jpy_has_no_decimals(owner_client):
+    assert owner_client.patch("/settings", json={"currency": "JPY"}).status_code == 200
+    response = send(owner_client, csv_of(new_row("a", "1200")))
+    assert response.status_code == 200, response.json
+    assert parse_csv(export(owner_client))[0]["variant_price"] == "1200"
+    bad = send(owner_client, csv_of(new_row("b", "12.5")))
+    assert bad.json["errors"][0]["field"] == "variant_price"
+    other = send(
+        owner_client,
+        csv_of(new_row("c", "1", currency="EUR")),
+    )
+    assert other.json["errors"][0]["field"] == "currency"
+
+
+def test_multipart_file_and_jsonl_with_non_latin_text(owner_client):
+    line = {
+        "product_slug": "kyusu",
+        "product_name": '急須 «Kyūsu», "fine"',
+        "product_options": [{"name": "Цвет", "values": ["чёрный", "白"]}],
+        "variant_options": {"Цвет": "白"},
+        "variant_price": "40.00",
+        "variant_sku": "KY-白",
+    }
+    body = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+    response = owner_client.post(
+        "/products/import",
+        data={"file": (io.BytesIO(body), "catalogue.jsonl")},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 200, response.json
+    assert response.json["created"] == 1
+    (row,) = [json.loads(x) for x in export(owner_client, "jsonl").splitlines()]
+    assert {k: row[k] for k in line} == line
+    assert row["product_options"] == line["product_options"]
+
+
+def test_a_body_over_the_import_limit_is_a_413_that_says_so(owner_client):
+    owner_client.application.config["IMPORT_MAX_BYTES"] = 2048  # read on each request
+    row = {"product_slug": "big", "product_name": "Big", "variant_price": "1"}
+    big = csv_of({**row, "product_description": "x" * 3000})
+    response = send(owner_client, big)
+    assert response.status_code == 413
+    assert response.json["message"] == "Request body too large: the limit is 2048 bytes."
+    assert send(owner_client, csv_of(row)).status_code == 200  # under the limit
+
+
+def test_cli_export_then_import_with_dry_run_and_row_errors(app, catalogue, tmp_path):
+    runner = app.test_cli_runner()
+    path = tmp_path / "catalogue.csv"
+    done = runner.invoke(args=["products", "export", str(path)])
+    assert done.exit_code == 0, done.output
+    assert "Exported 4 row(s)" in done.output
+    unchanged = runner.invoke(args=["products", "import", str(path)])
+    assert unchanged.exit_code == 0, unchanged.output
+    assert "0 created, 0 updated, 4 unchanged." in unchanged.output
+    rows = parse_csv(path.read_bytes())
+    rows[0]["variant_price"] = "21.50"
+    path.write_bytes(csv_of(*rows))
+    dry = runner.invoke(args=["products", "import", str(path), "--dry-run"])
+    assert "Dry run, nothing written: 0 created, 1 updated, 3 unchanged." in dry.output
+    rows[1]["variant_price"] = "abc"
+    path.write_bytes(csv_of(*rows))
+    refused = runner.invoke(args=["products", "import", str(path)])
+    assert refused.exit_code == 1
+    assert "Row 2, variant_price: 'abc' is not an amount" in refused.output
+    assert "nothing was written" in refused.output
+    rows[1]["variant_price"] = "25.00"
+    path.write_bytes(csv_of(*rows))
+    applied = runner.invoke(args=["products", "import", str(path)])
+    assert "0 created, 1 updated, 3 unchanged." in applied.output
+    jsonl = tmp_path / "catalogue.jsonl"
+    assert runner.invoke(args=["products", "export", str(jsonl)]).exit_code == 0
+    prices = [json.loads(line)["variant_price"] for line in jsonl.read_text().splitlines()]
+    assert "21.50" in prices
+
+
+def test_permissions_export_is_staff_import_needs_write_product(client, make_key, catalogue):
+    assert client.get("/products/export").status_code == 401
+    reader = make_key("read:product")
+    assert reader.get("/products/export").status_code == 200
+    data = csv_of({"product_slug": "x", "product_name": "X", "variant_price": "1"})
+    assert send(reader, data).status_code == 403
+    writer = make_key("write:product")
+    assert send(writer, data).status_code == 200

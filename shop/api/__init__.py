@@ -31,10 +31,10 @@ def register_blueprints(api) -> None:
     for module in (
         products,
         variants,
-        product_files,
         categories,
         collections,
         orders,
+        product_files,
         payments,
         customers,
         content,

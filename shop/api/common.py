@@ -150,10 +150,23 @@ def _id_parameter_schema(_converter) -> dict:
     return {"type": "string", "pattern": f"^{db.ID_PATTERN}$"}
 
 
+class RowErrorSchema(Schema):
+    """One bad row of an imported file."""
+
+    row = fields.Integer(required=True, metadata={"description": "1 is the first data row."})
+    field = fields.String(required=True, metadata={"description": "The column."})
+    message = fields.String(required=True)
+
+
 class ErrorSchema(Schema):
-    """Every error body."""
+    """Every error body: ``message``; a file refused for its rows (``POST /products/import``)
+    also names each bad row in ``errors``."""
 
     message = fields.String(required=True)
+    errors = fields.List(
+        fields.Nested(RowErrorSchema),
+        metadata={"description": "Only from imports: every bad row, its column and why."},
+    )
 
 
 class Api(flask_smorest.Api):

@@ -10,11 +10,11 @@ from flask import Response, current_app, g, jsonify, make_response, request, str
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
-from shop.api.common import Blueprint, read_body
+from shop.api.common import Blueprint, RowErrorSchema, read_body
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission
 from shop.errors import abort
-from shop.openapi import enum_field
+from shop.openapi import enum_field, responds
 from shop.services import catalogue_export, catalogue_import
 from shop.services.catalogue_export import HEADER, MEDIA_TYPES, WRITERS
 from shop.services.catalogue_import import read_rows
@@ -57,22 +57,14 @@ class ImportQuerySchema(Schema):
     )
 
 
-class ImportErrorSchema(Schema):
-    row = fields.Integer(required=True, metadata={"description": "1 is the first data row."})
-    field = fields.String(required=True, metadata={"description": "The column."})
-    message = fields.String(required=True)
-
-
 class ImportResultSchema(Schema):
     created = fields.Integer(required=True)
     updated = fields.Integer(required=True)
     unchanged = fields.Integer(required=True)
-    errors = fields.List(fields.Nested(ImportErrorSchema), required=True)
+    errors = fields.List(
+        fields.Nested(RowErrorSchema), required=True, metadata={"description": "Always empty."}
+    )
     dry_run = fields.Boolean(required=True)
-
-
-class ImportRefusedSchema(ImportResultSchema):
-    message = fields.String(required=True)
 
 
 @blp.before_request
@@ -157,11 +149,9 @@ class ProductImport(MethodView):
     )
     @blp.arguments(ImportQuerySchema, location="query")
     @blp.response(200, ImportResultSchema)
-    @blp.alt_response(
+    @responds(
         400,
-        schema=ImportRefusedSchema,
-        description="A bad file (only `message`), or rows with errors: every bad row named"
-        " in `errors`, the counts of the rest, and nothing written.",
+        e400="A bad file, or rows with errors: each bad row in `errors`; nothing written.",
     )
     @require_permission("products.update")
     def post(self, args):
@@ -179,5 +169,6 @@ class ProductImport(MethodView):
         if result["errors"]:
             count = len({error["row"] for error in result["errors"]})
             message = f"{count} row(s) have errors; nothing was written."
-            return make_response(jsonify({"message": message, **result}), 400)
+            body = {"message": message, "errors": result["errors"]}
+            return make_response(jsonify(body), 400)
         return result

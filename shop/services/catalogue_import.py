@@ -184,9 +184,10 @@ def _problem(error: HTTPException, fields: dict, default: str) -> RowProblem:
     return RowProblem(fields.get(field.split(".")[0], default), message)
 
 
-def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create) -> dict:
+def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=None) -> dict:
     """Apply the rows in one transaction; answer the counts and every row's errors (any
-    error, or a dry run: nothing is kept). ``can_create()`` checks the caller may create."""
+    error, or a dry run: nothing is kept). ``can_create()`` checks the caller may create;
+    ``progress(n)`` hears of each ``n`` rows done."""
     currency = shop_currency()
     result = {"created": 0, "updated": 0, "unchanged": 0, "errors": [], "dry_run": dry_run}
     groups: dict[str, list[tuple[int, dict]]] = {}
@@ -203,6 +204,8 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create) -> dict:
             categories = {r["slug"]: r["id"] for r in db.query("SELECT id, slug FROM categories")}
             for slug, rows in groups.items():
                 _import_product(slug, rows, categories, result, can_create)
+                if progress:
+                    progress(len(rows))
             if result["errors"] or dry_run:
                 raise _Rollback
     except _Rollback:
@@ -332,12 +335,12 @@ def _match(product_id: str, row: dict) -> dict | None:
             raise RowProblem("variant_sku", f"{sku!r} is the SKU of a variant of another product.")
         if found:
             return found
-    if "variant_options" not in row:
-        return None
     options = json.loads(
         db.value("SELECT options FROM products WHERE id = :id", {"id": product_id})
     )
-    values = row["variant_options"]
+    values = row.get("variant_options", None if options else {})
+    if values is None:
+        return None  # a product with options: a new variant must name its values
     if set(values) != {option["name"] for option in options}:
         return None  # create_variant says what is wrong with them
     return db.one(
