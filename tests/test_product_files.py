@@ -5,10 +5,14 @@ body limit and permissions."""
 import csv
 import io
 import json
+import shutil
+import subprocess
 
 import pytest
 
 from shop.services.catalogue_export import HEADER
+from tests.live import LiveServer
+from tests.test_readme import readme_block
 
 SIZES = {"name": "Size", "values": ["S", "M", "L"]}
 HARD_TEXT = 'Tea "Sencha", first flush,\nsecond line — 煎茶 ✓'
@@ -263,3 +267,42 @@ def test_permissions_export_is_staff_import_needs_write_product(client, make_key
     assert send(reader, data).status_code == 403
     writer = make_key("write:product")
     assert send(writer, data).status_code == 200
+
+
+@pytest.mark.live
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the guide's example needs curl")
+def test_the_guide_imports_a_file_into_a_fresh_shop_twice(tmp_path, database_url, make_key):
+    key = make_key("read:product", "write:product")
+    server = LiveServer({"DATABASE_URL": database_url, "SHOP_RATELIMIT_ENABLED": "0"})
+    outputs = []
+    try:
+        for _ in range(2):
+            result = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", readme_block("catalogue-import")],
+                cwd=tmp_path,
+                env={"PATH": "/usr/bin:/bin", "SHOP_URL": server.url, "SHOP_KEY": key.secret},
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            outputs.append(result.stdout)
+    finally:
+        server.stop()
+    first = [json.loads(line) for line in outputs[0].splitlines()[:2]]
+    assert first == [
+        {"created": 3, "updated": 0, "unchanged": 0, "errors": [], "dry_run": True},
+        {"created": 3, "updated": 0, "unchanged": 0, "errors": [], "dry_run": False},
+    ]
+    again = json.loads(outputs[1].splitlines()[1])
+    assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 3)
+    rows = parse_csv((tmp_path / "products.csv").read_bytes())
+    shirts = [
+        (r["variant_sku"], r["variant_price"]) for r in rows if r["product_slug"] == "t-shirt"
+    ]
+    assert shirts == [("TS-S", "19.90"), ("TS-M", "19.90")]
+    (sencha,) = [r for r in rows if r["product_slug"] == "sencha"]
+    assert sencha["product_name"] == "Sencha 煎茶"
+    assert sencha["product_description"] == "Green tea,\n100 g"
+    assert sencha["variant_price"] == "8.50"

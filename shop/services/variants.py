@@ -169,8 +169,9 @@ def _insert(product_id: str, options: list[dict], values: dict, fields: dict) ->
     return variant_id
 
 
-def create_variant(product_id: str, data: dict) -> dict:
-    """Add a variant to a product (price from the product's when left out, stock 0)."""
+def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
+    """Add a variant to a product (price from the product's when left out, stock 0;
+    ``announce=False``: the caller ends its write in ``product_changed`` itself)."""
     data = load(VariantCreateSchema, data)
     product = _product(product_id)
     values = data.pop("options", {})
@@ -182,7 +183,8 @@ def create_variant(product_id: str, data: dict) -> dict:
     data.setdefault("stock", 0)
     _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
     variant_id = _insert(product_id, product["options"], values, data)
-    product_changed(product_id)
+    if announce:
+        product_changed(product_id)
     return load_variant(variant_id)
 
 
