@@ -197,6 +197,25 @@ def test_jpy_has_no_decimals(owner_client):
     assert other.json["errors"][0]["field"] == "currency"
 
 
+def test_rows_of_one_product_must_agree_and_json_amounts_are_strings(owner_client):
+    lines = [
+        {"product_slug": "mug", "product_name": "Mug", "variant_price": "1.00"},
+        {"product_slug": "mug", "product_name": "Cup", "variant_price": "2.00"},
+        {"product_slug": "jar", "product_name": "Jar", "variant_price": 2.5},
+        {"product_slug": "box", "product_name": "Box", "variant_price": 3, "variant_stock": "x"},
+    ]
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    response = send(owner_client, body, kind="application/x-ndjson")
+    assert response.status_code == 400, response.json
+    assert [(e["row"], e["field"]) for e in response.json["errors"]] == [
+        (2, "product_name"),
+        (3, "variant_price"),
+        (4, "variant_stock"),
+    ]
+    assert response.json["errors"][0]["message"] == "differs from row 1 of the same product."
+    assert product_count(owner_client) == 0
+
+
 def test_multipart_file_and_jsonl_with_non_latin_text(owner_client):
     line = {
         "product_slug": "kyusu",
@@ -259,8 +278,18 @@ def test_cli_export_then_import_with_dry_run_and_row_errors(app, catalogue, tmp_
     assert "21.50" in prices
 
 
-def test_permissions_export_is_staff_import_needs_write_product(client, make_key, catalogue):
+def test_permissions_export_is_staff_import_needs_write_product(
+    client, make_key, catalogue, customer_client, owner_client, make_admin
+):
     assert client.get("/products/export").status_code == 401
+    assert customer_client.get("/products/export").status_code == 403
+    owner_client.post("/roles", json={"name": "updater", "permissions": ["products.update"]})
+    updater = make_admin("updater")
+    assert updater.get("/products/export").status_code == 403
+    new = send(updater, csv_of(new_row("fresh", "1.00")))
+    assert new.status_code == 403 and "products.create" in new.json["message"]
+    price = send(updater, csv_of({"product_slug": "teapot", "variant_price": "30.00"}))
+    assert price.status_code == 200 and price.json["updated"] == 1, price.json
     reader = make_key("read:product")
     assert reader.get("/products/export").status_code == 200
     data = csv_of({"product_slug": "x", "product_name": "X", "variant_price": "1"})

@@ -59,9 +59,9 @@ _TO_VARIANT = {column: field for field, column in _VARIANT_FIELDS.items()}
 class RowProblem(ValueError):
     """A cell that cannot be read: its column and why."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, row: int | None = None):
         super().__init__(message)
-        self.field, self.message = field, message
+        self.field, self.message, self.row = field, message, row
 
 
 class _Rollback(Exception):
@@ -228,7 +228,9 @@ def _product_fields(rows, categories) -> dict:
                     raise RowProblem(column, f"no category has the slug {value!r}.") from None
                 value = categories[value]
             if field in fields and fields[field] != value:
-                raise RowProblem(column, f"differs from row {first[field]} of the same product.")
+                raise RowProblem(
+                    column, f"differs from row {first[field]} of the same product.", number
+                )
             fields.setdefault(field, value)
             first.setdefault(field, number)
     return fields
@@ -248,7 +250,7 @@ def _import_product(slug, rows, categories, result, can_create) -> None:
             with db.transaction():
                 counts, errors = _apply_product(slug, fields, rows, can_create, careful=True)
     except RowProblem as problem:
-        _error(result, rows[0][0], problem)
+        _error(result, problem.row or rows[0][0], problem)
         return
     except HTTPException as error:
         if error.code not in (400, 404, 409):
