@@ -335,3 +335,29 @@ def test_the_guide_imports_a_file_into_a_fresh_shop_twice(tmp_path, database_url
     assert sencha["product_name"] == "Sencha 煎茶"
     assert sencha["product_description"] == "Green tea,\n100 g"
     assert sencha["variant_price"] == "8.50"
+
+
+def test_new_variants_made_together_still_name_their_bad_rows(owner_client):
+    size = json.dumps([SIZES])
+    row = {"product_slug": "cap", "product_name": "Cap", "product_options": size}
+    rows = [
+        {**row, "variant_options": '{"Size": "S"}', "variant_sku": "CAP", "variant_price": "5"},
+        {**row, "variant_options": '{"Size": "M"}', "variant_sku": "CAP-M", "variant_price": "5"},
+        {**row, "variant_options": '{"Size": "L"}', "variant_sku": "CAP-M", "variant_price": "5"},
+        {**row, "variant_options": '{"Size": "M"}', "variant_sku": "CAP-2", "variant_price": "5"},
+    ]
+    response = send(owner_client, csv_of(*rows))
+    assert response.status_code == 400, response.json
+    assert [(e["row"], e["field"]) for e in response.json["errors"]] == [
+        (3, "variant_sku"),
+        (4, "variant_options"),
+    ]
+    assert product_count(owner_client) == 0
+    fixed = send(owner_client, csv_of(*rows[:2]))
+    assert fixed.json["created"] == 2
+    (cap,) = owner_client.get("/products").json["items"]
+    detail = owner_client.get(f"/products/{cap['id']}").json
+    assert [(v["sku"], v["options"], v["position"]) for v in detail["variants"]] == [
+        ("CAP", {"Size": "S"}, 1),
+        ("CAP-M", {"Size": "M"}, 2),
+    ]

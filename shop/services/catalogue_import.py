@@ -284,6 +284,9 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         if price is None:
             raise RowProblem("variant_price", "a new product needs a price.")
         product_id = products.create_product({**fields, "slug": slug, "price_cents": price})
+        options = fields.get("options", [])
+        # Its one variant so far (first option values): the only one a row can match by values.
+        auto = db.one(_VARIANT + " WHERE id = :id", {"id": product_id})
         changed = {}
     else:
         product_id = product["id"]
@@ -296,17 +299,16 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         changed = {field: value for field, value in fields.items() if current[field] != value}
         if changed:
             products.update_product(product_id, changed)
-    options = json.loads(
-        db.value("SELECT options FROM products WHERE id = :id", {"id": product_id})
-    )
+        options, auto = changed.get("options", current["options"]), None
     counts, errors, seen = {"created": 0, "updated": 0, "unchanged": 0}, [], {}
+    batch = None if careful else []  # new variants, made together after the loop
     for number, row in rows:
         try:
             if careful:
                 with db.transaction():
-                    outcome = _apply_variant(product_id, options, created, number, row, seen)
+                    outcome = _apply_variant(product_id, options, auto, number, row, seen)
             else:
-                outcome = _apply_variant(product_id, options, created, number, row, seen)
+                outcome = _apply_variant(product_id, options, auto, number, row, seen, batch)
         except (RowProblem, HTTPException) as error:
             if not careful:
                 raise _RowFailed from error
@@ -317,6 +319,12 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         if created or changed:  # a new product's rows are new; a changed product's, updated
             outcome = "created" if created else "updated"
         counts[outcome] += 1
+    if batch:
+        try:
+            made = variants.create_variants(product_id, [given for _number, given in batch])
+        except HTTPException as error:
+            raise _RowFailed from error
+        seen.update(zip(made, (number for number, _given in batch), strict=True))
     if created and seen and product_id not in seen:
         # The variant create_product made (first option values) is not in the file.
         variants.delete_variant(product_id, product_id)
@@ -329,13 +337,17 @@ def _error(result: dict, number: int, problem: RowProblem) -> None:
     result["errors"].append({"row": number, "field": problem.field, "message": problem.message})
 
 
-def _apply_variant(product_id, options, new_product, number, row, seen) -> str:
-    """Create or update the row's variant; answer ``created``/``updated``/``unchanged``."""
+def _apply_variant(product_id, options, auto, number, row, seen, batch=None) -> str:
+    """Create or update the row's variant; answer ``created``/``updated``/``unchanged``.
+    A new variant joins ``batch`` when there is one (``create_variants`` makes them)."""
     given = {_TO_VARIANT[c]: row[c] for c in _TO_VARIANT if c in row}
-    match = _match(product_id, options, new_product, row)
+    match = _match(product_id, options, auto, row)
     if match is None:
         if "options" not in given and options:
             raise RowProblem("variant_options", "give a new variant its option values.")
+        if batch is not None:
+            batch.append((number, given))
+            return "created"
         made = variants.create_variant(product_id, given, announce=False)
         seen[made["id"]] = number
         return "created"
@@ -355,11 +367,12 @@ _VARIANT = (
 )
 
 
-def _match(product_id: str, options: list, new_product: bool, row: dict) -> dict | None:
+def _match(product_id: str, options: list, auto: dict | None, row: dict) -> dict | None:
     """The variant a row names: by SKU (of this product only), else by option values. A
-    new product's variants have no SKU yet (and another product's SKU is create's 409)."""
+    new product (``auto`` its first variant) has no SKU yet (another product's SKU is
+    create's 409), and its other variants are the file's own rows."""
     sku = row.get("variant_sku")
-    if sku and not new_product:
+    if sku and auto is None:
         found = db.one(_VARIANT + " WHERE sku = :sku", {"sku": sku})
         if found and found["product_id"] != product_id:
             raise RowProblem("variant_sku", f"{sku!r} is the SKU of a variant of another product.")
@@ -370,6 +383,9 @@ def _match(product_id: str, options: list, new_product: bool, row: dict) -> dict
         return None  # a product with options: a new variant must name its values
     if set(values) != {option["name"] for option in options}:
         return None  # create_variant says what is wrong with them
+    if auto is not None:
+        first = {option["name"]: option["values"][0] for option in options}
+        return auto if values == first else None
     return db.one(
         _VARIANT + " WHERE product_id = :id AND option_key = :key",
         {"id": product_id, "key": variants.key_of(options, values)},
