@@ -134,9 +134,10 @@ class ProductImport(MethodView):
         operationId="importProducts",
         requestBody={
             "required": True,
+            "description": "The file as the body (`text/csv` and `application/x-ndjson` are"
+            " taken too: the format then comes from the type) or as the multipart field `file`.",
             "content": {
-                "text/csv": {"schema": {"type": "string"}},
-                "application/x-ndjson": {"schema": {"type": "string"}},
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",

@@ -125,12 +125,17 @@ def _check_compare(price: int, compare_at: int | None) -> None:
         abort(400, "compare_at_price_cents: must be at least price_cents.")
 
 
+_INSERT_VALUES = (
+    "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+    " VALUES (:variant_id, :product_id, :name, :value)"
+)
+
+
 def _write_values(variant_id: str, product_id: str, values: dict) -> None:
     """The variant's rows of ``variant_option_values`` (the filters' and facets' index)."""
     db.execute("DELETE FROM variant_option_values WHERE variant_id = :id", {"id": variant_id})
     db.execute_many(
-        "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
-        " VALUES (:variant_id, :product_id, :name, :value)",
+        _INSERT_VALUES,
         [
             {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
             for n, v in values.items()
@@ -140,36 +145,53 @@ def _write_values(variant_id: str, product_id: str, values: dict) -> None:
 
 def _insert(product_id: str, options: list[dict], values: dict, fields: dict) -> str:
     """Insert one checked variant; answer its id."""
-    variant_id, moment = fields.get("id") or db.new_id(), now_iso()
-    position = fields.get("position") or (
-        db.value(
-            "SELECT COALESCE(MAX(position), 0) + 1 FROM product_variants WHERE product_id = :id",
+    return _insert_many(product_id, options, [(values, fields)])[0]
+
+
+def _insert_many(product_id: str, options: list[dict], checked: list[tuple]) -> list[str]:
+    """Insert checked variants (``(values, fields)`` each; without a position, after the
+    product's last) in two statements whatever their number; answer their ids."""
+    moment, top, rows, value_rows = now_iso(), None, [], []
+    if any(not fields.get("position") for _values, fields in checked):
+        top = db.value(
+            "SELECT COALESCE(MAX(position), 0) FROM product_variants WHERE product_id = :id",
             {"id": product_id},
         )
-    )
-    db.execute(
+    for values, fields in checked:
+        variant_id = fields.get("id") or db.new_id()
+        position = fields.get("position") or top + 1
+        top = None if top is None else max(top, position)
+        rows.append(
+            {
+                "sku": None,
+                "compare_at_price_cents": None,
+                "weight_grams": None,
+                "image_id": None,
+                "active": True,
+                **fields,
+                "id": variant_id,
+                "product_id": product_id,
+                "options": json.dumps(values, ensure_ascii=False),
+                "key": key_of(options, values),
+                "position": position,
+                "now": moment,
+            }
+        )
+        value_rows.extend(
+            {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
+            for n, v in values.items()
+        )
+    db.execute_many(
         "INSERT INTO product_variants (id, product_id, sku, options, option_key, price_cents,"
         " compare_at_price_cents, stock, weight_grams, image_id, active, position, stock_low,"
         " created_at, updated_at) VALUES (:id, :product_id, :sku, :options, :key, :price_cents,"
         " :compare_at_price_cents, :stock, :weight_grams, :image_id, :active, :position, 0,"
         " :now, :now)",
-        {
-            "sku": None,
-            "compare_at_price_cents": None,
-            "weight_grams": None,
-            "image_id": None,
-            "active": True,
-            **fields,
-            "id": variant_id,
-            "product_id": product_id,
-            "options": json.dumps(values, ensure_ascii=False),
-            "key": key_of(options, values),
-            "position": position,
-            "now": moment,
-        },
+        rows,
     )
-    _write_values(variant_id, product_id, values)
-    return variant_id
+    if value_rows:
+        db.execute_many(_INSERT_VALUES, value_rows)
+    return [row["id"] for row in rows]
 
 
 def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
@@ -193,8 +215,8 @@ def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
 
 def create_variants(product_id: str, items: list[dict]) -> list[str]:
     """Add several variants to a product with ``create_variant``'s rules and messages, its
-    checks made once for all of them (the importer's batch: three statements a variant
-    instead of seven); answer their ids in order. The caller ends its write in
+    checks made once for all of them and the rows written together (the importer's batch:
+    a few statements whatever their number); answer their ids in order. The caller ends its write in
     ``product_changed``; the first refusal stops it (find the row with ``create_variant``)."""
     product = _product(product_id)
     options = product["options"]
@@ -205,10 +227,6 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
             {"id": product_id},
         )
     }
-    position = db.value(
-        "SELECT COALESCE(MAX(position), 0) FROM product_variants WHERE product_id = :id",
-        {"id": product_id},
-    )
     checked, skus = [], {}
     for data in items:
         data = load(VariantCreateSchema, data)
@@ -226,7 +244,6 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
         data.setdefault("price_cents", product["price_cents"])
         data.setdefault("stock", 0)
         _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
-        position = data.setdefault("position", position + 1)
         checked.append((values, data))
     if skus:
         placeholders, params = db.in_list("sku", list(skus))
@@ -236,7 +253,7 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
         )
         if other:
             _sku_taken(other["sku"], other)
-    return [_insert(product_id, options, values, data) for values, data in checked]
+    return _insert_many(product_id, options, checked)
 
 
 _SETTABLE = (
