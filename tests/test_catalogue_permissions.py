@@ -42,6 +42,11 @@ REQUESTS = {
         "/products/{0}/variants/{0}".format(c.product(options=SIZES, generate=True)["id"]),
         None,
     ),
+    ("get", "/products/export"): lambda c: ("/products/export", None),
+    ("post", "/products/import"): lambda c: (  # a JSON object is a one-line JSON Lines file
+        "/products/import",
+        {"product_slug": c.product()["slug"], "variant_stock": 3},
+    ),
     ("get", "/categories"): lambda c: ("/categories", None),
     ("post", "/categories"): lambda c: ("/categories", {"name": "New"}),
     ("get", "/categories/{category_id}"): lambda c: (f"/categories/{c.category()['id']}", None),
