@@ -203,6 +203,8 @@ def test_rows_of_one_product_must_agree_and_json_amounts_are_strings(owner_clien
         {"product_slug": "mug", "product_name": "Cup", "variant_price": "2.00"},
         {"product_slug": "jar", "product_name": "Jar", "variant_price": 2.5},
         {"product_slug": "box", "product_name": "Box", "variant_price": 3, "variant_stock": "x"},
+        {"product_slug": "nul", "product_name": "A\u0000B", "variant_price": "1"},
+        {"product_slug": "sur", "product_name": "\ud800", "variant_price": "1"},
     ]
     body = "".join(json.dumps(line) + "\n" for line in lines).encode()
     response = send(owner_client, body, kind="application/x-ndjson")
@@ -211,6 +213,8 @@ def test_rows_of_one_product_must_agree_and_json_amounts_are_strings(owner_clien
         (2, "product_name"),
         (3, "variant_price"),
         (4, "variant_stock"),
+        (5, "product_name"),
+        (6, "product_name"),
     ]
     assert response.json["errors"][0]["message"] == "differs from row 1 of the same product."
     assert product_count(owner_client) == 0

@@ -22,7 +22,7 @@ import json
 from sqlite_utils.utils import Format, RowError, rows_from_file
 from werkzeug.exceptions import HTTPException
 
-from shop import db
+from shop import db, inbound
 from shop.errors import abort
 from shop.services import products, variants
 from shop.services.catalogue_export import COLUMNS, shop_currency
@@ -151,6 +151,11 @@ def _cell(kind: str, value, currency: str):
 def parse(raw: dict, currency: str) -> dict:
     """A file row as typed values of the columns it gives (left out: keep); RowProblem on
     the first cell that cannot be read."""
+    try:
+        inbound.check(raw)  # no NUL or lone surrogate reaches the database
+    except HTTPException as error:
+        field = error.description.split(":", 1)[0].split(".", 1)[0]
+        raise RowProblem(field if field in KINDS else "row", error.description) from None
     typed = {}
     for column, value in raw.items():
         kind = KINDS[column]
@@ -225,7 +230,7 @@ def _product_fields(rows, categories) -> dict:
             value = row[column]
             if column == "product_category" and value is not None:
                 if value not in categories:
-                    raise RowProblem(column, f"no category has the slug {value!r}.") from None
+                    raise RowProblem(column, f"no category has the slug {value!r}.", number)
                 value = categories[value]
             if field in fields and fields[field] != value:
                 raise RowProblem(
