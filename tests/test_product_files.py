@@ -365,3 +365,21 @@ def test_new_variants_made_together_still_name_their_bad_rows(owner_client):
         ("CAP", {"Size": "S"}, 1),
         ("CAP-M", {"Size": "M"}, 2),
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"product_slug,colour\r\nmug,red\r\n", "colour: not a column of the import"),
+        (b"product_slug\r\n" + b"a" * 140_000 + b"\r\n", "field larger than field limit"),
+        (b"product_slug\r\n\xff\xfe\r\n", "not UTF-8"),
+        (b'{"product_slug": "a"}\n{oops\n', "jsonl: not valid JSONL"),
+        (b"", "the file has no rows"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_a_400(owner_client, body, words):
+    response = owner_client.post(
+        "/products/import", data=body, content_type="application/octet-stream"
+    )
+    assert response.status_code == 400, response.json
+    assert words in response.json["message"]

@@ -16,6 +16,7 @@ Decisions (written in docs/catalogue-and-content.md too):
 - A new product's variants are exactly its rows.
 """
 
+import csv
 import io
 import json
 
@@ -81,6 +82,8 @@ def read_rows(data: bytes, kind: str | None) -> list[dict]:
         rows = list(found)
     except RowError:
         abort(400, "csv: a row has more cells than the header has columns.")
+    except csv.Error as error:  # a cell over the csv module's 131,072 characters
+        abort(400, f"csv: {error}.")
     except UnicodeDecodeError:
         abort(400, f"{kind}: the file is not UTF-8 text.")
     except (ValueError, RecursionError) as error:
