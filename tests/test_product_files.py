@@ -220,6 +220,18 @@ def test_rows_of_one_product_must_agree_and_json_amounts_are_strings(owner_clien
     assert product_count(owner_client) == 0
 
 
+def test_options_json_in_a_csv_cell_is_checked_like_a_body(owner_client):
+    row = new_row("deep", "1.00", product_options="[" * 5000 + "]" * 5000)
+    nul = new_row("nul", "1.00", product_options='[{"name": "A\\u0000", "values": ["x"]}]')
+    response = send(owner_client, csv_of(row, nul))
+    assert response.status_code == 400, response.json
+    assert [(e["row"], e["field"]) for e in response.json["errors"]] == [
+        (1, "product_options"),
+        (2, "product_options"),
+    ]
+    assert "NUL" in response.json["errors"][1]["message"]
+
+
 def test_multipart_file_and_jsonl_with_non_latin_text(owner_client):
     line = {
         "product_slug": "kyusu",

@@ -116,7 +116,10 @@ def _int(text: str) -> int:
 def _json(text: str, expected: type):
     try:
         value = json.loads(text)
-    except ValueError:
+        inbound.check(value)  # the cell's JSON: no NUL, lone surrogate or deep nesting
+    except HTTPException as error:
+        raise ValueError(error.description.split(": ", 1)[-1]) from None
+    except (ValueError, RecursionError):
         value = None
     if not isinstance(value, expected):
         what = "a JSON list of options" if expected is list else "a JSON object of values"
