@@ -46,15 +46,8 @@ class ImportQuerySchema(Schema):
     dry_run = fields.Boolean(
         load_default=False, metadata={"description": "Answer the counts; write nothing."}
     )
-    format = enum_field(
-        "CatalogueFileFormat",
-        FORMATS,
-        metadata={
-            "description": "Of the body; by default from its `Content-Type` (`text/csv`,"
-            " `application/x-ndjson`) or the file's name, else JSON Lines when it starts"
-            " with `{`."
-        },
-    )
+    # Of the body; by default from its Content-Type or the file's name (the docstring).
+    format = enum_field("CatalogueFileFormat", FORMATS)
 
 
 class ImportResultSchema(Schema):
@@ -162,7 +155,9 @@ class ProductImport(MethodView):
         upserting products by `product_slug` and variants by `variant_sku` (without a SKU: by
         their option values). One transaction: any row with an error and nothing is written;
         `dry_run=true` answers the same counts and writes nothing. A column left out keeps
-        what the shop has. Creating products also needs `products.create`.
+        what the shop has. Creating products also needs `products.create`. `format` is
+        by default the body's `Content-Type` (`text/csv`, `application/x-ndjson`) or the
+        file's name (`.csv`, `.jsonl`), else JSON Lines when the file starts with `{`.
         """
         data, kind = _body_and_format(args)
         rows = read_rows(data, kind)
