@@ -1,7 +1,7 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
 ``api-keys create|list|roll|revoke``, ``jobs run [--once]`` (the worker: every periodic job of
 ``shop/jobs.py``, webhook deliveries and mail), ``webhooks work [--once]`` (its older name),
-``mail work --once`` (due mail alone).
+``mail work --once`` (due mail alone), ``products export|import`` (shop/cli_products.py).
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -15,6 +15,7 @@ from flask.cli import AppGroup, with_appcontext
 from werkzeug.exceptions import HTTPException
 
 from shop import db
+from shop.cli_products import products_group
 from shop.errors import Unavailable
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
@@ -421,6 +422,7 @@ def register(app: Flask) -> None:
     """Attach the commands to the app."""
     for command in (
         db_group,
+        products_group,
         init_db_command,
         users_group,
         api_keys_group,
