@@ -38,7 +38,6 @@ ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
-LEASE_MARGIN = 30  # seconds a claim lasts beyond one attempt's timeout
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
@@ -72,7 +71,8 @@ def backoff(attempts_made: int) -> float:
 def lease_length() -> timedelta:
     """How long one claimed delivery is the worker's: one attempt's timeout and a margin, so
     a worker killed mid-pass leaves its claims due again within about a minute."""
-    return timedelta(seconds=current_app.config["WEBHOOKS_TIMEOUT"] + LEASE_MARGIN)
+    config = current_app.config
+    return timedelta(seconds=config["WEBHOOKS_TIMEOUT"] + config["WORKER_LEASE_MARGIN"])
 
 
 def claim(batch: int = BATCH) -> dict[str, str]:
@@ -97,12 +97,29 @@ def claim(batch: int = BATCH) -> dict[str, str]:
     return dict.fromkeys(ids, lease)
 
 
+def claim_seen(rows: list[dict]) -> dict[str, str]:
+    """Claim the deliveries of ``rows`` (their id and ``next_attempt_at`` as read) that no
+    other worker claimed since: their ids and lease tokens (``shop/webhooks/pool.py``)."""
+    lease, taken = iso(now() + lease_length()), {}
+    if rows:
+        with db.transaction():
+            for row in rows:
+                if db.execute(
+                    "UPDATE webhook_deliveries SET next_attempt_at = :lease"
+                    " WHERE id = :id AND next_attempt_at = :seen",
+                    {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
+                ):
+                    taken[row["id"]] = lease
+    return taken
+
+
 def _renew(delivery_id: str, lease: str) -> str | None:
     """The lease to send under: the one held, or a fresh one when less than an attempt's
     time is left; None when another worker took the delivery after this one's ran out."""
     moment = now()
     length = lease_length()
-    if parse(lease) - moment >= length - timedelta(seconds=LEASE_MARGIN / 2):
+    margin = current_app.config["WORKER_LEASE_MARGIN"]
+    if parse(lease) - moment >= length - timedelta(seconds=margin / 2):
         return lease
     fresh = iso(moment + length)
     with db.transaction():
@@ -139,26 +156,44 @@ def _load(ids: list[str]) -> list[dict]:
 
 
 def deliver_due(batch: int = BATCH, stop=None) -> int:
-    """One pass over the outbox: send what is due, each attempt recorded as soon as it
-    ends; answer how many deliveries were taken. When ``stop`` is set (SIGTERM) the
-    deliveries not yet tried are released to any worker at once."""
+    """One pass over the outbox, one delivery after another (``--once``; the worker's loop
+    sends concurrently: ``shop/webhooks/pool.py``); answer how many deliveries were taken.
+    When ``stop`` is set (SIGTERM) the deliveries not yet tried are released at once."""
     leases = claim(batch)
     if leases:
         owners, health, connections = {}, {}, delivery.Connections()
         try:
-            for row in _load(list(leases)):
+            for delivery_id in sorted(leases):
                 if stop is not None and stop.is_set():
-                    _release(row["id"], leases[row["id"]])
+                    _release(delivery_id, leases[delivery_id])
                     continue
-                lease = _renew(row["id"], leases[row["id"]])
-                if lease is None:  # another worker holds it now: it sends, not this one
-                    continue
-                row = {**row, **health.get(row["webhook_id"], {}), "lease": lease}
-                result = _try(row, "scheduled", owners, connections)
-                _record([result], health)
+                send_claimed(delivery_id, leases[delivery_id], stop, connections, owners, health)
         finally:
             connections.close()
     return len(leases)
+
+
+def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owners=None,
+                 health=None) -> None:  # fmt: skip
+    """Send one claimed delivery and record the attempt as soon as it ends.
+
+    Renewed first when its lease runs short; skipped when another worker took it after the
+    lease ran out. An attempt that fails because the worker is stopping (``stop`` set: its
+    connection was cut) is not recorded: the delivery is released, due at once, for any
+    worker to send (at least once: the receiver may have seen it).
+    """
+    owners = {} if owners is None else owners
+    health = {} if health is None else health
+    rows = _load([delivery_id])
+    lease = _renew(delivery_id, lease) if rows else None
+    if lease is None:  # gone, or another worker holds it now: it sends, not this one
+        return
+    row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
+    result = _try(row, "scheduled", owners, connections)
+    if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
+        _release(delivery_id, lease)
+        return
+    _record([result], health)
 
 
 def attempt(delivery_id: str, kind: str) -> dict | None:
