@@ -13,7 +13,8 @@ default). ``--once`` runs them one after another.
 Job                            Interval     What a missed run costs
 =============================  ===========  ===============================================
 webhooks.pool.Sender           continuous   webhook events wait (retried later: at least
-                                            once, nothing lost)
+                                            once, nothing lost); pings and replays not
+                                            taken within 60 s are logged as not sent
 mail.deliver_due               continuous   queued mail waits; nothing lost
 worker.disable_without_rights  60 s         a webhook whose owner lost a right stays
                                             enabled, but every delivery is still checked
@@ -48,7 +49,7 @@ from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
-from shop.webhooks import pool, worker
+from shop.webhooks import manual, pool, worker
 
 log = logging.getLogger("shop.jobs")
 
@@ -61,7 +62,11 @@ def optimize() -> None:
 
 # The queues a pass works through, in order, each with the most it takes in one pass; each
 # answers how much it took.
-QUEUES = ((worker.deliver_due, worker.BATCH), (mail.deliver_due, mail.BATCH))
+QUEUES = (
+    (manual.deliver_due, worker.BATCH),
+    (worker.deliver_due, worker.BATCH),
+    (mail.deliver_due, mail.BATCH),
+)
 # Jobs run every so many seconds rather than on every pass.
 PERIODIC = (
     (worker.disable_without_rights, 60),

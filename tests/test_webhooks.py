@@ -26,6 +26,7 @@ from tests.orders_helpers import add_product, basket
 from tests.webhook_helpers import (
     Misbehaving,
     Receiver,
+    asked,
     create_hook,
     deliveries,
     owner_with_timeout,
@@ -136,10 +137,9 @@ def test_replay_sends_the_delivery_again_with_its_webhook_id(app, owner_client, 
     add_product(app)
     work(app)
     (delivery,) = deliveries(owner_client, hook["id"])
-    replayed = owner_client.post(f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/retry")
-    assert replayed.status_code == 200, replayed.json
-    assert replayed.json["attempt_count"] == 2
-    assert [a["kind"] for a in replayed.json["attempts"]] == ["scheduled", "replay"]
+    replayed = asked(owner_client, app, f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/retry")
+    assert replayed["attempt_count"] == 2
+    assert [a["kind"] for a in replayed["attempts"]] == ["scheduled", "replay"]
     first, second = receiver.requests
     assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
     assert first["body"] == second["body"]
@@ -151,14 +151,22 @@ def test_replay_sends_the_delivery_again_with_its_webhook_id(app, owner_client, 
 
 def test_ping_sends_a_test_event_now_and_never_retries(app, owner_client, receiver):
     hook = create_hook(owner_client, receiver.url, "product.created")
-    pinged = owner_client.post(f"/webhooks/{hook['id']}/ping")
-    assert pinged.status_code == 200, pinged.json
-    assert pinged.json["status"] == "succeeded" and pinged.json["event_type"] == "webhook.ping"
+    queued = owner_client.post(f"/webhooks/{hook['id']}/ping")
+    assert queued.status_code == 202 and receiver.requests == []  # the web process waits on none
+    waiting = owner_client.get(queued.headers["Location"]).json
+    assert waiting["status"] == "pending" and waiting["attempts"] == []
+    assert waiting["queued"] == [
+        {"id": queued.json["id"], "kind": "ping", "requested_at": queued.json["requested_at"]}
+    ]
+    work(app)
+    pinged = owner_client.get(queued.headers["Location"]).json
+    assert pinged["status"] == "succeeded" and pinged["event_type"] == "webhook.ping"
+    assert [a["id"] for a in pinged["attempts"]] == [queued.json["id"]]
     payload = verify(hook["secret"], receiver.requests[0])
     assert payload["type"] == "webhook.ping" and payload["data"]["webhook_id"] == hook["id"]
 
     receiver.default = 500
-    failed = owner_client.post(f"/webhooks/{hook['id']}/ping").json
+    failed = asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     assert failed["status"] == "failed" and failed["next_attempt_at"] is None
     assert failed["attempts"][0]["status_code"] == 500
     work(app)
@@ -173,14 +181,14 @@ def test_rotation_signs_with_both_secrets_for_24_hours(app, clock, owner_client,
     assert new.startswith("whsec_") and new != hook["secret"]
     assert rotated.json["previous_secret_expires_at"] is not None
 
-    owner_client.post(f"/webhooks/{hook['id']}/ping")
+    asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     during = receiver.requests[-1]
     assert len(during["headers"]["webhook-signature"].split()) == 2
     verify(new, during)
     verify(hook["secret"], during)
 
     clock.advance(24 * 3600 + 1)
-    owner_client.post(f"/webhooks/{hook['id']}/ping")
+    asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     after = receiver.requests[-1]
     assert len(after["headers"]["webhook-signature"].split()) == 1
     # The library also checks the timestamp against the real time, which the test clock has
@@ -523,14 +531,18 @@ def test_the_console_lists_creates_shows_the_log_replays_and_pings(
         data=hidden_fields(page),
     )
     assert replay.status_code == 303
+    work(app)
     verify(secret, receiver.requests[-1])
     assert "healthy" in browser.get("/admin/webhooks").text
 
     ping = browser.post(f"/admin/webhooks/{hook['id']}/ping", data=hidden_fields(page))
     assert ping.status_code == 303
-    assert verify(secret, receiver.requests[-1])["type"] == "webhook.ping"
     shown = browser.get(ping.headers["Location"]).text
-    assert "Ping sent" in shown and "webhook.ping" in shown
+    assert "Ping queued" in shown and "webhook.ping" in shown and "data-refresh" in shown
+    work(app)
+    assert verify(secret, receiver.requests[-1])["type"] == "webhook.ping"
+    landed = browser.get(f"/admin/webhooks/{hook['id']}").text
+    assert "ping:" in landed and "data-refresh" not in landed  # its outcome, no more waiting
 
     refused = submit(
         browser, "/admin/webhooks/new", "/admin/webhooks", url="ftp://x", events=["order.placed"]
@@ -635,7 +647,7 @@ def test_redirects_are_not_followed_reads_are_bounded_and_attempts_time_out(
     try:
         create_hook(owner, receiver.url, "webhook.ping", status=400)  # not subscribable
         hook = create_hook(owner, receiver.url, "product.created")
-        delivery = owner.post(f"/webhooks/{hook['id']}/ping").json
+        delivery = asked(owner, app, f"/webhooks/{hook['id']}/ping")
         (attempt,) = delivery["attempts"]
     finally:
         receiver.stop()

@@ -163,3 +163,17 @@ def deliveries(client, hook_id) -> list[dict]:
     response = client.get(f"/webhooks/{hook_id}/deliveries")
     assert response.status_code == 200, response.json
     return response.json["items"]
+
+
+def asked(client, app, path: str) -> dict:
+    """POST a ping or replay (``path``), which is queued (202), run the worker once, and
+    answer the delivery as its log then shows it (through the 202's ``Location``)."""
+    response = client.post(path)
+    assert response.status_code == 202, response.json
+    assert response.json["kind"] in ("ping", "replay")
+    work(app)
+    shown = client.get(response.headers["Location"])
+    assert shown.status_code == 200, shown.json
+    assert shown.json["queued"] == []
+    assert response.json["id"] in [attempt["id"] for attempt in shown.json["attempts"]]
+    return shown.json

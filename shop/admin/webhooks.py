@@ -67,17 +67,17 @@ def webhook(webhook_id):
 
 @bp.route("/webhooks/<id:webhook_id>/ping", methods=["POST"])
 def ping_webhook(webhook_id):
-    """Send a test event now, then back to the log, whose top row is its outcome."""
+    """Queue a test event, then back to the log, whose top row shows it when it lands."""
     _require("webhooks.update")
-    store.ping(webhook_id, g.caller)
+    store.ping(webhook_id)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="ping"), 303)
 
 
 @bp.route("/webhooks/<id:webhook_id>/deliveries/<id:delivery_id>/retry", methods=["POST"])
 def retry_delivery(webhook_id, delivery_id):
-    """Replay a delivery now, with its webhook-id, then back to the log."""
+    """Queue a replay of a delivery, with its webhook-id, then back to the log."""
     _require("webhooks.update")
-    store.retry(webhook_id, delivery_id, g.caller)
+    store.retry(webhook_id, delivery_id)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="replay"), 303)
 
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from shop import db, deadlines
 from shop.clock import iso, now
 from shop.outages import Unavailable, note_outage
-from shop.webhooks import delivery, worker
+from shop.webhooks import delivery, manual, worker
 
 log = logging.getLogger("shop.webhooks")
 
@@ -85,20 +85,41 @@ class Sender:
             self.connections.close()
 
     def dispatch(self) -> int:
-        """Claim what may start now and start it; answer how many were started."""
-        with self.lock:
-            free = self.size - self.running
-            full = {origin for origin, n in self.busy.items() if n >= self.per_origin}
-        if free <= 0:
-            return 0
+        """Claim what may start now and start it, asked-for attempts (pings, replays) first;
+        answer how many were started."""
+        started = 0
+        for rows, claim, send in (
+            (lambda _full: manual.due(worker.BATCH), manual.claim_seen, manual.send),
+            (self._due_deliveries, worker.claim_seen, worker.send_claimed),
+        ):
+            with self.lock:
+                free = self.size - self.running
+                full = {origin for origin, n in self.busy.items() if n >= self.per_origin}
+            if free <= 0:
+                break
+            chosen = self._choose(rows(full), free)
+            leases = claim([row for row, _ in chosen])
+            for row, origin in chosen:
+                if row["id"] in leases:
+                    self._start(send, row["id"], leases[row["id"]], origin)
+                    started += 1
+        return started
+
+    def _due_deliveries(self, full: set) -> list[dict]:
+        """Due deliveries, oldest first, past the webhooks of origins already at their limit
+        (so a hung origin's backlog never hides the others')."""
         skip = sorted(hook for hook, origin in self.origins.items() if origin in full)
         params = {"now": iso(now()), "limit": worker.BATCH}
         clause = ""
         if skip:
             marks, more = db.in_list("w", skip)
             clause, params = f" AND d.webhook_id NOT IN {marks}", {**params, **more}
+        return db.query(_CANDIDATES.format(skip=clause), params)
+
+    def _choose(self, rows: list[dict], free: int) -> list[tuple]:
+        """Up to ``free`` of ``rows`` (in order), each origin within its limit."""
         chosen, planned = [], {}
-        for row in db.query(_CANDIDATES.format(skip=clause), params):
+        for row in rows:
             origin = self.origins[row["webhook_id"]] = origin_of(row["url"])
             with self.lock:
                 running = self.busy.get(origin, 0)
@@ -108,31 +129,25 @@ class Sender:
             chosen.append((row, origin))
             if len(chosen) >= free:
                 break
-        leases = worker.claim_seen([row for row, _ in chosen])
-        started = 0
-        for row, origin in chosen:
-            if row["id"] in leases:
-                self._start(row["id"], leases[row["id"]], origin)
-                started += 1
-        return started
+        return chosen
 
-    def _start(self, delivery_id: str, lease: str, origin: tuple) -> None:
+    def _start(self, send, item_id: str, lease: str, origin: tuple) -> None:
         with self.lock:
             self.running += 1
             self.busy[origin] = self.busy.get(origin, 0) + 1
-        self.threads.submit(self._send, delivery_id, lease, origin)
+        self.threads.submit(self._send, send, item_id, lease, origin)
 
-    def _send(self, delivery_id: str, lease: str, origin: tuple) -> None:
-        """One attempt on a sending thread: recorded, or the delivery released on stop."""
+    def _send(self, send, item_id: str, lease: str, origin: tuple) -> None:
+        """One attempt on a sending thread: recorded, or released on stop."""
         try:
             with self.app.app_context():
                 try:
-                    worker.send_claimed(delivery_id, lease, self.stop, self.connections)
+                    send(item_id, lease, self.stop, self.connections)
                 except Unavailable as error:  # its lease ends; the delivery is due again
                     note_outage(error.dependency, error, meanwhile="the worker waits")
                     db.get_db().close()
                 except Exception:  # noqa: BLE001 - one delivery never stops the others
-                    log.exception("webhook delivery %s: its attempt was not recorded", delivery_id)
+                    log.exception("webhook attempt %s: not recorded", item_id)
                     db.get_db().close()
         finally:
             with self.lock:

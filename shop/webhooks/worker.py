@@ -150,7 +150,7 @@ def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
     return values, params
 
 
-def _load(ids: list[str]) -> list[dict]:
+def load(ids: list[str]) -> list[dict]:
     marks, params = db.in_list("d", ids)
     return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
@@ -184,23 +184,16 @@ def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owne
     """
     owners = {} if owners is None else owners
     health = {} if health is None else health
-    rows = _load([delivery_id])
+    rows = load([delivery_id])
     lease = _renew(delivery_id, lease) if rows else None
     if lease is None:  # gone, or another worker holds it now: it sends, not this one
         return
     row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
-    result = _try(row, "scheduled", owners, connections)
+    result = try_send(row, "scheduled", owners, connections)
     if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
         _release(delivery_id, lease)
         return
-    _record([result], health)
-
-
-def attempt(delivery_id: str, kind: str) -> dict | None:
-    """Send one delivery now (``replay`` or ``ping``) and record it; answer the attempt's
-    record, or None when the delivery is gone."""
-    rows = _load([delivery_id])
-    return _record([_try(rows[0], kind, {})])["records"][0] if rows else None
+    record([result], health)
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -227,7 +220,7 @@ def readable(event_type: str, subject_id, owner: dict, rights: frozenset) -> boo
     return rule(subject_id, viewer)
 
 
-def _try(row: dict, kind: str, owners: dict, connections=None) -> tuple:
+def try_send(row: dict, kind: str, owners: dict, connections=None) -> tuple:
     """Send a delivery unless its webhook's owner may not read what it carries now: a lost
     right disables the webhook; a record the owner may not see is skipped."""
     if row["event_type"] != PING:
@@ -266,7 +259,7 @@ def _send(row: dict, connections) -> delivery.Outcome:
         row["url"],
         body,
         headers,
-        timeout=config["WEBHOOKS_TIMEOUT"],
+        timeout=row.get("timeout") or config["WEBHOOKS_TIMEOUT"],
         allow_private=config["WEBHOOKS_ALLOW_PRIVATE"],
         connections=connections,
     )
@@ -286,7 +279,7 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def _record(results: list[tuple], health: dict | None = None) -> dict:
+def record(results: list[tuple], health: dict | None = None) -> dict:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
     Answer the endpoints' health as written, by webhook id (into ``health``)."""
     health = {} if health is None else health
@@ -296,7 +289,7 @@ def _record(results: list[tuple], health: dict | None = None) -> dict:
     with db.transaction():
         for row, outcome, kind in results:
             record = {
-                "id": db.new_id(),
+                "id": _attempt_id(row),
                 "delivery_id": row["id"],
                 "at": at,
                 "kind": kind,
@@ -338,6 +331,18 @@ def _record(results: list[tuple], health: dict | None = None) -> dict:
         for owner in lost.values():
             _disable_without_rights(owner, moment)
     return {"records": records, "health": health}
+
+
+def _attempt_id(row: dict) -> str:
+    """A new attempt's id: an asked-for attempt's own (``manual``), its request done, while
+    the request is still the writer's; otherwise a fresh one."""
+    asked = row.get("request")
+    if asked and db.execute(
+        "DELETE FROM webhook_requests WHERE id = :id AND due_at = :lease",
+        {"id": asked["id"], "lease": asked["lease"]},
+    ):
+        return asked["id"]
+    return db.new_id()
 
 
 def _health(webhook_id: str, row: dict, ok: bool, moment) -> dict:
