@@ -354,7 +354,7 @@ def jobs_run(once):
 @click.group("webhooks", cls=AppGroup)
 @with_appcontext
 def webhooks_group():
-    """Deliver webhooks (the older name of `flask jobs run`)."""
+    """Webhooks: their delivery status, and the worker (the older name of `flask jobs run`)."""
 
 
 @webhooks_group.command("work")
@@ -362,6 +362,33 @@ def webhooks_group():
 def webhooks_work(once):
     """Run the worker (`flask jobs run`): webhooks, mail and every periodic job."""
     _work(once)
+
+
+@webhooks_group.command("status")
+def webhooks_status():
+    """Per endpoint: deliveries waiting, the oldest one's age, last success and failure."""
+    from shop import health
+    from shop.webhooks import store
+
+    _require_schema()
+    rows = store.status()
+    for row in rows:
+        state = "disabled" if not row["enabled"] else "failing" if row["failing_since"] else "ok"
+        age = row["oldest_pending_age_seconds"]
+        click.echo(
+            f"{row['id']}  {state:<8}  backlog={row['backlog']}"
+            f"  oldest_pending={'-' if age is None else f'{age}s'}"
+            f"  last_success={row['last_success_at'] or 'never'}"
+            f"  last_failure={row['last_failure_at'] or 'never'}  {row['url']}"
+        )
+    if not rows:
+        click.echo("No webhooks.")
+    for queue, state in health.outbox_backlog().items():
+        age = state["oldest_pending_age_seconds"]
+        click.echo(
+            f"outbox {queue}: {state['pending']} pending"
+            + ("" if age is None else f", the oldest {age:.0f}s old")
+        )
 
 
 def _work(once: bool) -> None:

@@ -797,3 +797,37 @@ def http_json(base, method, path, cookie, **body):
         cookies = response.headers.get_all("Set-Cookie") or []
         session = next((c.split(";")[0] for c in cookies if "admin_session" in c), cookie)
         return json.loads(response.read()), session
+
+
+def test_webhooks_status_and_the_console_show_backlog_oldest_age_last_success_and_failure(
+    app, clock, owner_client, receiver
+):
+    from tests.admin_helpers import console_client
+
+    failing_receiver = Receiver(default=500)
+    try:
+        healthy = create_hook(owner_client, receiver.url, "product.created")
+        failing = create_hook(owner_client, failing_receiver.url, "product.created")
+        add_product(app, name="First")
+        work(app)  # sent to one, failed at the other (retried in about 5 s)
+        sent_at = worker.iso(clock())
+        clock.advance(3)
+        add_product(app, name="Second")  # waiting at both
+        result = app.test_cli_runner().invoke(args=["webhooks", "status"])
+    finally:
+        failing_receiver.stop()
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines()}
+    assert lines[healthy["id"]].split()[1:5] == ["ok", "backlog=1", "oldest_pending=0s",
+                                                  f"last_success={sent_at}"]  # fmt: skip
+    assert "last_failure=never" in lines[healthy["id"]]
+    assert lines[failing["id"]].split()[1:6] == [
+        "failing", "backlog=2", "oldest_pending=3s", "last_success=never",
+        f"last_failure={sent_at}",
+    ]  # fmt: skip
+    assert "outbox webhooks: 3 pending, the oldest 3s old" in result.output
+    assert "outbox mail: 0 pending" in result.output
+    page = console_client(app, "owner@example.com").get("/admin/webhooks").text
+    row = page.split(f'id="queue-{failing["id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert '"Waiting">2<' in row and "3 s" in row and "never" in row
+    assert "Mail waiting: 0" in page

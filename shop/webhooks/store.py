@@ -327,3 +327,32 @@ def deliveries_page(webhook_id: str, status: str | None, page: int, page_size: i
     )
     result["items"] = _present_deliveries(result["items"])
     return result
+
+
+_STATUS = """
+    SELECT w.id, w.url, w.enabled, w.last_success_at, w.failing_since,
+           (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id
+             AND d.status = 'pending' AND d.next_attempt_at IS NOT NULL) AS backlog,
+           (SELECT MIN(d.created_at) FROM webhook_deliveries d WHERE d.webhook_id = w.id
+             AND d.status = 'pending' AND d.next_attempt_at IS NOT NULL) AS oldest_pending_at,
+           (SELECT MAX(a.at) FROM webhook_attempts a
+             JOIN webhook_deliveries d ON d.id = a.delivery_id
+             WHERE d.webhook_id = w.id AND a.kind <> 'skipped'
+             AND (a.status_code IS NULL OR a.status_code NOT BETWEEN 200 AND 299))
+             AS last_failure_at
+    FROM webhooks w ORDER BY w.created_at, w.id"""
+
+
+def status() -> list[dict]:
+    """Per endpoint, for operators (``flask webhooks status``, the console): deliveries
+    waiting (``backlog``), the oldest one's age in seconds, the last success (written at
+    most once a minute) and the last failed attempt."""
+    moment = now()
+    rows = db.query(_STATUS)
+    for row in rows:
+        oldest = row["oldest_pending_at"]
+        row["enabled"] = bool(row["enabled"])
+        row["oldest_pending_age_seconds"] = (
+            max(0, int((moment - parse(oldest)).total_seconds())) if oldest else None
+        )
+    return rows
