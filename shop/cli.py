@@ -367,28 +367,11 @@ def webhooks_work(once):
 @webhooks_group.command("status")
 def webhooks_status():
     """Per endpoint: deliveries waiting, the oldest one's age, last success and failure."""
-    from shop import health
     from shop.webhooks import store
 
     _require_schema()
-    rows = store.status()
-    for row in rows:
-        state = "disabled" if not row["enabled"] else "failing" if row["failing_since"] else "ok"
-        age = row["oldest_pending_age_seconds"]
-        click.echo(
-            f"{row['id']}  {state:<8}  backlog={row['backlog']}"
-            f"  oldest_pending={'-' if age is None else f'{age}s'}"
-            f"  last_success={row['last_success_at'] or 'never'}"
-            f"  last_failure={row['last_failure_at'] or 'never'}  {row['url']}"
-        )
-    if not rows:
-        click.echo("No webhooks.")
-    for queue, state in health.outbox_backlog().items():
-        age = state["oldest_pending_age_seconds"]
-        click.echo(
-            f"outbox {queue}: {state['pending']} pending"
-            + ("" if age is None else f", the oldest {age:.0f}s old")
-        )
+    for line in store.status_lines():
+        click.echo(line)
 
 
 def _work(once: bool) -> None:
