@@ -831,3 +831,44 @@ def test_webhooks_status_and_the_console_show_backlog_oldest_age_last_success_an
     row = page.split(f'id="queue-{failing["id"]}"', 1)[1].split("</tr>", 1)[0]
     assert '"Waiting">2<' in row and "3 s" in row and "never" in row
     assert "Mail waiting: 0" in page
+
+
+def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_them(
+    make_app, owner_client
+):
+    from shop import deadlines
+    from shop.webhooks import pool
+
+    app, owner = owner_with_timeout(make_app, 5)
+    hung, healthy = Misbehaving("silent"), Receiver()
+    stop = threading.Event()
+    sender = pool.Sender(app, stop)
+    try:
+        slow = create_hook(owner, hung.url, "product.created")
+        fast = create_hook(owner, healthy.url, "product.created")
+        for n in range(3):
+            add_product(app, name=f"Tea {n}")  # 3 deliveries to each
+        with app.app_context():
+            assert sender.dispatch() == 4  # 2 to each origin; the third of each waits
+        for _ in range(1000):  # bounded poll: the healthy ones answered, the hung ones held
+            if len(healthy.requests) == 2 and len(hung.held) == 2 and sender.running == 2:
+                break
+            threading.Event().wait(0.01)
+        assert len(healthy.requests) == 2 and len(hung.held) == 2
+        with app.app_context():
+            assert sender.dispatch() == 1  # the healthy origin's third, past the hung backlog
+        for _ in range(1000):
+            if len(healthy.requests) == 3 and sender.running == 2:
+                break
+            threading.Event().wait(0.01)
+        assert len(healthy.requests) == 3 and len(hung.held) == 2  # never a third at once
+    finally:
+        stop.set()  # as SIGTERM does: the attempts in flight are cut and given back
+        deadlines.cut_all()
+        sender.threads.shutdown(wait=True)
+        hung.stop()
+        healthy.stop()
+    assert all(d["status"] == "succeeded" for d in deliveries(owner, fast["id"]))
+    held = deliveries(owner, slow["id"])
+    assert [d["attempts"] for d in held] == [[], [], []]  # cut on stop: released, not logged
+    assert all(d["status"] == "pending" and d["next_attempt_at"] for d in held)

@@ -75,18 +75,8 @@ def due(limit: int) -> list[dict]:
 
 
 def claim_seen(rows: list[dict]) -> dict[str, str]:
-    """Claim the requests of ``rows`` no other worker took since they were read: their ids
-    and lease tokens."""
-    lease, taken = iso(now() + worker.lease_length()), {}
-    if rows:
-        with db.transaction():
-            for row in rows:
-                if db.execute(
-                    "UPDATE webhook_requests SET due_at = :lease WHERE id = :id AND due_at = :seen",
-                    {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
-                ):
-                    taken[row["id"]] = lease
-    return taken
+    """Claim the requests of ``rows`` no other worker took since they were read."""
+    return worker.claim_seen(rows, "webhook_requests", "due_at")
 
 
 def send(request_id: str, lease: str, stop=None, connections=None) -> None:

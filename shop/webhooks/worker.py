@@ -1,14 +1,13 @@
-"""Webhook delivery: the outbox's queue and its upkeep, run by the scheduler (``shop/jobs.py``).
+"""Webhook delivery: one delivery's attempt, its record and the queue's upkeep.
 
-A pass (``deliver_due``) claims due deliveries in a short transaction (``FOR UPDATE SKIP
-LOCKED`` on PostgreSQL, so workers on several nodes share the outbox; SQLite lets one writer
-in at a time) by pushing their next attempt a lease ahead (one attempt's timeout and
-``LEASE_MARGIN``; that moment is the lease's token), then sends them one by one outside any
-transaction, renewing a delivery's lease before its attempt when it runs short and
-recording each attempt as soon as it ends. A result is written only while the token is
-still the worker's, and a delivery another worker took meanwhile is not sent again. A
-worker that dies mid-pass leaves its deliveries due again within about a minute: at least
-once.
+The worker's loop (``shop/webhooks/pool.py``) claims a due delivery just before its attempt
+(``claim_seen``: pushing its next attempt a lease ahead, one attempt's timeout and
+``SHOP_WORKER_LEASE_MARGIN``; that moment is the lease's token) and sends it
+(``send_claimed``); ``deliver_due`` does the same one by one (``--once``). A lease running
+short is renewed before the attempt, each attempt is recorded as soon as it ends, and a
+result is written only while the token is still the worker's: a delivery another worker
+took meanwhile is not sent again. A killed worker's claims are due again when their
+leases end: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
 every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
@@ -97,16 +96,18 @@ def claim(batch: int = BATCH) -> dict[str, str]:
     return dict.fromkeys(ids, lease)
 
 
-def claim_seen(rows: list[dict]) -> dict[str, str]:
-    """Claim the deliveries of ``rows`` (their id and ``next_attempt_at`` as read) that no
-    other worker claimed since: their ids and lease tokens (``shop/webhooks/pool.py``)."""
+def claim_seen(
+    rows: list[dict], table: str = "webhook_deliveries", column: str = "next_attempt_at"
+):
+    """Claim the items of ``rows`` (id, and ``next_attempt_at`` as read) that no other
+    worker claimed since: ``{id: lease token}``. Deliveries, or requests (``manual``)."""
     lease, taken = iso(now() + lease_length()), {}
     if rows:
         with db.transaction():
             for row in rows:
                 if db.execute(
-                    "UPDATE webhook_deliveries SET next_attempt_at = :lease"
-                    " WHERE id = :id AND next_attempt_at = :seen",
+                    f"UPDATE {table} SET {column} = :lease"  # noqa: S608 - our names
+                    f" WHERE id = :id AND {column} = :seen",
                     {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
                 ):
                     taken[row["id"]] = lease
