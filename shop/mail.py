@@ -186,7 +186,7 @@ def deliver_due(stop=None) -> int:
     again soon. Before each message its lease is checked and renewed: one whose lease was
     lost is not sent by this worker. Each message is cut at its deadline and its outcome
     written as soon as it is known. When ``stop`` is set (SIGTERM) the messages not yet
-    tried are released at once.
+    tried, and one whose sending the stop cut, are released at once.
     """
     with db.transaction():
         due = _due(now())
@@ -202,6 +202,9 @@ def deliver_due(stop=None) -> int:
             if held is None:
                 continue
             error = _deliver(held, session)
+            if error is not None and stop is not None and stop.is_set():
+                _release([held])  # cut by the stop: due again at once, no attempt counted
+                continue
             with db.transaction():
                 if error is None:
                     _sent(held)
