@@ -82,6 +82,9 @@ def claim_seen(rows: list[dict]) -> dict[str, str]:
 def send(request_id: str, lease: str, stop=None, connections=None) -> None:
     """Make one claimed request's attempt and record it (its request gone with it); on a
     stop, a cut attempt is not recorded and the request is due again at once."""
+    if stop is not None and stop.is_set():  # stopping before it began: due again at once
+        _release(request_id, lease)
+        return
     asked = db.one(
         "SELECT id, delivery_id, kind, requested_at FROM webhook_requests"
         " WHERE id = :id AND due_at = :lease",
@@ -98,13 +101,18 @@ def send(request_id: str, lease: str, stop=None, connections=None) -> None:
     else:
         result = worker.try_send(row, asked["kind"], {}, connections)
     if stop is not None and stop.is_set() and not result[1].ok and result[1].status_code is None:
-        with db.transaction():
-            db.execute(
-                "UPDATE webhook_requests SET due_at = :now WHERE id = :id AND due_at = :lease",
-                {"now": iso(now()), "id": request_id, "lease": lease},
-            )
+        _release(request_id, lease)  # cut by the stop: not logged, due again at once
         return
     worker.record([result])
+
+
+def _release(request_id: str, lease: str) -> None:
+    """Give a claimed request back, due now, if its lease is still this worker's."""
+    with db.transaction():
+        db.execute(
+            "UPDATE webhook_requests SET due_at = :now WHERE id = :id AND due_at = :lease",
+            {"now": iso(now()), "id": request_id, "lease": lease},
+        )
 
 
 def deliver_due(batch: int = worker.BATCH) -> int:

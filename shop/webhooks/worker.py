@@ -165,9 +165,6 @@ def deliver_due(batch: int = BATCH, stop=None) -> int:
         owners, health, connections = {}, {}, delivery.Connections()
         try:
             for delivery_id in sorted(leases):
-                if stop is not None and stop.is_set():
-                    _release(delivery_id, leases[delivery_id])
-                    continue
                 send_claimed(delivery_id, leases[delivery_id], stop, connections, owners, health)
         finally:
             connections.close()
@@ -183,8 +180,10 @@ def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owne
     connection was cut) is not recorded: the delivery is released, due at once, for any
     worker to send (at least once: the receiver may have seen it).
     """
-    owners = {} if owners is None else owners
-    health = {} if health is None else health
+    if stop is not None and stop.is_set():  # stopping before it began: given back, untried
+        _release(delivery_id, lease)
+        return
+    owners, health = ({} if owners is None else owners), ({} if health is None else health)
     rows = load([delivery_id])
     lease = _renew(delivery_id, lease) if rows else None
     if lease is None:  # gone, or another worker holds it now: it sends, not this one
