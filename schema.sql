@@ -468,6 +468,20 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 
 CREATE INDEX IF NOT EXISTS webhook_attempts_delivery ON webhook_attempts (delivery_id, at);
 
+-- Pings and replays queued for the worker (migration 0011): one attempt asked for and not
+-- yet made; its id becomes the attempt's. due_at: when the worker may take it, then its
+-- lease's token.
+CREATE TABLE IF NOT EXISTS webhook_requests (
+    id TEXT PRIMARY KEY,
+    delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    due_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS webhook_requests_due ON webhook_requests (due_at);
+CREATE INDEX IF NOT EXISTS webhook_requests_delivery ON webhook_requests (delivery_id);
+
 -- Account protection (migration 0004) -----------------------------------------------------
 -- Two-factor sign-in of administrators: the TOTP secret (needed in clear to check codes),
 -- enabled once confirmed; last_step is the last time step accepted, so no code works twice.

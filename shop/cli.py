@@ -355,7 +355,7 @@ def jobs_run(once):
 @click.group("webhooks", cls=AppGroup)
 @with_appcontext
 def webhooks_group():
-    """Deliver webhooks (the older name of `flask jobs run`)."""
+    """Webhooks: their delivery status, and the worker (the older name of `flask jobs run`)."""
 
 
 @webhooks_group.command("work")
@@ -363,6 +363,16 @@ def webhooks_group():
 def webhooks_work(once):
     """Run the worker (`flask jobs run`): webhooks, mail and every periodic job."""
     _work(once)
+
+
+@webhooks_group.command("status")
+def webhooks_status():
+    """Per endpoint: deliveries waiting, the oldest one's age, last success and failure."""
+    from shop.webhooks import store
+
+    _require_schema()
+    for line in store.status_lines():
+        click.echo(line)
 
 
 def _work(once: bool) -> None:

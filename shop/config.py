@@ -164,6 +164,11 @@ def _read(env) -> dict:
         "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
         "MAIL_RETENTION_DAYS": _int(env, "SHOP_MAIL_RETENTION_DAYS", 30, minimum=1),
         "WORKER_STOP_TIMEOUT": _int(env, "SHOP_WORKER_STOP_TIMEOUT", 10, minimum=1),
+        # The worker's isolation (shop/webhooks/pool.py) and its leases' margin beyond one
+        # attempt (a killed worker's claims are due again after about timeout + margin).
+        "WEBHOOKS_CONCURRENCY": _int(env, "SHOP_WEBHOOKS_CONCURRENCY", 8, minimum=1),
+        "WEBHOOKS_PER_ORIGIN": _int(env, "SHOP_WEBHOOKS_PER_ORIGIN", 2, minimum=1),
+        "WORKER_LEASE_MARGIN": _int(env, "SHOP_WORKER_LEASE_MARGIN", 30, minimum=1),
         # Diagnostics: /metrics answers 404 unless one of these allows a scraper.
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
