@@ -6,7 +6,7 @@ replay and ping. Every action goes through ``shop.webhooks.store``, as the JSON 
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop.admin.views import PAGE_SIZE, _require, bp
+from shop.admin.views import PAGE_SIZE, _require, bp, for_people
 from shop.errors import error_response
 from shop.webhooks import store
 from shop.webhooks.events import EVENTS, allowed_events
@@ -17,6 +17,10 @@ def webhooks():
     """Every webhook, newest first, with its last success and since when it fails."""
     _require("webhooks.read")
     return render_template("admin/webhooks.html", result=store.list_page(1, 100))
+
+
+# The create form's labels, for what the API says of a field.
+_LABELS = {"url": "Endpoint URL", "description": "Description"}
 
 
 def _form_page(form: dict, error: str | None = None, status: int = 200):
@@ -47,7 +51,7 @@ def create_webhook():
         created = store.create(form, g.caller)
     except HTTPException as error:
         body, status, _ = error_response(error)
-        return _form_page(form, body["message"], status)
+        return _form_page(form, for_people(body["message"], _LABELS), status)
     return render_template("admin/webhook_created.html", hook=created)
 
 

@@ -69,6 +69,7 @@ _SETUP_ENDPOINTS = frozenset(
         "admin.two_factor",
         "admin.two_factor_setup",
         "admin.two_factor_confirm",
+        "admin.two_factor_cancel",
     }
 )
 
