@@ -15,6 +15,7 @@ from flask.cli import AppGroup, with_appcontext
 from werkzeug.exceptions import HTTPException
 
 from shop import db
+from shop.demo import demo_command
 from shop.errors import Unavailable
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
@@ -427,5 +428,6 @@ def register(app: Flask) -> None:
         jobs_group,
         webhooks_group,
         mail_group,
+        demo_command,
     ):
         app.cli.add_command(command)
