@@ -168,6 +168,7 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "content-sync",
         "orders-setup",
         "orders-walkthrough",
+        "orders-sync",
         "operations-backup",
     }
 
