@@ -185,7 +185,9 @@ CREATE TABLE IF NOT EXISTS products (
     active INTEGER NOT NULL DEFAULT 1,
     category_id TEXT REFERENCES categories (id),
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '[]',
+    low_stock_threshold BIGINT
 );
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
@@ -196,6 +198,44 @@ CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_
 CREATE INDEX IF NOT EXISTS products_name ON products (name, id);
 CREATE INDEX IF NOT EXISTS products_price ON products (price_cents, id);
 CREATE INDEX IF NOT EXISTS products_created ON products (created_at, id);
+
+-- Variants (0007): every product has at least one; price_cents, stock and sku of products are
+-- kept by every variant write (lowest active price, total active stock, a lone variant's SKU),
+-- so the product list keeps its indexes. option_key is the JSON list of the option values in
+-- the product's option order. stock_low marks the one variant.stock_low event until the stock
+-- is above the product's low_stock_threshold again. image_id: no foreign key (images, 0008).
+-- The triggers (schema.sqlite.sql / schema.postgresql.sql) bridge the previous release.
+CREATE TABLE IF NOT EXISTS product_variants (
+    id TEXT PRIMARY KEY,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    sku TEXT UNIQUE,
+    options TEXT NOT NULL DEFAULT '{}',
+    option_key TEXT NOT NULL DEFAULT '[]',
+    price_cents BIGINT NOT NULL CHECK (price_cents >= 0),
+    compare_at_price_cents BIGINT CHECK (compare_at_price_cents >= price_cents),
+    stock BIGINT NOT NULL DEFAULT 0 CHECK (stock >= 0),
+    weight_grams BIGINT CHECK (weight_grams >= 0),
+    image_id TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    position INTEGER NOT NULL DEFAULT 1,
+    stock_low INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (product_id, option_key)
+);
+
+CREATE INDEX IF NOT EXISTS product_variants_product ON product_variants (product_id, position, id);
+
+CREATE TABLE IF NOT EXISTS variant_option_values (
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    product_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (variant_id, name)
+);
+
+CREATE INDEX IF NOT EXISTS variant_option_values_lookup
+    ON variant_option_values (name, value, product_id);
 
 CREATE TABLE IF NOT EXISTS collections (
     id TEXT PRIMARY KEY,
@@ -279,6 +319,8 @@ CREATE TABLE IF NOT EXISTS order_items (
     unit_price_cents BIGINT NOT NULL,
     quantity INTEGER NOT NULL,
     line_total_cents BIGINT NOT NULL,
+    variant_id TEXT,
+    options TEXT,
     PRIMARY KEY (order_id, line)
 );
 

@@ -12,6 +12,7 @@ import json
 import re
 
 from flask import request
+from marshmallow import fields
 
 from shop.errors import abort
 
@@ -97,3 +98,15 @@ def check(data) -> None:
                 _refuse(path or "body")
             child = f"{path}.{key}" if path else str(key)
             stack.append((item, child, depth + 1))
+
+
+class StrictBoolean(fields.Boolean):
+    """A JSON body's boolean: ``true`` or ``false`` only (marshmallow also takes 1 and "yes").
+
+    Query strings keep ``fields.Boolean``, where ``?active=1`` is the norm.
+    """
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value

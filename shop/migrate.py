@@ -336,6 +336,8 @@ def load_schema(database: Database) -> None:
         with database.transaction():
             database.lock(_LOCK)
             run_script(database, SCHEMA_PATH.read_text())
+            # What the engines write differently (the triggers): schema.<engine>.sql.
+            run_script(database, SCHEMA_PATH.with_suffix(f".{database.engine}.sql").read_text())
             database.execute(RECORDS_DDL)
             for migration in available(database.engine):
                 _record(database, migration)

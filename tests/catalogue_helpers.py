@@ -19,9 +19,14 @@ class Catalogue:
     def category(self, **fields) -> dict:
         return self._post("/categories", {"name": f"Category {next(_counter)}", **fields})
 
-    def product(self, **fields) -> dict:
+    def product(self, generate=False, **fields) -> dict:
+        """A product; with ``generate``, every combination of its options as variants."""
         body = {"name": f"Product {next(_counter)}", "price_cents": 1000, "stock": 3, **fields}
-        return self._post("/products", body)
+        product = self._post("/products", body)
+        if generate:
+            response = self.owner.post(f"/products/{product['id']}/variants/generate", json={})
+            assert response.status_code == 200, response.json
+        return product
 
     def collection(self, **fields) -> dict:
         return self._post("/collections", {"title": f"Collection {next(_counter)}", **fields})

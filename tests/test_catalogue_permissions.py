@@ -12,6 +12,7 @@ PREFIXES = ("/products", "/categories", "/collections", "/content", "/settings")
 
 # How to call each route with a valid request: (path, JSON body). Targets are made fresh for
 # every call, so a successful DELETE never breaks the next caller's request.
+SIZES = [{"name": "Size", "values": ["S", "M"]}]
 REQUESTS = {
     ("get", "/products"): lambda c: ("/products", None),
     ("post", "/products"): lambda c: ("/products", {"name": "New", "price_cents": 5}),
@@ -21,6 +22,26 @@ REQUESTS = {
         {"stock": 5},
     ),
     ("delete", "/products/{product_id}"): lambda c: (f"/products/{c.product()['id']}", None),
+    ("get", "/products/{product_id}/variants"): lambda c: (
+        f"/products/{c.product()['id']}/variants",
+        None,
+    ),
+    ("post", "/products/{product_id}/variants"): lambda c: (
+        f"/products/{c.product(options=SIZES)['id']}/variants",
+        {"options": {"Size": "M"}},
+    ),
+    ("post", "/products/{product_id}/variants/generate"): lambda c: (
+        f"/products/{c.product(options=SIZES)['id']}/variants/generate",
+        {},
+    ),
+    ("patch", "/products/{product_id}/variants/{variant_id}"): lambda c: (
+        "/products/{0}/variants/{0}".format(c.product()["id"]),  # the default variant's id
+        {"stock": 2},
+    ),
+    ("delete", "/products/{product_id}/variants/{variant_id}"): lambda c: (
+        "/products/{0}/variants/{0}".format(c.product(options=SIZES, generate=True)["id"]),
+        None,
+    ),
     ("get", "/categories"): lambda c: ("/categories", None),
     ("post", "/categories"): lambda c: ("/categories", {"name": "New"}),
     ("get", "/categories/{category_id}"): lambda c: (f"/categories/{c.category()['id']}", None),

@@ -33,16 +33,20 @@ def test_checkout_places_a_pending_order_priced_from_the_database(app, customer_
     assert order["items"] == [
         {
             "product_id": teapot,
+            "variant_id": teapot,  # the default variant has the product's id
             "name": "Teapot",
             "sku": "TP-1",
+            "options": {},
             "unit_price_cents": 2500,
             "quantity": 2,
             "line_total_cents": 5000,
         },
         {
             "product_id": cups,
+            "variant_id": cups,
             "name": "Cups",
             "sku": None,
+            "options": {},
             "unit_price_cents": 799,
             "quantity": 3,
             "line_total_cents": 2397,

@@ -13,7 +13,7 @@ import pytest
 from shop import db
 from tests.conftest import PASSWORD
 from tests.live import LiveServer
-from tests.orders_helpers import add_product, basket, product_row
+from tests.orders_helpers import add_product, basket, catalogue_client, product_row
 
 pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
 
@@ -131,3 +131,52 @@ def test_concurrent_retries_with_one_idempotency_key_place_one_order(server):
     assert product_row(app, teapot)["stock"] == 47
     with app.app_context():
         assert db.value("SELECT COUNT(*) FROM orders") == 1
+
+
+def test_twenty_checkouts_for_the_last_unit_of_a_variant_place_one_order(server):
+    app, live = server
+    shirt = catalogue_client(app).post(
+        "/products",
+        json={
+            "name": "Shirt",
+            "price_cents": 1500,
+            "stock": 9,
+            "options": [{"name": "Size", "values": ["S", "M"]}],
+        },
+    )
+    assert shirt.status_code == 201, shirt.json
+    made = catalogue_client(app).post(
+        f"/products/{shirt.json['id']}/variants/generate", json={"stock": 1}
+    )
+    assert made.status_code == 200 and made.json["total"] == 1, made.json
+    last = made.json["items"][0]["id"]  # Size M: one unit; Size S keeps its 9
+    buyers = 20
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        registered = list(
+            pool.map(
+                lambda i: call(
+                    live.url + "/auth/register",
+                    {"email": f"v{i}@example.com", "password": PASSWORD, "name": f"V{i}"},
+                ),
+                range(buyers),
+            )
+        )
+    cookies = [cookie for _, _, cookie in registered]
+    start = threading.Barrier(buyers)
+
+    def buy(i):
+        start.wait()
+        body = {**basket(), "items": [{"variant_id": last, "quantity": 1}]}
+        return call(live.url + "/payments/checkout", body, cookies[i])
+
+    with ThreadPoolExecutor(max_workers=buyers) as pool:
+        results = list(pool.map(buy, range(buyers)))
+
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == [201] + [409] * (buyers - 1), statuses
+    order = next(body for status, body, _ in results if status == 201)
+    assert order["items"][0]["variant_id"] == last
+    assert order["items"][0]["options"] == {"Size": "M"}
+    product = product_row(app, shirt.json["id"])
+    assert {v["options"]["Size"]: v["stock"] for v in product["variants"]} == {"S": 9, "M": 0}
+    assert product["stock"] == 9 and product["in_stock"]

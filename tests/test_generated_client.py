@@ -94,6 +94,7 @@ def test_a_shops_day_through_the_generated_client(generated, server):
     m = importlib.import_module(f"{PACKAGE}.models")
     products, categories, orders = api("products"), api("categories"), api("orders")
     auth, keys, payments = api("auth"), api("api_keys"), api("payments")
+    variants = api("variants")
     customers = api("customers")
     client_module = importlib.import_module(f"{PACKAGE}.client")
     Client, Authenticated = client_module.Client, client_module.AuthenticatedClient
@@ -121,8 +122,27 @@ def test_a_shops_day_through_the_generated_client(generated, server):
             ("Draft", 5, False),
         ]
     ]
-    assert all(isinstance(p, m.Product) for p in made)
+    assert all(isinstance(p, m.ProductDetail) for p in made)
     assert made[0].created_at.tzinfo is not None  # a real date-time
+
+    # A product with options starts with its first variant; generate makes the others.
+    shirt = products.create_product.sync(
+        client=owner,
+        body=m.ProductCreate(
+            name="Shirt", price_cents=2000, stock=1, options=[m.Option("Size", ["S", "M"])]
+        ),
+    )
+    assert [v.options.additional_properties for v in shirt.variants] == [{"Size": "S"}]
+    generated_variants = variants.generate_variants.sync(
+        shirt.id, client=owner, body=m.Generate(stock=4, price_cents=2200)
+    )
+    assert isinstance(generated_variants, m.VariantList) and generated_variants.total == 1
+    medium = generated_variants.items[0]
+    assert medium.options.additional_properties == {"Size": "M"} and medium.stock == 4
+    renamed = variants.update_variant.sync(
+        shirt.id, medium.id, client=owner, body=m.VariantUpdate(sku="SHIRT-M")
+    )
+    assert isinstance(renamed, m.Variant) and renamed.sku == "SHIRT-M"
 
     # An API key, used as Bearer: it sees inactive products (optional security).
     created = keys.create_api_key.sync(
@@ -187,6 +207,14 @@ def test_a_shops_day_through_the_generated_client(generated, server):
     assert cancelled.status == m.OrderStatusValue.CANCELLED
     assert isinstance(orders.cancel_order.sync(second.id, client=customer), m.Error)
 
+    # A variant bought by its id: the line names it, its SKU and its options.
+    body.items = [m.CheckoutItem(variant_id=medium.id, quantity=1)]
+    third = payments.checkout.sync(client=customer, body=body, idempotency_key="k-3")
+    assert isinstance(third, m.Order) and third.total_cents == 2200
+    line = third.items[0]
+    assert (line.variant_id, line.sku) == (medium.id, "SHIRT-M")
+    assert line.options.additional_properties == {"Size": "M"}
+
     # Lists: paginated, filtered, sorted.
     page = products.list_products.sync(
         client=anonymous(),
@@ -199,7 +227,7 @@ def test_a_shops_day_through_the_generated_client(generated, server):
     assert [p.name for p in page.items] == ["Oolong"]
     mine = orders.list_orders.sync(client=customer, status=m.OrderStatusValue.CANCELLED)
     assert isinstance(mine, m.OrderPage) and [o.id for o in mine.items] == [second.id]
-    assert orders.list_orders.sync(client=owner, created_after=date(2000, 1, 1)).total == 2
+    assert orders.list_orders.sync(client=owner, created_after=date(2000, 1, 1)).total == 3
     later = datetime.now(UTC) + timedelta(days=1)
     assert orders.list_orders.sync(client=owner, created_after=later).total == 0
 

@@ -189,7 +189,7 @@ def test_enums_are_named_and_do_not_clash(spec):
 def test_servers_tags_and_security_schemes(spec):
     assert spec["servers"] == [{"url": "/", "description": "This shop."}]
     tags = [t["name"] for t in spec["tags"]]
-    assert tags[:4] == ["products", "categories", "collections", "orders"]
+    assert tags[:5] == ["products", "variants", "categories", "collections", "orders"]
     assert tags[-1] == "audit"
     for name, scheme in spec["components"]["securitySchemes"].items():
         assert scheme["description"], name

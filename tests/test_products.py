@@ -93,8 +93,10 @@ def test_put_changes_only_the_fields_given(owner_client, catalogue, clock):
     changed = response.json
     assert changed["stock"] == 5
     assert changed["updated_at"] > product["updated_at"]
-    unchanged = {k: v for k, v in changed.items() if k not in ("stock", "updated_at")}
-    assert unchanged == {k: v for k, v in product.items() if k not in ("stock", "updated_at")}
+    assert changed["variants"][0]["stock"] == 5  # the default variant's
+    moved = ("stock", "updated_at", "variants")
+    unchanged = {k: v for k, v in changed.items() if k not in moved}
+    assert unchanged == {k: v for k, v in product.items() if k not in moved}
 
     bad = owner_client.put(f"/products/{product['id']}", json={"stock": -1, "name": "Other"})
     assert bad.status_code == 400 and bad.json["message"].startswith("stock:")

@@ -116,6 +116,21 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
         else:
             assert counts[table] == before, table
 
+    # 0007: every product became one default variant (its own id) with its price, stock and
+    # SKU, and every order line points at it.
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        products = database.query("SELECT id, sku, price_cents, stock FROM products ORDER BY id")
+        variants = database.query(
+            "SELECT product_id AS id, sku, price_cents, stock FROM product_variants"
+            " WHERE id = product_id AND options = '{}' ORDER BY id"
+        )
+        lines = database.query("SELECT product_id, variant_id, options FROM order_items")
+    assert len(products) == 3 and variants == products
+    assert lines and all(
+        line["variant_id"] == line["product_id"] and line["options"] == "{}" for line in lines
+    )
+
     owner = client(app, cookie=seeded["owner_cookie"])
     customer = client(app, cookie=seeded["customer_cookie"])
     callers = {
@@ -138,6 +153,10 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
     rolled = run_previous(previous_release, database_url, "use")
     product = owner.get(f"/products/{rolled['product_id']}")
     assert product.status_code == 200 and product.json["stock"] == 3  # 5, set to 4, 1 sold
+    # its default variant, made and kept by the bridge triggers of 0007
+    assert [(v["id"], v["stock"], v["price_cents"]) for v in product.json["variants"]] == [
+        (rolled["product_id"], 3, 600)
+    ]
     order = owner.get(f"/orders/{rolled['order_id']}")
     assert order.status_code == 200 and order.json["status"] == "paid"
     assert owner.get("/orders").json["total"] == rolled["orders"] == 3

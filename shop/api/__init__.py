@@ -21,6 +21,7 @@ def register_blueprints(api) -> None:
         settings,
         two_factor,
         users,
+        variants,
         webhooks,
     )
 
@@ -28,6 +29,7 @@ def register_blueprints(api) -> None:
     # The order of the tags in the description: as a shop owner reads, administration last.
     for module in (
         products,
+        variants,
         categories,
         collections,
         orders,

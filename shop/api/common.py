@@ -24,6 +24,7 @@ from shop import db, inbound
 from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
+from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
 from shop.openapi import (
     ConventionsPlugin,
     DateOrDateTime,
@@ -195,18 +196,6 @@ class Api(flask_smorest.Api):
                 if request.path == prefix or request.path.startswith(prefix + "/"):
                     return handler(error)
         return error_response(error)
-
-
-class StrictBoolean(fields.Boolean):
-    """A JSON body's boolean: ``true`` or ``false`` only (marshmallow also takes 1 and "yes").
-
-    Query strings keep ``fields.Boolean``, where ``?active=1`` is the norm.
-    """
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 class PageQuerySchema(Schema):

@@ -27,10 +27,22 @@ def _known_method(value: str) -> None:
 
 
 class CheckoutItemSchema(Schema):
-    product_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    variant_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "The variant to buy; or `product_id` alone."},
+    )
+    product_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "Enough for a product with one variant."},
+    )
     quantity = fields.Integer(
         strict=True, required=True, validate=validate.Range(min=1, max=MAX_QUANTITY)
     )
+
+    @validates_schema
+    def _names_what_to_buy(self, data, **_kwargs):
+        if "variant_id" not in data and "product_id" not in data:
+            raise ValidationError("give a variant_id, or a product_id.", "product_id")
 
 
 class CheckoutSchema(Schema):
@@ -50,14 +62,19 @@ class CheckoutSchema(Schema):
     )
 
     @validates_schema
-    def _one_line_per_product(self, data, **_kwargs):
+    def _one_line_per_variant(self, data, **_kwargs):
         seen = set()
         for item in data.get("items", []):
-            if item["product_id"] in seen:
+            thing = (
+                ("variant", item["variant_id"])
+                if "variant_id" in item
+                else ("product", item["product_id"])
+            )
+            if thing in seen:
                 raise ValidationError(
-                    f"product {item['product_id']} is listed twice; give it one line.", "items"
+                    f"{thing[0]} {thing[1]} is listed twice; give it one line.", "items"
                 )
-            seen.add(item["product_id"])
+            seen.add(thing)
 
 
 class IdempotencyHeadersSchema(Schema):
@@ -90,10 +107,11 @@ class Checkout(MethodView):
         """Place an order
 
         Takes the stock, numbers the order and records its payment in one transaction: an
-        unknown or inactive product is a 400 and too little stock a 409, both naming the
-        product, and nothing is written. With the `manual` payment method the order stays
-        `pending` until an administrator marks it `paid`. Limited to 10 requests a minute
-        per client address, invalid ones included.
+        unknown or inactive product or variant is a 400 and too little stock a 409, both
+        naming it, and nothing is written. A line names a `variant_id`, or a `product_id`
+        when the product has one variant (with several, a 400 lists them). With the
+        `manual` payment method the order stays `pending` until an administrator marks it
+        `paid`. Limited to 10 requests a minute per client address, invalid ones included.
         """
         key = headers.get("idempotency_key")
         order_id, created, order = checkout.place_order(

@@ -8,31 +8,33 @@ their own copy of its name and price.
 
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
-from shop import audit, db, slugs, totals, webhooks
+from shop import db, totals
 from shop.api.common import (
     LIKE,
     Blueprint,
     PageQuerySchema,
-    StrictBoolean,
     Where,
     like_pattern,
     page_schema,
     paginate,
 )
-from shop.api.schemas import ProductSchema
+from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
-from shop.clock import now_iso
 from shop.errors import abort
 from shop.openapi import enum_field, responds
-from shop.services.catalogue import SELECT, check_exists, get_product, load_product, present
+from shop.services import products
+from shop.services.catalogue import SELECT, get_product, present
+from shop.services.catalogue_input import (
+    CategoryId,
+    Price,
+    ProductCreateSchema,
+    ProductUpdateSchema,
+)
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
-
-MAX_PRICE = 10**12  # minor units; far beyond any shop, well inside JSON's safe integers
-MAX_STOCK = 10**9
 
 # The category :category_id and every category below it.
 _IN_CATEGORY_TREE = """p.category_id IN (
@@ -51,37 +53,6 @@ _SORTS = {
     "created_at": "p.created_at, p.id",
     "-created_at": "p.created_at DESC, p.id DESC",
 }
-
-Name = validate.Length(min=1, max=200)
-Description = validate.Length(max=50_000)
-Sku = validate.Length(min=1, max=64)
-Price = validate.Range(min=0, max=MAX_PRICE)
-Stock = validate.Range(min=0, max=MAX_STOCK)
-CategoryId = validate.Length(max=64)
-
-
-class ProductCreateSchema(Schema):
-    name = fields.String(required=True, validate=Name)
-    slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the name when left out."}
-    )
-    description = fields.String(load_default="", validate=Description)
-    sku = fields.String(load_default=None, allow_none=True, validate=Sku)
-    price_cents = fields.Integer(required=True, strict=True, validate=Price)
-    stock = fields.Integer(load_default=0, strict=True, validate=Stock)
-    active = StrictBoolean(load_default=True)
-    category_id = fields.String(load_default=None, allow_none=True, validate=CategoryId)
-
-
-class ProductUpdateSchema(Schema):
-    name = fields.String(validate=Name)
-    slug = fields.String(validate=slugs.Slug)
-    description = fields.String(validate=Description)
-    sku = fields.String(allow_none=True, validate=Sku)
-    price_cents = fields.Integer(strict=True, validate=Price)
-    stock = fields.Integer(strict=True, validate=Stock)
-    active = StrictBoolean()
-    category_id = fields.String(allow_none=True, validate=CategoryId)
 
 
 class ProductQuerySchema(PageQuerySchema):
@@ -110,13 +81,6 @@ class ProductQuerySchema(PageQuerySchema):
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
-
-
-def _check_sku(sku: str | None, own_id: str = "") -> None:
-    if sku is not None and db.value(
-        "SELECT 1 FROM products WHERE sku = :sku AND id <> :id", {"sku": sku, "id": own_id}
-    ):
-        abort(409, f"sku: {sku!r} is already used by another product.")
 
 
 @blp.route("")
@@ -181,99 +145,47 @@ class Products(MethodView):
     @blp.doc(operationId="createProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")
     @blp.arguments(ProductCreateSchema)
-    @blp.response(201, ProductSchema)
+    @blp.response(201, ProductDetailSchema)
     @require_permission("products.create")
     def post(self, data):
-        """Create a product"""
-        product_id, moment = db.new_id(), now_iso()
+        """Create a product
+
+        It starts with one variant: the first value of each option (none without options),
+        priced and stocked from `price_cents` and `stock`, with the `sku`.
+        """
         with db.transaction():
-            db.lock("products")
-            if data["category_id"] is not None:
-                db.lock("categories")  # so the category cannot be deleted meanwhile
-                check_exists(data["category_id"])
-            _check_sku(data["sku"])
-            slug = slugs.claim("products", data.get("slug"), data["name"], "product")
-            db.execute(
-                "INSERT INTO products (id, name, slug, description, sku, price_cents, stock,"
-                " active, category_id, created_at, updated_at) VALUES (:id, :name, :slug,"
-                " :description, :sku, :price_cents, :stock, :active, :category_id, :now, :now)",
-                {**data, "id": product_id, "slug": slug, "now": moment},
-            )
-            totals.bump(totals.PRODUCTS)
-            totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]))
-            audit.record(
-                "product.created",
-                {"product_id": product_id, "slug": slug, "price_cents": data["price_cents"]},
-            )
-            webhooks.emit("product.created", product_id, load_product)
+            product_id = products.create_product(data)
         return get_product(product_id)
-
-
-# SET fragments for PUT: only the fields given are written, so a concurrent stock change by
-# an order is not overwritten by an edit of the name.
-_SETS = {
-    field: f"{field} = :{field}"
-    for field in (
-        "name",
-        "slug",
-        "description",
-        "sku",
-        "price_cents",
-        "stock",
-        "active",
-        "category_id",
-    )
-}
 
 
 @blp.route("/<id:product_id>")
 class ProductById(MethodView):
     @blp.doc(operationId="getProduct")
     @shows_more_with("products.read", "inactive products")
-    @blp.response(200, ProductSchema)
+    @blp.response(200, ProductDetailSchema)
     def get(self, product_id):
         """One product
 
-        An inactive product is a 404 unless you hold `products.read`.
+        With its `variants`. An inactive product is a 404 unless you hold `products.read`;
+        the public sees active variants only.
         """
         return get_product(product_id, visible_only=not _sees_inactive())
 
     @blp.doc(operationId="updateProduct")
-    @responds(409, e409="The `sku` or `slug` is taken.")
+    @responds(409, e409="The `sku` or `slug` is taken, or variants use an option value removed.")
     @blp.arguments(ProductUpdateSchema)
-    @blp.response(200, ProductSchema)
+    @blp.response(200, ProductDetailSchema)
     @require_permission("products.update")
     def put(self, data, product_id):
         """Change a product
 
         Only the fields given change (as Shopify's PUT does): `{"stock": 5}` is a valid update.
+        `price_cents`, `stock` and `sku` are its variant's while it has one; with several
+        variants they are a 400 naming them. Removing an option value that variants use is
+        a 409 naming them.
         """
         with db.transaction():
-            db.lock("products")
-            was_active = db.value("SELECT active FROM products WHERE id = :id", {"id": product_id})
-            if was_active is None:
-                abort(404, "Product not found.")
-            if data.get("category_id") is not None:
-                db.lock("categories")
-                check_exists(data["category_id"])
-            if "sku" in data:
-                _check_sku(data["sku"], product_id)
-            if "slug" in data:
-                slugs.claim("products", data["slug"], "", "product", product_id)
-            sold_out = data.get("stock") == 0 and _stock_of(product_id) > 0
-            sets = [_SETS[field] for field in _SETS if field in data]
-            db.execute(
-                "UPDATE products SET "
-                + ", ".join([*sets, "updated_at = :now"])
-                + " WHERE id = :id",
-                {**data, "now": now_iso(), "id": product_id},
-            )
-            if "active" in data:
-                totals.bump(totals.ACTIVE_PRODUCTS, int(data["active"]) - was_active)
-            audit.record("product.updated", {"product_id": product_id, **_audited(data)})
-            webhooks.emit("product.updated", product_id, load_product)
-            if sold_out:
-                webhooks.emit("product.out_of_stock", product_id, load_product)
+            products.update_product(product_id, data)
         return get_product(product_id)
 
     @blp.doc(operationId="deleteProduct")
@@ -282,26 +194,8 @@ class ProductById(MethodView):
     def delete(self, product_id):
         """Delete a product
 
-        It leaves its collections; orders keep their own copy of its name and price.
+        Its variants go with it; it leaves its collections; orders keep their own copy of
+        its name, price and options.
         """
         with db.transaction():
-            db.lock("products")
-            row = db.one(
-                "SELECT slug, sku, active FROM products WHERE id = :id", {"id": product_id}
-            )
-            if row is None:
-                abort(404, "Product not found.")
-            webhooks.emit("product.deleted", product_id, load_product)  # rendered before it goes
-            db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
-            totals.bump(totals.PRODUCTS, -1)
-            totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
-            audit.record("product.deleted", {"product_id": product_id, **row})
-
-
-def _stock_of(product_id: str) -> int:
-    return db.value("SELECT stock FROM products WHERE id = :id", {"id": product_id}) or 0
-
-
-def _audited(data: dict) -> dict:
-    """What an update's audit entry keeps: every field but the long description."""
-    return {k: v for k, v in data.items() if k != "description"}
+            products.delete_product(product_id)

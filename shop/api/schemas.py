@@ -11,6 +11,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate
 from shop.auth.permissions import ALL_PERMISSIONS
 from shop.countries import CODES
 from shop.openapi import enum_field
+from shop.services.catalogue_input import OptionSchema
 from shop.services.orders import STATUSES
 
 
@@ -68,8 +69,19 @@ class OrderItemSchema(Schema):
     product_id = fields.String(
         required=True, metadata={"description": "The product as it was; it may since be deleted."}
     )
+    variant_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The variant sold; null on lines older than variants."},
+    )
     name = fields.String(required=True)
-    sku = fields.String(required=True, allow_none=True)
+    sku = fields.String(required=True, allow_none=True, metadata={"description": "The variant's."})
+    options = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={"description": "The variant's option values at the sale."},
+    )
     unit_price_cents = fields.Integer(required=True)
     quantity = fields.Integer(required=True)
     line_total_cents = fields.Integer(required=True)
@@ -128,15 +140,46 @@ class ProductSchema(Schema):
     name = fields.String(required=True)
     slug = fields.String(required=True)
     description = fields.String(required=True)
-    sku = fields.String(required=True, allow_none=True)
-    price_cents = fields.Integer(required=True)
+    sku = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Its variant's while it has one, else null."},
+    )
+    price_cents = fields.Integer(
+        required=True, metadata={"description": "The lowest price of its active variants."}
+    )
     currency = fields.String(required=True, metadata={"description": "The shop's (settings)."})
-    stock = fields.Integer(required=True)
+    stock = fields.Integer(
+        required=True, metadata={"description": "The stock of its active variants together."}
+    )
+    in_stock = fields.Boolean(required=True)
     active = fields.Boolean(required=True)
     category_id = fields.String(required=True, allow_none=True)
     collection_ids = fields.List(fields.String(), required=True)
+    options = fields.List(fields.Nested(OptionSchema), required=True)
+    low_stock_threshold = fields.Integer(required=True, allow_none=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
+
+
+class VariantSchema(Schema):
+    id = fields.String(required=True)
+    product_id = fields.String(required=True)
+    sku = fields.String(required=True, allow_none=True)
+    options = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    price_cents = fields.Integer(required=True)
+    compare_at_price_cents = fields.Integer(required=True, allow_none=True)
+    stock = fields.Integer(required=True)
+    weight_grams = fields.Integer(required=True, allow_none=True)
+    image_id = fields.String(required=True, allow_none=True)
+    active = fields.Boolean(required=True)
+    position = fields.Integer(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class ProductDetailSchema(ProductSchema):
+    variants = fields.List(fields.Nested(VariantSchema), required=True)
 
 
 def _known_permission(value: str) -> None:

@@ -1,6 +1,8 @@
-"""The catalogue as more than one caller sees it: a product as the API shows it (products,
-collections, the product events of products and checkout) and the category existence check
-(products and categories)."""
+"""The catalogue as more than one caller sees it: a product and its variants as the API shows
+them (products, collections, the product events of products and checkout), the category
+existence check (products and categories) and the variant image check."""
+
+import json
 
 from shop import db
 from shop.errors import abort
@@ -9,11 +11,16 @@ from shop.settings import CURRENCY_SQL, currency_of
 # One statement whatever the page size: the collections and the currency come as columns.
 SELECT = f"""
     SELECT p.id, p.name, p.slug, p.description, p.sku, p.price_cents, p.stock, p.active,
-           p.category_id, p.created_at, p.updated_at,
+           p.category_id, p.created_at, p.updated_at, p.options, p.low_stock_threshold,
            (SELECT string_agg(cp.collection_id, ',') FROM collection_products cp
              WHERE cp.product_id = p.id) AS collection_ids,
            {CURRENCY_SQL} AS currency
     FROM products p"""
+
+VARIANTS = (
+    "SELECT id, product_id, sku, options, price_cents, compare_at_price_cents, stock,"
+    " weight_grams, image_id, active, position, created_at, updated_at FROM product_variants"
+)
 
 
 def present(row: dict) -> dict:
@@ -21,17 +28,32 @@ def present(row: dict) -> dict:
     return {
         **row,
         "active": bool(row["active"]),
+        "options": json.loads(row["options"]),
+        "in_stock": row["stock"] > 0,
         "currency": currency_of(row["currency"]),
         "collection_ids": sorted(row["collection_ids"].split(",")) if row["collection_ids"] else [],
     }
 
 
+def present_variant(row: dict) -> dict:
+    """A variant row (from ``VARIANTS``) as the API serves it."""
+    return {**row, "options": json.loads(row["options"]), "active": bool(row["active"])}
+
+
+def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
+    """A product's variants in their order (``position``)."""
+    where = " WHERE product_id = :id" + (" AND active = 1" if active_only else "")
+    rows = db.query(VARIANTS + where + " ORDER BY position, id", {"id": product_id})
+    return [present_variant(row) for row in rows]
+
+
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
+    """One product with its ``variants`` (the public sees active ones of active products)."""
     sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
     row = db.one(sql, {"id": product_id})
     if row is None:
         abort(404, "Product not found.")
-    return present(row)
+    return {**present(row), "variants": variants_of(product_id, active_only=visible_only)}
 
 
 def load_product(product_id: str) -> dict:
@@ -45,3 +67,12 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
         "SELECT 1 FROM categories WHERE id = :id", {"id": category_id}
     ):
         abort(400, f"{field}: no category has the id {category_id!r}.")
+
+
+def check_image(product_id: str, image_id: str | None) -> None:
+    """400 unless ``image_id`` is None or one of the product's images.
+
+    No image can exist before product images land (migration 0008), which replaces this body.
+    """
+    if image_id is not None:
+        abort(400, f"image_id: no image {image_id!r} of this product.")

@@ -3,9 +3,10 @@
 One transaction holds the stock decrements, the order number, the order, its items, its
 payment, its first history entry, the idempotency record and the audit entry: either all of
 them happen or none. Overselling is impossible on both engines because each decrement is a
-guarded ``UPDATE ... WHERE stock >= :quantity`` (a row lock on PostgreSQL, the one writer on
-SQLite); a decrement that matches no row rolls the whole order back. Products are updated in
-id order so that two baskets holding the same products never deadlock.
+guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
+one writer on SQLite); a decrement that matches no row rolls the whole order back. Variants
+are taken in id order, then their products' list columns refreshed in product id order, so
+that two baskets holding the same variants never deadlock.
 
 An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
 first order and writes nothing; with another body it is a 409. Concurrent requests with one
@@ -19,15 +20,16 @@ from datetime import timedelta
 from shop import audit, db, mail, settings, totals, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.services import catalogue, orders, payments
+from shop.services import catalogue, orders, payments, variants
 from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 
 _DECREMENT = """
-    UPDATE products SET stock = stock - :quantity
+    UPDATE product_variants SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
-    RETURNING name, sku, price_cents, stock"""
+      AND product_id IN (SELECT id FROM products WHERE active = 1)
+    RETURNING product_id, sku, options, price_cents"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -49,8 +51,9 @@ def place_order(
     """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
     order as the API shows it when the ``order.placed`` event rendered it (else None).
 
-    ``items`` are ``{"product_id", "quantity"}`` with distinct products. An unknown or
-    inactive product is a 400, too little stock a 409, both naming the product.
+    ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
+    product with one variant, each variant once. An unknown or inactive variant is a 400,
+    too little stock a 409, both naming it.
     """
     cutoff = iso(now() - IDEMPOTENCY_WINDOW)
     if idempotency_key is not None:
@@ -92,10 +95,14 @@ def place_order(
             },
         )
         db.execute_many(
-            "INSERT INTO order_items (order_id, line, product_id, name, sku, unit_price_cents,"
-            " quantity, line_total_cents) VALUES (:order_id, :line, :product_id, :name, :sku,"
-            " :unit_price_cents, :quantity, :line_total_cents)",
-            [{**line, "order_id": order_id} for line in lines],
+            "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
+            " unit_price_cents, quantity, line_total_cents) VALUES (:order_id, :line,"
+            " :product_id, :variant_id, :name, :sku, :options_text, :unit_price_cents,"
+            " :quantity, :line_total_cents)",
+            [
+                {**line, "order_id": order_id, "options_text": json.dumps(line["options"])}
+                for line in lines
+            ],
         )
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
@@ -176,46 +183,83 @@ def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
     )
 
 
+def _variant_of(item: dict) -> str:
+    """The line's variant: the one named, or the lone variant of the product named."""
+    if "variant_id" in item:
+        return item["variant_id"]
+    product_id = item["product_id"]
+    ids = [
+        row["id"]
+        for row in db.query(
+            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
+            {"id": product_id},
+        )
+    ]
+    if not ids:
+        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    if len(ids) > 1:
+        abort(
+            400,
+            f"items: product {product_id} has {len(ids)} variants ({', '.join(ids)});"
+            " name one with variant_id.",
+        )
+    return ids[0]
+
+
 def _take_stock(items: list[dict]) -> list[dict]:
-    """Decrement every product's stock, or stop the transaction naming the first that fails.
+    """Decrement every variant's stock, or stop the transaction naming the first that fails.
 
     Answers the order lines, in the basket's order, priced from the database.
     """
+    wanted = [{**item, "variant_id": _variant_of(item)} for item in items]
+    if len({item["variant_id"] for item in wanted}) < len(wanted):
+        abort(400, "items: two lines name the same variant; give it one line.")
     taken = {}
-    for item in sorted(items, key=lambda item: item["product_id"]):
-        row = db.one(_DECREMENT, {"id": item["product_id"], "quantity": item["quantity"]})
-        if row is None:
+    for item in sorted(wanted, key=lambda item: item["variant_id"]):
+        row = db.one(_DECREMENT, {"id": item["variant_id"], "quantity": item["quantity"]})
+        if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
             _refuse(item)
-        taken[item["product_id"]] = row
-        if row["stock"] == 0:
-            webhooks.emit("product.out_of_stock", item["product_id"], catalogue.load_product)
+        taken[item["variant_id"]] = row
+    names = {}
+    for product_id in sorted({row["product_id"] for row in taken.values()}):
+        names[product_id] = db.value("SELECT name FROM products WHERE id = :id", {"id": product_id})
+        if variants.refresh(product_id) == 0:
+            webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
-    for line, item in enumerate(items, start=1):
-        product = taken[item["product_id"]]
+    for line, item in enumerate(wanted, start=1):
+        variant = taken[item["variant_id"]]
         lines.append(
             {
                 "line": line,
-                "product_id": item["product_id"],
-                "name": product["name"],
-                "sku": product["sku"],
-                "unit_price_cents": product["price_cents"],
+                "product_id": variant["product_id"],
+                "variant_id": item["variant_id"],
+                "name": names[variant["product_id"]],
+                "sku": variant["sku"],
+                "options": json.loads(variant["options"]),
+                "unit_price_cents": variant["price_cents"],
                 "quantity": item["quantity"],
-                "line_total_cents": product["price_cents"] * item["quantity"],
+                "line_total_cents": variant["price_cents"] * item["quantity"],
             }
         )
     return lines
 
 
 def _refuse(item: dict) -> None:
-    """Say why a product could not be taken: 400 unknown or inactive, 409 too little stock."""
-    product_id = item["product_id"]
-    row = db.one("SELECT name, stock, active FROM products WHERE id = :id", {"id": product_id})
-    if row is None or not row["active"]:
-        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    """Say why a variant could not be taken: 400 unknown or inactive, 409 too little stock."""
+    variant_id = item["variant_id"]
+    row = db.one(
+        "SELECT p.name, v.stock, v.active * p.active AS active, v.product_id"
+        " FROM product_variants v JOIN products p ON p.id = v.product_id WHERE v.id = :id",
+        {"id": variant_id},
+    )
+    wrong_product = row and item.get("product_id", row["product_id"]) != row["product_id"]
+    if row is None or not row["active"] or wrong_product:
+        named = f"product {item['product_id']}" if "product_id" in item else f"variant {variant_id}"
+        abort(400, f"items: {named} does not exist or is not for sale.")
     abort(
         409,
-        f"Not enough stock for product {product_id} ({row['name']}):"
-        f" {item['quantity']} requested, {row['stock']} available.",
+        f"Not enough stock for variant {variant_id} of product {row['product_id']}"
+        f" ({row['name']}): {item['quantity']} requested, {row['stock']} available.",
     )
 
 

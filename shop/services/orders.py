@@ -15,7 +15,7 @@ from flask import g
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import payments
+from shop.services import payments, variants
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -88,10 +88,12 @@ def present_all(rows: list[dict]) -> list[dict]:
     ids, params = db.in_list("o", [row["id"] for row in rows])
     items, history = {}, {}
     for item in db.query(
-        "SELECT order_id, product_id, name, sku, unit_price_cents, quantity, line_total_cents"
-        f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
+        "SELECT order_id, product_id, variant_id, name, sku, options, unit_price_cents,"
+        f" quantity, line_total_cents FROM order_items WHERE order_id IN {ids}"
+        " ORDER BY order_id, line",
         params,
     ):
+        item["options"] = json.loads(item["options"] or "{}")
         items.setdefault(item.pop("order_id"), []).append(item)
     for entry in db.query(
         "SELECT order_id, status, note, at, by_kind, by_id, by_label FROM order_status_history"
@@ -190,15 +192,26 @@ def _restock(order_id: str, moment: str) -> bool:
     )
     if not first_time:
         return False
-    # Product order as in checkout, so concurrent transactions lock rows in one order.
+    # Variant order, then product order, as in checkout: concurrent transactions lock rows
+    # in one order.
     lines = db.query(
-        "SELECT product_id, SUM(quantity) AS quantity FROM order_items"
-        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY product_id"
-        " ORDER BY product_id",
+        "SELECT variant_id, product_id, SUM(quantity) AS quantity FROM order_items"
+        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id"
+        " ORDER BY variant_id, product_id",
         {"id": order_id},
     )
-    # A product deleted since simply matches no row.
-    db.execute_many("UPDATE products SET stock = stock + :quantity WHERE id = :product_id", lines)
+    # A variant or product deleted since simply matches no row. Lines without a variant
+    # were sold by a node of the previous release: its product's lone variant takes them.
+    db.execute_many(
+        "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
+        [line for line in lines if line["variant_id"] is not None],
+    )
+    db.execute_many(
+        "UPDATE products SET stock = stock + :quantity WHERE id = :product_id",
+        [line for line in lines if line["variant_id"] is None],
+    )
+    for product_id in sorted({line["product_id"] for line in lines}):
+        variants.refresh(product_id)
     return True
 
 

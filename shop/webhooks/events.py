@@ -14,6 +14,7 @@ EVENTS = {
     "product.updated": "products.read",
     "product.deleted": "products.read",
     "product.out_of_stock": "products.read",
+    "variant.stock_low": "products.read",
     "content.synced": "content.read",
     "customer.registered": "customers.read",
     "api_key.created": "api_key.read",

@@ -1,0 +1,21 @@
+-- The triggers of schema.sql that SQLite and PostgreSQL write differently (loaded after it).
+CREATE TRIGGER IF NOT EXISTS products_default_variant AFTER INSERT ON products
+BEGIN
+    INSERT INTO product_variants (id, product_id, sku, options, option_key, price_cents, stock,
+        active, position, stock_low, created_at, updated_at)
+    VALUES (NEW.id, NEW.id, NEW.sku, '{}', '[]', NEW.price_cents, NEW.stock, 1, 1, 0,
+        NEW.created_at, NEW.updated_at)
+    ON CONFLICT DO NOTHING;
+END;
+
+CREATE TRIGGER IF NOT EXISTS products_lone_variant AFTER UPDATE OF price_cents, stock, sku
+ON products
+WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.id) = 1
+BEGIN
+    UPDATE product_variants SET price_cents = NEW.price_cents, stock = NEW.stock,
+        sku = NEW.sku, updated_at = NEW.updated_at,
+        compare_at_price_cents = CASE WHEN compare_at_price_cents >= NEW.price_cents
+            THEN compare_at_price_cents END
+    WHERE product_id = NEW.id AND active = 1 AND (price_cents <> NEW.price_cents
+        OR stock <> NEW.stock OR sku IS NOT NEW.sku);
+END;

@@ -1,0 +1,233 @@
+"""Options and variants (issue 25) through the HTTP API, on both engines."""
+
+import pytest
+
+from shop import db
+from tests.orders_helpers import ADDRESS
+from tests.webhook_helpers import create_hook
+
+SIZES = {"name": "Size", "values": ["S", "M", "L"]}
+COLOURS = {"name": "Colour", "values": ["Red", "Blue", "Green", "Black"]}
+
+
+@pytest.fixture
+def app(make_app):
+    """Webhooks may point at this machine over http: events are written, never sent here."""
+    return make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True)
+
+
+@pytest.fixture
+def shirt(owner_client):
+    """A product with Size × Colour (3 × 4): it starts with one variant, S/Red."""
+    response = owner_client.post(
+        "/products",
+        json={
+            "name": "Shirt",
+            "price_cents": 2000,
+            "stock": 5,
+            "sku": "SHIRT-S-RED",
+            "options": [SIZES, COLOURS],
+        },
+    )
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def variants(client, product_id) -> list[dict]:
+    response = client.get(f"/products/{product_id}/variants")
+    assert response.status_code == 200, response.json
+    return response.json["items"]
+
+
+def generate(client, product_id, **body):
+    return client.post(f"/products/{product_id}/variants/generate", json=body)
+
+
+def test_a_product_with_options_starts_with_its_first_combination(owner_client, shirt):
+    (first,) = shirt["variants"]
+    assert first["options"] == {"Size": "S", "Colour": "Red"}
+    assert (first["price_cents"], first["stock"], first["sku"]) == (2000, 5, "SHIRT-S-RED")
+    assert shirt["options"] == [SIZES, COLOURS]
+    assert variants(owner_client, shirt["id"]) == shirt["variants"]
+
+
+def test_generate_3_by_4_makes_12_then_0(owner_client, shirt):
+    made = generate(owner_client, shirt["id"], price_cents=2500, stock=2)
+    assert made.status_code == 200, made.json
+    assert made.json["total"] == 11  # the first combination existed already
+    assert {v["price_cents"] for v in made.json["items"]} == {2500}
+    everything = variants(owner_client, shirt["id"])
+    assert len(everything) == 12
+    assert len({tuple(sorted(v["options"].items())) for v in everything}) == 12
+    assert [v["position"] for v in everything] == list(range(1, 13))
+    again = generate(owner_client, shirt["id"])
+    assert again.status_code == 200 and again.json == {"items": [], "total": 0}
+
+
+def test_more_than_250_combinations_is_a_400_that_says_so(owner_client):
+    many = [{"name": n, "values": [str(i) for i in range(7)]} for n in ("A", "B", "C")]
+    product = owner_client.post(
+        "/products", json={"name": "Big", "price_cents": 1, "options": many}
+    )
+    assert product.status_code == 201, product.json
+    response = generate(owner_client, product.json["id"])
+    assert response.status_code == 400
+    assert "343 combinations" in response.json["message"] and "250" in response.json["message"]
+    assert len(variants(owner_client, product.json["id"])) == 1
+
+
+def test_variant_rules_same_values_unknown_value_and_duplicate_sku(owner_client, shirt):
+    url = f"/products/{shirt['id']}/variants"
+    taken = owner_client.post(url, json={"options": {"Size": "S", "Colour": "Red"}})
+    assert taken.status_code == 409 and shirt["id"] in taken.json["message"]
+    unknown = owner_client.post(url, json={"options": {"Size": "XL", "Colour": "Red"}})
+    assert unknown.status_code == 400 and "'XL'" in unknown.json["message"]
+    partial = owner_client.post(url, json={"options": {"Size": "M"}})
+    assert partial.status_code == 400 and "Colour" in partial.json["message"]
+    other = owner_client.post("/products", json={"name": "Mug", "price_cents": 5, "sku": "MUG"})
+    dup = owner_client.post(url, json={"options": {"Size": "M", "Colour": "Red"}, "sku": "MUG"})
+    assert dup.status_code == 409 and other.json["id"] in dup.json["message"]
+    cheap = owner_client.post(
+        url,
+        json={
+            "options": {"Size": "M", "Colour": "Red"},
+            "price_cents": 100,
+            "compare_at_price_cents": 99,
+        },
+    )
+    assert cheap.status_code == 400 and "compare_at_price_cents" in cheap.json["message"]
+    made = owner_client.post(
+        url,
+        json={"options": {"Size": "M", "Colour": "Red"}, "sku": "SHIRT-M-RED", "stock": 4},
+    )
+    assert made.status_code == 201, made.json
+    assert made.json["price_cents"] == 2000  # the product's
+    moved = owner_client.patch(f"{url}/{made.json['id']}", json={"sku": "SHIRT-S-RED"})
+    assert moved.status_code == 409
+    image = owner_client.patch(f"{url}/{made.json['id']}", json={"image_id": "nope"})
+    assert image.status_code == 400 and image.json["message"].startswith("image_id: no image")
+    with_db = variants(owner_client, shirt["id"])
+    assert [v["sku"] for v in with_db] == ["SHIRT-S-RED", "SHIRT-M-RED"]
+
+
+def test_removing_a_value_in_use_is_a_409_naming_the_variants(owner_client, shirt):
+    made = generate(owner_client, shirt["id"]).json["items"]
+    larges = sorted(v["id"] for v in made if v["options"]["Size"] == "L")
+    fewer = {"name": "Size", "values": ["S", "M"]}
+    response = owner_client.put(f"/products/{shirt['id']}", json={"options": [fewer, COLOURS]})
+    assert response.status_code == 409
+    assert all(variant_id in response.json["message"] for variant_id in larges)
+    for variant_id in larges:
+        gone = owner_client.delete(f"/products/{shirt['id']}/variants/{variant_id}")
+        assert gone.status_code == 204
+    done = owner_client.put(f"/products/{shirt['id']}", json={"options": [fewer, COLOURS]})
+    assert done.status_code == 200, done.json
+    assert len(done.json["variants"]) == 8
+
+
+def test_the_default_variant_carries_price_stock_and_sku(owner_client, client):
+    made = owner_client.post(
+        "/products", json={"name": "Tea", "price_cents": 450, "stock": 7, "sku": "TEA"}
+    )
+    assert made.status_code == 201, made.json
+    tea = made.json
+    (variant,) = tea["variants"]
+    assert variant["options"] == {} and (variant["price_cents"], variant["stock"]) == (450, 7)
+    changed = owner_client.put(f"/products/{tea['id']}", json={"price_cents": 500, "sku": "T2"})
+    assert changed.status_code == 200, changed.json
+    assert changed.json["variants"][0]["price_cents"] == changed.json["price_cents"] == 500
+    assert changed.json["variants"][0]["sku"] == changed.json["sku"] == "T2"
+    last = owner_client.delete(f"/products/{tea['id']}/variants/{variant['id']}")
+    assert last.status_code == 409
+    # a second variant: the product's own price/stock/sku now point at the variants
+    owner_client.put(
+        f"/products/{tea['id']}", json={"options": [{"name": "Size", "values": ["S", "L"]}]}
+    )
+    big = owner_client.post(
+        f"/products/{tea['id']}/variants",
+        json={"options": {"Size": "L"}, "price_cents": 300, "stock": 2},
+    )
+    assert big.status_code == 201, big.json
+    several = owner_client.put(f"/products/{tea['id']}", json={"stock": 1})
+    assert several.status_code == 400 and big.json["id"] in several.json["message"]
+    read = client.get(f"/products/{tea['id']}").json
+    assert (read["price_cents"], read["stock"], read["sku"], read["in_stock"]) == (
+        300,
+        9,
+        None,
+        True,
+    )
+    listed = client.get("/products?sort=price").json["items"]
+    assert [(p["id"], p["price_cents"]) for p in listed] == [(tea["id"], 300)]
+    owner_client.patch(f"/products/{tea['id']}/variants/{big.json['id']}", json={"active": False})
+    public = client.get(f"/products/{tea['id']}").json
+    assert [v["id"] for v in public["variants"]] == [variant["id"]]
+    assert (public["price_cents"], public["stock"]) == (500, 7)
+    assert client.get("/products?max_price=400").json["total"] == 0
+
+
+def test_checkout_by_variant_records_it_and_a_cancel_puts_it_back(
+    app, owner_client, customer_client, shirt
+):
+    made = generate(owner_client, shirt["id"], stock=3).json["items"]
+    medium_blue = next(v for v in made if v["options"] == {"Size": "M", "Colour": "Blue"})
+    owner_client.patch(
+        f"/products/{shirt['id']}/variants/{medium_blue['id']}", json={"sku": "SHIRT-M-BLUE"}
+    )
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    vague = customer_client.post(
+        "/payments/checkout", json={**body, "items": [{"product_id": shirt["id"], "quantity": 1}]}
+    )
+    assert vague.status_code == 400
+    assert "12 variants" in vague.json["message"] and medium_blue["id"] in vague.json["message"]
+    order = customer_client.post(
+        "/payments/checkout",
+        json={**body, "items": [{"variant_id": medium_blue["id"], "quantity": 2}]},
+    )
+    assert order.status_code == 201, order.json
+    (line,) = order.json["items"]
+    assert line["variant_id"] == medium_blue["id"] and line["product_id"] == shirt["id"]
+    assert (line["sku"], line["options"]) == ("SHIRT-M-BLUE", {"Size": "M", "Colour": "Blue"})
+    too_many = customer_client.post(
+        "/payments/checkout",
+        json={**body, "items": [{"variant_id": medium_blue["id"], "quantity": 2}]},
+    )
+    assert too_many.status_code == 409 and medium_blue["id"] in too_many.json["message"]
+    stocks = {v["id"]: v["stock"] for v in variants(owner_client, shirt["id"])}
+    assert stocks[medium_blue["id"]] == 1
+    assert owner_client.get(f"/products/{shirt['id']}").json["stock"] == 5 + 11 * 3 - 2
+    cancelled = customer_client.post(f"/orders/{order.json['id']}/cancel")
+    assert cancelled.status_code == 200, cancelled.json
+    stocks = {v["id"]: v["stock"] for v in variants(owner_client, shirt["id"])}
+    assert stocks[medium_blue["id"]] == 3
+    # the line keeps the variant's SKU and options as they were at the sale
+    owner_client.patch(f"/products/{shirt['id']}/variants/{medium_blue['id']}", json={"sku": "X"})
+    kept = customer_client.get(f"/orders/{order.json['id']}").json["items"][0]
+    assert kept["sku"] == "SHIRT-M-BLUE"
+
+
+def test_stock_low_fires_once_until_back_above_and_variant_changes_are_product_updates(
+    app, owner_client, customer_client
+):
+    create_hook(owner_client, "http://127.0.0.1:9/hook", "variant.stock_low", "product.updated")
+    mug = owner_client.post(
+        "/products",
+        json={"name": "Mug", "price_cents": 900, "stock": 4, "low_stock_threshold": 2},
+    ).json
+    (variant,) = mug["variants"]
+    url = f"/products/{mug['id']}/variants/{variant['id']}"
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    for stock in (2, 1):  # falls to the threshold, then below it: one event
+        assert owner_client.patch(url, json={"stock": stock}).status_code == 200
+    owner_client.patch(url, json={"stock": 3})  # above again
+    bought = customer_client.post(
+        "/payments/checkout",
+        json={**body, "items": [{"variant_id": variant["id"], "quantity": 1}]},
+    )
+    assert bought.status_code == 201, bought.json
+    with app.app_context():
+        events = db.query("SELECT type, subject_id FROM webhook_events ORDER BY created_at, id")
+    low = [e["subject_id"] for e in events if e["type"] == "variant.stock_low"]
+    assert low == [variant["id"], variant["id"]]
+    updated = [e for e in events if e["type"] == "product.updated"]
+    assert len(updated) == 3 and {e["subject_id"] for e in updated} == {mug["id"]}
