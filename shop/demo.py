@@ -43,6 +43,11 @@ PRODUCTS = (
     ("Kyusu Teapot 300 ml", "teaware", 3900, 8, "TW-KYU-300", True),
     ("Winter Spice Blend (coming soon)", "herbal", 850, 0, "HB-WIN-100", False),
 )
+# Products sold in variants: product -> (option, its values, each value's extra cents).
+VARIANTS = {
+    3: ("Size", ["100 g", "250 g", "1 kg"], [0, 1000, 2900]),
+    8: ("Colour", ["Black", "Celadon"], [0, 400]),
+}
 COLLECTIONS = (
     ("Staff picks", "What we drink at the counter.", (0, 3, 6)),
     ("Japanese greens", "Sencha, gyokuro and the pot to brew them in.", (0, 1, 8)),
@@ -84,6 +89,20 @@ class _Api:
         return response.get_json(silent=True) or {}
 
 
+def _variants(owner: _Api, product_id: str, sku: str, price: int, stock: int, variants) -> str:
+    """Every combination of the product's option, priced by its value; answer the id of the
+    second (what the demo's orders buy)."""
+    option, values, extra = variants
+    owner("POST", f"/products/{product_id}/variants/generate", {"stock": stock})
+    listed = owner("GET", f"/products/{product_id}/variants")["items"]
+    for variant in listed:
+        cents = price + extra[values.index(variant["options"][option])]
+        number = values.index(variant["options"][option]) + 1
+        body = {"price_cents": cents, "stock": stock, "sku": f"{sku}-{number}"}
+        owner("PATCH", f"/products/{product_id}/variants/{variant['id']}", body)
+    return sorted(listed, key=lambda v: values.index(v["options"][option]))[1]["id"]
+
+
 def has_orders() -> int:
     """How many orders the database holds."""
     return db.value("SELECT COUNT(*) FROM orders")
@@ -106,24 +125,26 @@ def fill(tag: str = "") -> dict:
         )["id"]
         for key, (name, text) in CATEGORIES.items()
     }
-    products = [
-        owner(
-            "POST",
-            "/products",
-            {
-                "name": name,
-                "slug": slugify(name, "product") + suffix,
-                "description": f"{name}: one of our {CATEGORIES[category][0].lower()}.",
-                "sku": sku + suffix.upper(),
-                "price_cents": price,
-                "stock": stock,
-                "active": active,
-                "category_id": categories[category],
-            },
-            201,
-        )["id"]
-        for name, category, price, stock, sku, active in PRODUCTS
-    ]
+    products, sold = [], {}  # sold: product index -> a variant id to order
+    for number, (name, category, price, stock, sku, active) in enumerate(PRODUCTS):
+        body = {
+            "name": name,
+            "slug": slugify(name, "product") + suffix,
+            "description": f"{name}: one of our {CATEGORIES[category][0].lower()}.",
+            "sku": sku + suffix.upper(),
+            "price_cents": price,
+            "stock": stock,
+            "active": active,
+            "category_id": categories[category],
+        }
+        if number in VARIANTS:
+            option, values, _extra = VARIANTS[number]
+            body["options"] = [{"name": option, "values": values}]
+        products.append(owner("POST", "/products", body, 201)["id"])
+        if number in VARIANTS:
+            sold[number] = _variants(
+                owner, products[-1], body["sku"], price, stock, VARIANTS[number]
+            )
     for title, text, picks in COLLECTIONS:
         body = {
             "title": title,
@@ -157,7 +178,12 @@ def fill(tag: str = "") -> dict:
     for who, items, statuses in ORDERS:
         customer, address = customers[who]
         body = {
-            "items": [{"product_id": products[p], "quantity": q} for p, q in items],
+            "items": [
+                {"variant_id": sold[p], "quantity": q}
+                if p in sold
+                else {"product_id": products[p], "quantity": q}
+                for p, q in items
+            ],
             "shipping_address": address,
             "payment_method": "manual",
         }
@@ -205,7 +231,8 @@ def demo_command(force: bool, skip_if_used: bool):
     finally:
         limiter.enabled = was_enabled
     counts = (
-        f"{len(CATEGORIES)} categories, {len(PRODUCTS)} products, {len(COLLECTIONS)} collections,"
+        f"{len(CATEGORIES)} categories, {len(PRODUCTS)} products ({len(VARIANTS)} in variants),"
+        f" {len(COLLECTIONS)} collections,"
         f" {len(CONTENT)} content entries, {len(CUSTOMERS)} customers, {len(ORDERS)} orders"
     )
     click.echo(f"Demo shop made{' (tag ' + tag + ')' if tag else ''}: {counts}.")

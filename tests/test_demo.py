@@ -28,9 +28,16 @@ def test_demo_fills_an_empty_database_and_the_shop_it_makes_works(app):
     assert len(visitor.get("/categories").json["items"]) == 4
     assert len(visitor.get("/collections").json["items"]) == 2
     assert visitor.get("/content/home-banner").json["data"]["title"]
+    (assam,) = [p for p in products["items"] if p["name"] == "Assam Breakfast"]
+    sizes = visitor.get(f"/products/{assam['id']}/variants").json["items"]
+    assert sorted(v["price_cents"] for v in sizes) == [890, 1890, 3790]
     key = {"Authorization": f"Bearer {printed['key']}"}
     orders = visitor.get("/orders?page_size=100", headers=key).json["items"]
     assert {order["status"] for order in orders} == STATUSES
+    bought = [
+        item for order in orders for item in order["items"] if item["product_id"] == assam["id"]
+    ]
+    assert bought and bought[0]["unit_price_cents"] == 1890  # the 250 g variant
     assert visitor.get("/customers", headers=key).json["total"] == 4
     refused = visitor.post("/products", json={"name": "x", "price_cents": 1}, headers=key)
     assert refused.status_code == 403 and "write:product" in refused.json["message"]
