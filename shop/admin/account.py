@@ -97,6 +97,8 @@ def two_factor_confirm():
     return render_template("admin/recovery_codes.html", codes=codes)
 
 
+# The turn-off form's labels, for what the API says of a field.
+_LABELS = {"password": "Your password", "otp": "The code"}
 WRONG_SETUP_CODE = (
     "That code was not accepted, and two-factor sign-in is still off. The QR code below is"
     " unchanged: enter the code your app shows now for this shop (check the phone's clock),"
@@ -116,5 +118,5 @@ def two_factor_disable():
         )
     except HTTPException as error:
         body, status, _ = error_response(error)
-        return _two_factor_page(for_people(body["message"]), status)
+        return _two_factor_page(for_people(body["message"], _LABELS), status)
     return redirect(url_for("admin.two_factor"), 303)
