@@ -260,6 +260,35 @@ CREATE INDEX IF NOT EXISTS collection_products_product_id ON collection_products
 CREATE INDEX IF NOT EXISTS collection_products_position
     ON collection_products (collection_id, position);
 
+-- Product images (stored in the database; docs/catalogue-and-content.md says why) ------
+
+CREATE TABLE IF NOT EXISTS product_images (
+    id TEXT PRIMARY KEY,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    alt TEXT NOT NULL DEFAULT '',
+    content_type TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS product_images_product ON product_images (product_id, position);
+
+CREATE TABLE IF NOT EXISTS product_image_sizes (
+    image_id TEXT NOT NULL REFERENCES product_images (id) ON DELETE CASCADE,
+    width INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    height INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (image_id, width)
+);
+
 -- Content registry ------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS content_entries (
@@ -490,3 +519,15 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);
+
+-- 0009: product search (shop/services/search.py). The index itself differs per engine and
+-- lives in schema.sqlite.sql / schema.postgresql.sql; this row says how it was built, so
+-- `flask db upgrade` rebuilds it when the code's definition (or the language) changes.
+CREATE TABLE IF NOT EXISTS search_index (
+    name TEXT PRIMARY KEY,
+    definition TEXT NOT NULL,
+    built_at TEXT NOT NULL
+);
+
+-- Sync by change time (GET /products?updated_after=..., sort=updated_at).
+CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);

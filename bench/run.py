@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from bench import report, scenarios, seed, statements, webhook, wrk
+from bench import report, scenarios, search, seed, statements, webhook, wrk
 from bench.scenarios import AUTH_READ_RATIO, RSS_LIMIT_MB, SCALING_LIMIT, Scenario
 from bench.wrk import Result
 from tests.live import LiveServer
@@ -55,6 +55,8 @@ def main(argv=None) -> int:
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
         counts = _count_statements(args, env, chosen, work)
         rss = _run_service(args, env, chosen, base, counts, work, rows)
+        if not args.only or args.only in search.NAME:
+            search.measure(args, work, databases, rows)
         scaling = [] if args.only else _scaling(args, work, databases, main_url, size, seeded)
         print()
         report.print_table(args, size, rows, rss, scaling)
@@ -238,7 +240,7 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
         try:
             paths = statements.routes(server.url)
             for scenario in group:
-                results[scenario.name] = _run_scenario(args, server, scenario, paths, base, work)
+                results[scenario.name] = run_scenario(args, server, scenario, paths, base, work)
                 if counts.get(scenario.name):
                     report.judge_statements(scenario, results[scenario.name], counts[scenario.name])
             peaks.append(wrk.peak_rss_mb(server.process.pid))
@@ -249,7 +251,7 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
     return max(peaks) if peaks else None
 
 
-def _run_scenario(args, server, scenario: Scenario, paths: set, base: dict, work) -> Result:
+def run_scenario(args, server, scenario: Scenario, paths: set, base: dict, work) -> Result:
     """A scenario at its peak rate, then at half of it; or why it was skipped."""
     if (scenario.method, scenario.route) not in paths:
         result = Result(skipped="skipped: endpoint not on this branch yet")

@@ -79,6 +79,13 @@ def _token(environ, name: str, minimum: int = 16) -> str | None:
     return raw or None
 
 
+def _search_language(environ) -> str:
+    raw = environ.get("SHOP_SEARCH_LANGUAGE", "").strip().lower() or "english"
+    if not raw.replace("_", "").isalpha() or not raw.isascii():
+        raise ConfigError(f"SHOP_SEARCH_LANGUAGE must be a word such as english, got {raw!r}")
+    return raw
+
+
 def check(settings: dict) -> None:
     """Refuse settings that are each valid but make no sense together (ConfigError)."""
     if settings["SESSION_REFRESH"] >= settings["SESSION_LIFETIME"]:
@@ -136,6 +143,9 @@ def _read(env) -> dict:
         "CONTENT_SYNC_MAX_BYTES": _int(
             env, "SHOP_CONTENT_SYNC_MAX_BYTES", 16 * 1024 * 1024, minimum=1024
         ),
+        # Product images (docs/catalogue-and-content.md#images).
+        "MAX_IMAGE_BYTES": _int(env, "SHOP_MAX_IMAGE_BYTES", 10 * 1024 * 1024, minimum=1024),
+        "MAX_IMAGE_PIXELS": _int(env, "SHOP_MAX_IMAGE_PIXELS", 25_000_000, minimum=1),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,
@@ -153,6 +163,8 @@ def _read(env) -> dict:
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
+        # Product search: the stemming language (shop/services/search.py).
+        "SEARCH_LANGUAGE": _search_language(env),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
         # gunicorn's access log: a line per request costs a keyed read ~16 % of its CPU
         # (docs/performance.md), so it is off unless asked for; nginx in front logs requests.

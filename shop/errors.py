@@ -99,8 +99,8 @@ def error_response(error: HTTPException):
     elif isinstance(error, RateLimitExceeded):
         message = f"Too many requests: the limit is {error.description}. Try again later."
         headers["Retry-After"] = str(_retry_after())
-    elif code == 413:
-        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    elif code == 413 and error.description == default_exceptions[413].description:
+        limit = request.max_content_length
         message = f"Request body too large: the limit is {limit} bytes."
     elif code == 405:
         message = f"Method {request.method} is not allowed on {request.path}."

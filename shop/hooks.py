@@ -106,7 +106,10 @@ def finish_response(response):
     """after_request, after the session cookies are set: never let a proxy cache a private
     answer, never let a browser sniff a type, never send back the client's Host, and close a
     connection whose refused body may still be in the socket."""
-    if g.get("caller") is not None or "Set-Cookie" in response.headers:
+    # A public answer (an image's bytes) is the same for everyone: a signed-in caller
+    # does not make it private, a cookie set on it does.
+    private = g.get("caller") is not None and not response.cache_control.public
+    if private or "Set-Cookie" in response.headers:
         response.headers["Cache-Control"] = "no-store"
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     _relative_location(response)

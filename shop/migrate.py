@@ -33,7 +33,7 @@ log = logging.getLogger("shop")
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS_DIR = ROOT / "migrations"
-SCHEMA_PATH = ROOT / "schema.sql"
+SCHEMA_PATH = ROOT / "schema.sql"  # both engines; then schema.<engine>.sql, its own part
 ENGINES = ("sqlite", "postgresql")
 RECORDS = "schema_migrations"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+?)(?:\.(sqlite|postgresql))?\.sql$")
@@ -326,7 +326,8 @@ def describe_columns(database: Database, table: str) -> list[str]:
 
 
 def load_schema(database: Database) -> None:
-    """Build an empty database from ``schema.sql`` and record every migration as applied.
+    """Build an empty database from ``schema.sql`` (and the engine's own part, after it) and
+    record every migration as applied.
 
     The quick path for tests, each of which needs a fresh database; ``tests/test_migrations.py``
     proves that ``schema.sql`` builds the same schema as the migrations. Does nothing but
@@ -336,7 +337,7 @@ def load_schema(database: Database) -> None:
         with database.transaction():
             database.lock(_LOCK)
             run_script(database, SCHEMA_PATH.read_text())
-            # What the engines write differently (the triggers): schema.<engine>.sql.
+            # What the engines write differently (triggers, the search index): schema.<engine>.sql.
             run_script(database, SCHEMA_PATH.with_suffix(f".{database.engine}.sql").read_text())
             database.execute(RECORDS_DDL)
             for migration in available(database.engine):
@@ -345,18 +346,24 @@ def load_schema(database: Database) -> None:
 
 
 def finish(database: Database) -> None:
-    """What follows every upgrade: the built-in roles and the list totals, one transaction.
+    """What follows every upgrade: the built-in roles, the list totals and the search index
+    (rebuilt only when its definition changed), one transaction.
 
     Running ``flask db upgrade`` again is how an operator recounts the totals after writing
     rows by other means (a bulk import, the benchmark's seeding).
     """
     from shop import totals
     from shop.auth.roles import seed_builtin_roles
+    from shop.services import search
 
-    with database.transaction():
-        database.lock("seed")
-        seed_builtin_roles()
-        totals.recount()
+    try:
+        with database.transaction():
+            database.lock("seed")
+            seed_builtin_roles()
+            totals.recount()
+            search.build_if_changed()
+    except search.SearchLanguageError as error:
+        raise MigrationError(str(error)) from error
 
 
 # -- the service's side: never on a schema older than the code, never start on a newer one ----

@@ -45,6 +45,7 @@ ERROR_RESPONSES = {
     404: ("NotFound", "No such record, or not one the caller may see.", ()),
     409: ("Conflict", "The request conflicts with the current state; the message says why.", ()),
     413: ("PayloadTooLarge", "The body exceeds the size limit (`SHOP_MAX_BODY_BYTES`).", ()),
+    415: ("UnsupportedMediaType", "The body's content is not of a type this operation takes.", ()),
     429: ("TooManyRequests", "Rate limit reached; retry after `Retry-After` s.", ("Retry-After",)),
 }
 SERVER_ERROR = "ServerError"

@@ -1,6 +1,9 @@
 """Helpers for the catalogue, content and settings tests: records made through the API."""
 
+import io
 import itertools
+
+from PIL import Image
 
 _counter = itertools.count(1)
 
@@ -28,6 +31,13 @@ class Catalogue:
             assert response.status_code == 200, response.json
         return product
 
+    def image_path(self) -> str:
+        """The path of a new image of a new product."""
+        product_id = self.product()["id"]
+        response = upload(self.owner, product_id)
+        assert response.status_code == 201, response.json
+        return f"/products/{product_id}/images/{response.json['id']}"
+
     def collection(self, **fields) -> dict:
         return self._post("/collections", {"title": f"Collection {next(_counter)}", **fields})
 
@@ -37,3 +47,16 @@ class Catalogue:
         response = self.owner.put(f"/content/{key}", json=body)
         assert response.status_code in (200, 201), response.json
         return response.json
+
+
+def image_bytes(fmt: str = "PNG", size=(40, 20), colour="teal", **save) -> bytes:
+    """A small image of ``fmt``, made here (``save`` goes to Pillow's ``save``)."""
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, fmt, **save)
+    return buffer.getvalue()
+
+
+def upload(client, product_id: str, data: bytes | None = None, name="photo.png", **form):
+    """POST an image to the product as multipart/form-data; answer the response."""
+    body = {"file": (io.BytesIO(image_bytes() if data is None else data), name), **form}
+    return client.post(f"/products/{product_id}/images", data=body)

@@ -1,5 +1,6 @@
 """`flask db backup` under write load, and `flask db restore` into a new database that then
-serves; on SQLite (the backup API) and PostgreSQL (pg_dump / pg_restore)."""
+serves (product images included); on SQLite (the backup API) and PostgreSQL (pg_dump /
+pg_restore)."""
 
 import os
 import secrets
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from tests.catalogue_helpers import image_bytes, upload
 from tests.conftest import PASSWORD, fresh_database, login
 from tests.orders_helpers import catalogue_client
 
@@ -54,6 +56,10 @@ def test_a_backup_taken_under_writes_restores_to_a_service_that_answers(
 ):
     catalogue = catalogue_client(app)
     key = catalogue.environ_base["HTTP_AUTHORIZATION"]
+    # An image, with a kept width: its bytes live in the database, so the backup has them.
+    pictured = catalogue.post("/products", json={"name": "Pictured", "price_cents": 1}).json
+    image_url = upload(catalogue, pictured["id"], image_bytes(size=(400, 200))).json["url"]
+    image = {w: catalogue.get(f"{image_url}?w={w}").data for w in (160, 1280)}
     written, stop, failures = [], threading.Event(), []
 
     def write():
@@ -112,6 +118,7 @@ def test_a_backup_taken_under_writes_restores_to_a_service_that_answers(
             reader = restored.test_client()
             reader.environ_base["HTTP_AUTHORIZATION"] = key  # keys live in the backup too
             assert reader.get("/products/" + _any_product(client)).status_code == 200
+            assert {w: client.get(f"{image_url}?w={w}").data for w in image} == image
             assert (
                 client.post("/products", json={"name": "After", "price_cents": 1}).status_code
                 == 201

@@ -3,10 +3,12 @@ OpenAPI description: each operation's ``x-permission`` and ``x-scopes`` (set by 
 guards) decide what an anonymous caller, a customer, an administrator without and with the
 permission, and an API key without and with the scope must get."""
 
+import io
+
 import pytest
 
 from shop.auth.permissions import ALL_SCOPES
-from tests.catalogue_helpers import Catalogue
+from tests.catalogue_helpers import Catalogue, image_bytes
 
 PREFIXES = ("/products", "/categories", "/collections", "/content", "/settings")
 
@@ -15,6 +17,7 @@ PREFIXES = ("/products", "/categories", "/collections", "/content", "/settings")
 SIZES = [{"name": "Size", "values": ["S", "M"]}]
 REQUESTS = {
     ("get", "/products"): lambda c: ("/products", None),
+    ("get", "/products/facets"): lambda c: ("/products/facets", None),
     ("post", "/products"): lambda c: ("/products", {"name": "New", "price_cents": 5}),
     ("get", "/products/{product_id}"): lambda c: (f"/products/{c.product()['id']}", None),
     ("put", "/products/{product_id}"): lambda c: (
@@ -42,6 +45,19 @@ REQUESTS = {
         "/products/{0}/variants/{0}".format(c.product(options=SIZES, generate=True)["id"]),
         None,
     ),
+    ("get", "/products/{product_id}/images"): lambda c: (
+        f"/products/{c.product()['id']}/images",
+        None,
+    ),
+    ("post", "/products/{product_id}/images"): lambda c: (
+        f"/products/{c.product()['id']}/images",
+        {"file": (io.BytesIO(image_bytes()), "a.png")},
+    ),
+    ("patch", "/products/{product_id}/images/{image_id}"): lambda c: (
+        c.image_path(),
+        {"alt": "Changed"},
+    ),
+    ("delete", "/products/{product_id}/images/{image_id}"): lambda c: (c.image_path(), None),
     ("get", "/categories"): lambda c: ("/categories", None),
     ("post", "/categories"): lambda c: ("/categories", {"name": "New"}),
     ("get", "/categories/{category_id}"): lambda c: (f"/categories/{c.category()['id']}", None),
@@ -139,7 +155,8 @@ def test_route_answers_each_caller_as_documented(route, client, owner_client, ca
     method = route[0]
     for label, caller, expected in callers(permission, scopes):
         path, body = REQUESTS[route](catalogue)
-        response = getattr(caller, method)(path, json=body)
+        multipart = isinstance(body, dict) and "file" in body
+        response = getattr(caller, method)(path, **{"data" if multipart else "json": body})
         status = response.status_code
         if expected == 2:
             assert 200 <= status < 300, (label, status, response.json)

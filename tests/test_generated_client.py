@@ -2,14 +2,16 @@
 
 openapi-python-client (requirements-dev.txt) turns ``/openapi.json`` into a package, with no
 warning; then a shop's day runs through it against a live gunicorn: the owner signs in, makes
-a category, products and an API key used as Bearer, a customer registers and checks out
-twice with one Idempotency-Key, the order moves on, another is cancelled, lists page and
-filter, and 401, 403, 404, 409 and 429 come back parsed as the documented ``Error``. The owner
-is a signed-in cookie client typed ``AuthenticatedClient`` (docs/openapi.md), and a script that
-calls every operation taking a body with its minimal body passes ``mypy --strict``.
+a category, products (one with an uploaded image) and an API key used as Bearer, a customer
+registers and checks out twice with one Idempotency-Key, the order moves on, another is
+cancelled, lists page and filter, and 401, 403, 404, 409, 415 and 429 come back parsed as the
+documented ``Error``. The owner is a signed-in cookie client typed ``AuthenticatedClient``
+(docs/openapi.md), and a script that calls every operation taking a body with its minimal
+body passes ``mypy --strict``.
 """
 
 import importlib
+import io
 import json
 import os
 import shutil
@@ -20,8 +22,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from tests import minimal_bodies
+from tests.catalogue_helpers import image_bytes
 from tests.conftest import PASSWORD
 from tests.live import LiveServer
 
@@ -122,7 +126,7 @@ def test_a_shops_day_through_the_generated_client(generated, server):
             ("Draft", 5, False),
         ]
     ]
-    assert all(isinstance(p, m.ProductDetail) for p in made)
+    assert all(isinstance(p, m.ProductDetail) and p.images == [] for p in made)
     assert made[0].created_at.tzinfo is not None  # a real date-time
 
     # A product with options starts with its first variant; generate makes the others.
@@ -143,6 +147,33 @@ def test_a_shops_day_through_the_generated_client(generated, server):
         shirt.id, medium.id, client=owner, body=m.VariantUpdate(sku="SHIRT-M")
     )
     assert isinstance(renamed, m.Variant) and renamed.sku == "SHIRT-M"
+
+    # An image, uploaded as multipart/form-data; its bytes are public, in fixed widths.
+    images, files = api("images"), importlib.import_module(f"{PACKAGE}.types")
+
+    def image_file(data: bytes, name: str):
+        return files.File(payload=io.BytesIO(data), file_name=name, mime_type="image/jpeg")
+
+    image = images.upload_product_image.sync(
+        shirt.id,
+        client=owner,
+        body=m.UploadProductImageBody(file=image_file(image_bytes(size=(400, 200)), "a.png")),
+    )
+    assert isinstance(image, m.Image) and (image.content_type, image.position) == ("image/png", 1)
+    pictured = variants.update_variant.sync(
+        shirt.id, medium.id, client=owner, body=m.VariantUpdate(image_id=image.id)
+    )
+    assert isinstance(pictured, m.Variant) and pictured.image_id == image.id
+    shown = products.get_product.sync(shirt.id, client=anonymous())
+    assert [i.id for i in shown.images] == [image.id]
+    small = images.get_image_file.sync(image.id, client=anonymous(), w=m.GetImageFileW.VALUE_160)
+    assert isinstance(small, files.File) and Image.open(small.payload).size == (160, 80)
+    pdf = images.upload_product_image.sync_detailed(
+        shirt.id,
+        client=owner,
+        body=m.UploadProductImageBody(file=image_file(b"%PDF-1.4 not an image", "x.jpg")),
+    )
+    assert pdf.status_code == 415 and isinstance(pdf.parsed, m.Error)
 
     # An API key, used as Bearer: it sees inactive products (optional security).
     created = keys.create_api_key.sync(

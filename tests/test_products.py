@@ -157,7 +157,8 @@ def test_filters(owner_client, catalogue):
     assert query("q=snk") == ["Sneaker"]  # sku
     assert query("q=wool") == ["Beanie"]  # description, any case
     assert query("q=BOOT") == ["Trail Boot"]  # name
-    assert query("q=100%25") == []  # wildcards are literal
+    assert query("q=%25") == []  # no word to search for: nothing (not everything)
+    assert query("q=100%25") == ["Sneaker"]  # the word 100, in its SKU SNK-100
     assert query("min_price=2000&max_price=5000") == ["Cap", "Sneaker"]
     assert query("in_stock=false") == ["Trail Boot"]
     assert query("in_stock=true&max_price=1999") == ["Beanie"]
@@ -249,6 +250,9 @@ def test_a_list_costs_one_query_for_the_page_and_one_for_the_total(
     with sql_count() as staff_cost:
         owner_client.get(f"/products?page_size={page_size}&q=product&category_id=x&in_stock=1")
     with sql_count() as filtered_cost:
+        owner_client.get(f"/products?page_size={page_size}&q=product&in_stock=1&sort=name")
+    with sql_count() as ranked_cost:  # by relevance: ranked ids with their total, then rows
         owner_client.get(f"/products?page_size={page_size}&q=product&in_stock=1")
     assert staff_cost["statements"] == 1 + caller_lookup  # an empty first page needs no count
     assert filtered_cost["statements"] == 2 + caller_lookup
+    assert ranked_cost["statements"] == 2 + caller_lookup

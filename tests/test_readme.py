@@ -166,6 +166,7 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "walkthrough-keys",
         "keys-controls",
         "content-sync",
+        "product-image",
         "orders-setup",
         "orders-walkthrough",
         "orders-sync",

@@ -131,6 +131,15 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
         line["variant_id"] == line["product_id"] and line["options"] == "{}" for line in lines
     )
 
+    # 0009: the upgrade built the search index from the adopted rows
+    def searched(query):
+        response = client(app).get("/products?" + query)
+        assert response.status_code == 200, response.json
+        return sorted(item["name"] for item in response.json["items"])
+
+    assert searched("q=tea") == ["Green tea", "Teapot"]  # a prefix; "Old cup" is inactive
+    assert searched("q=SKU-1") == ["Teapot"]
+
     owner = client(app, cookie=seeded["owner_cookie"])
     customer = client(app, cookie=seeded["customer_cookie"])
     callers = {

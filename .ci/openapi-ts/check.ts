@@ -69,7 +69,30 @@ export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, 
 export const ship: Schemas["OrderStatusChange"] = { status: "shipped", note: "DHL 123" };
 export const key: Schemas["ApiKeyCreate"] = { label: "sync", scopes: ["read:product", "write:product"] };
 
+// An image upload: multipart/form-data with the file and an optional alt text, as a browser
+// or Node 18+ sends it with fetch; the product's detail lists its images, each with its url.
+type Upload = NonNullable<operations["uploadProductImage"]["requestBody"]>["content"]["multipart/form-data"];
+export function uploadForm(file: Blob, alt: Upload["alt"]): FormData {
+  const form = new FormData();
+  form.append("file", file, "photo.jpg");
+  if (alt !== undefined) form.append("alt", alt);
+  return form;
+}
+export const uploaded: Json<Responses<"uploadProductImage">, 201> extends Schemas["Image"] ? true : false = true;
+export const notAnImage: Json<Responses<"uploadProductImage">, 415> extends ErrorBody ? true : false = true;
+export const tooLarge: Json<Responses<"uploadProductImage">, 413> extends ErrorBody ? true : false = true;
+type ImageWidth = NonNullable<operations["getImageFile"]["parameters"]["query"]>["w"];
+export const thumbnail: ImageWidth = 320;
+export function cover(product: Json<Responses<"getProduct">, 200>): string | null {
+  const first = product.images[0];
+  return first === undefined ? null : `${first.url}?w=640`;
+}
+
 // What the description forbids does not compile.
+// @ts-expect-error: not one of the fixed widths
+export const oddWidth: ImageWidth = 100;
+// @ts-expect-error: the file is required
+export const fileless: Upload = { alt: "no file" };
 // @ts-expect-error: not an order status
 export const lost: OrderStatus = "lost";
 // @ts-expect-error: not a sort order

@@ -12,6 +12,7 @@ def register_blueprints(api) -> None:
         content,
         customers,
         health,
+        images,
         orders,
         password_reset,
         payments,
@@ -30,6 +31,7 @@ def register_blueprints(api) -> None:
     for module in (
         products,
         variants,
+        images,
         categories,
         collections,
         orders,

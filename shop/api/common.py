@@ -106,10 +106,43 @@ def refuse_unknown_query_parameters() -> None:
         return
     view = _view_method()
     allowed = declared_query_parameters(view)
-    unknown = [name for name in request.args if name not in allowed]
+    prefixes = getattr(view, "query_prefixes", ())
+    unknown = [n for n in request.args if n not in allowed and not n.startswith(prefixes)]
     if unknown:
         limiter.count_refused(view)
         abort(400, " ".join(f"{name or '(empty name)'}: Unknown field." for name in unknown))
+
+
+def query_prefix(prefix: str, description: str):
+    """Let a view take the query parameters named ``<prefix><anything>`` (``option.Size``),
+    documented as one parameter ``<prefix>{name}``: OpenAPI 3.0 cannot name a family of
+    parameters otherwise. The view reads them from ``request.args`` itself."""
+
+    def decorator(func):
+        func.query_prefixes = (*getattr(func, "query_prefixes", ()), prefix)
+        parameter = {
+            "name": prefix + "{name}",
+            "in": "query",
+            "description": description,
+            "schema": {"type": "array", "items": {"type": "string"}},
+            "style": "form",
+            "explode": True,
+        }
+        func._apidoc = dict(getattr(func, "_apidoc", {}))
+        func._apidoc["prefixed_parameters"] = [
+            *func._apidoc.get("prefixed_parameters", ()),
+            parameter,
+        ]
+        return func
+
+    return decorator
+
+
+def _prefixed_parameters(doc, doc_info, **_kwargs):
+    """The parameters of ``query_prefix``, after those of the view's query schema."""
+    for parameter in doc_info.get("prefixed_parameters", ()):
+        doc.setdefault("parameters", []).append(parameter)
+    return doc
 
 
 class Blueprint(flask_smorest.Blueprint):
@@ -122,6 +155,7 @@ class Blueprint(flask_smorest.Blueprint):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._prepare_doc_cbks.append(_public_by_default)
+        self._prepare_doc_cbks.append(_prefixed_parameters)
         self.before_request(refuse_unknown_query_parameters)
 
     def response(self, status_code, schema=None, **kwargs):

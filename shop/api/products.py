@@ -6,25 +6,17 @@ given, so ``{"stock": 5}`` is a whole update. Deleting a product is safe for ord
 their own copy of its name and price.
 """
 
-from flask import g
+from flask import g, request
 from flask.views import MethodView
-from marshmallow import fields, validate
+from marshmallow import Schema, fields, validate
 
 from shop import db, totals
-from shop.api.common import (
-    LIKE,
-    Blueprint,
-    PageQuerySchema,
-    Where,
-    like_pattern,
-    page_schema,
-    paginate,
-)
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.errors import abort
-from shop.openapi import enum_field, responds
+from shop.openapi import DateOrDateTime, enum_field, responds
 from shop.services import products
 from shop.services.catalogue import SELECT, get_product, present
 from shop.services.catalogue_input import (
@@ -32,18 +24,18 @@ from shop.services.catalogue_input import (
     Price,
     ProductCreateSchema,
     ProductUpdateSchema,
+    Sku,
+)
+from shop.services.product_query import (
+    MAX_OPTION_NAMES,
+    MAX_OPTION_TEXT,
+    MAX_OPTION_VALUES,
+    ProductQuery,
+    facets,
+    ranked_page,
 )
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
-
-# The category :category_id and every category below it.
-_IN_CATEGORY_TREE = """p.category_id IN (
-    WITH RECURSIVE tree (id) AS (
-        SELECT id FROM categories WHERE id = :category_id
-        UNION
-        SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id
-    )
-    SELECT id FROM tree)"""
 
 _SORTS = {
     "name": "p.name, p.id",
@@ -52,14 +44,28 @@ _SORTS = {
     "-price": "p.price_cents DESC, p.id DESC",
     "created_at": "p.created_at, p.id",
     "-created_at": "p.created_at DESC, p.id DESC",
+    "updated_at": "p.updated_at, p.id",
+    "-updated_at": "p.updated_at DESC, p.id DESC",
+    "relevance": None,  # the search's rank: the default with q, refused without
 }
 
 
-class ProductQuerySchema(PageQuerySchema):
+class ProductFilterSchema(Schema):
+    """The filters of the product list and its facets (they combine with AND)."""
+
     q = fields.String(
         validate=validate.Length(min=1, max=200),
-        metadata={"description": "Part of the name, SKU or description, any case."},
+        metadata={
+            "description": "Full-text search over name, SKUs, option values and description,"
+            " stemmed, every word of it also a prefix (`tea` finds Teapot); ranked by"
+            " relevance unless `sort` says otherwise. Any text is safe."
+        },
     )
+    slug = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "The product with this slug (exact)."},
+    )
+    sku = fields.String(validate=Sku, metadata={"description": "The product with this SKU."})
     category_id = fields.String(
         validate=CategoryId, metadata={"description": "This category and its sub-categories."}
     )
@@ -70,12 +76,75 @@ class ProductQuerySchema(PageQuerySchema):
     active = fields.Boolean(
         metadata={"description": "Needs `products.read` (or a key with `read:product`)."}
     )
+    updated_after = DateOrDateTime(
+        metadata={
+            "description": "Changed at or after this ISO 8601 date or date-time (UTC unless"
+            " given): with `sort=updated_at`, how an integration fetches what changed."
+        }
+    )
+    created_after = DateOrDateTime(
+        metadata={"description": "Created at or after this ISO 8601 date or date-time."}
+    )
+
+
+class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
     sort = enum_field(
         "ProductSort",
         list(_SORTS),
-        load_default="-created_at",
-        metadata={"description": "`name`, `price` or `created_at`; `-` for descending."},
+        metadata={
+            "description": "`name`, `price`, `created_at` or `updated_at` (with `id` as the"
+            " tie-break, so the order is stable); `-` for descending; `relevance` (needs `q`)."
+            " Default: `relevance` with `q`, else `-created_at`."
+        },
     )
+
+
+OPTION = "option."
+_OPTION_DOC = (
+    "Option values, e.g. `option.Size=M`: products with an active variant of that value."
+    " Repeat a name for any of several values (`option.Size=M&option.Size=L`: M or L);"
+    " different names must all hold for one and the same variant"
+    " (`option.Size=M&option.Colour=Red`: a red M). Names and values are exact."
+    f" At most {MAX_OPTION_NAMES} names and {MAX_OPTION_VALUES} values per name."
+)
+
+
+def _options() -> dict[str, list[str]]:
+    """The ``option.<name>=<value>`` parameters: each name with its values (400 if bad)."""
+    found = {}
+    for key, values in request.args.lists():
+        if not key.startswith(OPTION):
+            continue
+        name = key.removeprefix(OPTION)
+        if not name or len(name) > MAX_OPTION_TEXT:
+            abort(400, f"{key}: name an option of at most {MAX_OPTION_TEXT} characters,"
+                  " e.g. option.Size=M.")  # fmt: skip
+        if any(not value or len(value) > MAX_OPTION_TEXT for value in values):
+            abort(400, f"{key}: each value is 1 to {MAX_OPTION_TEXT} characters.")
+        found[name] = sorted(set(values))
+        if len(found[name]) > MAX_OPTION_VALUES:
+            abort(400, f"{key}: at most {MAX_OPTION_VALUES} values.")
+    if len(found) > MAX_OPTION_NAMES:
+        abort(400, f"{OPTION}*: at most {MAX_OPTION_NAMES} option names.")
+    return found
+
+
+def _query(args: dict) -> ProductQuery:
+    """The list's filters, ``option.*`` included; ``active`` only for a caller who may see
+    inactive products."""
+    if "active" in args:
+        if g.caller is None:
+            abort(401, "active: sign in or send an API key to filter on active.")
+        if not _sees_inactive():
+            require(g.caller, "products.read", purpose="filter on active")
+    return ProductQuery({**args, "options": _options()}, only_active=not _sees_inactive())
+
+
+def _fetch(ids: list[str]) -> list[dict]:
+    """The products of ``ids``, in that order, as the list shows them."""
+    marks, params = db.in_list("id", ids)
+    rows = {row["id"]: row for row in db.query(SELECT + f" WHERE p.id IN {marks}", params)}
+    return [present(rows[i]) for i in ids if i in rows]
 
 
 def _sees_inactive() -> bool:
@@ -83,10 +152,18 @@ def _sees_inactive() -> bool:
     return g.caller is not None and g.caller.can("products.read")
 
 
+def _check_sku(sku: str | None, own_id: str = "") -> None:
+    if sku is not None and db.value(
+        "SELECT 1 FROM products WHERE sku = :sku AND id <> :id", {"sku": sku, "id": own_id}
+    ):
+        abort(409, f"sku: {sku!r} is already used by another product.")
+
+
 @blp.route("")
 class Products(MethodView):
     @blp.doc(operationId="listProducts")
     @shows_more_with("products.read", "inactive products and may filter on `active`")
+    @query_prefix(OPTION, _OPTION_DOC)
     @blp.arguments(ProductQuerySchema, location="query")
     @blp.response(200, page_schema(ProductSchema))
     @responds(
@@ -100,44 +177,21 @@ class Products(MethodView):
 
         The public sees active products only. Filters combine with AND.
         """
-        where = Where()
-        if "active" in args:
-            if g.caller is None:
-                abort(401, "active: sign in or send an API key to filter on active.")
-            if not _sees_inactive():
-                require(g.caller, "products.read", purpose="filter on active")
-            where.add("p.active = :active", active=args["active"])
-        elif not _sees_inactive():
-            where.add("p.active = 1")
-        if "q" in args:
-            where.add(
-                f"(LOWER(p.name) {LIKE} OR LOWER(p.sku) {LIKE} OR LOWER(p.description) {LIKE})",
-                q=like_pattern(args["q"]),
-            )
-        if "category_id" in args:
-            where.add(_IN_CATEGORY_TREE, category_id=args["category_id"])
-        if "collection_id" in args:
-            where.add(
-                "EXISTS (SELECT 1 FROM collection_products cp"
-                " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)",
-                collection_id=args["collection_id"],
-            )
-        if "min_price" in args:
-            where.add("p.price_cents >= :min_price", min_price=args["min_price"])
-        if "max_price" in args:
-            where.add("p.price_cents <= :max_price", max_price=args["max_price"])
-        if "in_stock" in args:
-            where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
-        clause, only = where.sql(), where.conditions
-        count = "SELECT COUNT(*) FROM products p" + clause
-        if not only:
+        query = _query(args)
+        sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
+        if sort == "relevance":
+            if query.match is None:
+                abort(400, "sort: relevance needs q (a search).")
+            return ranked_page(query, args, _fetch)
+        count = query.count_sql()
+        if not query.filtered and not query.where.conditions:
             count = totals.SQL[totals.PRODUCTS]
-        elif only == ["p.active = 1"] or only == ["p.active = :active"] and args["active"]:
+        elif not query.filtered and args.get("active", True):
             count = totals.SQL[totals.ACTIVE_PRODUCTS]
         return paginate(
-            SELECT + clause + " ORDER BY " + _SORTS[args["sort"]],
+            SELECT + query.sql() + " ORDER BY " + _SORTS[sort],
             count,
-            where.params,
+            query.where.params,
             args,
             convert=present,
         )
@@ -156,6 +210,72 @@ class Products(MethodView):
         with db.transaction():
             product_id = products.create_product(data)
         return get_product(product_id)
+
+
+class CategoryFacetSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    slug = fields.String(required=True)
+    count = fields.Integer(
+        required=True, metadata={"description": "Matching products in it or below it."}
+    )
+
+
+class PriceBandSchema(Schema):
+    min_price = fields.Integer(required=True, metadata={"description": "In minor units."})
+    max_price = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "In minor units, inclusive; null for the top band."},
+    )
+    count = fields.Integer(required=True)
+
+
+class OptionValueFacetSchema(Schema):
+    value = fields.String(required=True)
+    count = fields.Integer(required=True)
+
+
+class OptionFacetSchema(Schema):
+    name = fields.String(required=True)
+    values = fields.List(fields.Nested(OptionValueFacetSchema), required=True)
+
+
+class ProductFacetsSchema(Schema):
+    """Counts per value a storefront's filter sidebar offers. Each group is counted with
+    every filter but its own: a count is the `total` the list answers when that value
+    replaces the group's filter, the other filters kept; `total` is the list's own."""
+
+    total = fields.Integer(required=True, metadata={"description": "The filtered list's `total`."})
+    categories = fields.List(fields.Nested(CategoryFacetSchema), required=True)
+    price_bands = fields.List(fields.Nested(PriceBandSchema), required=True)
+    options = fields.List(fields.Nested(OptionFacetSchema), required=True)
+
+
+@blp.route("/facets")
+class ProductFacets(MethodView):
+    @blp.doc(operationId="getProductFacets")
+    @shows_more_with("products.read", "inactive products and may filter on `active`")
+    @query_prefix(OPTION, _OPTION_DOC)
+    @blp.arguments(ProductFilterSchema, location="query")
+    @blp.response(200, ProductFacetsSchema)
+    @responds(
+        401,
+        403,
+        e401="`active` given anonymously, or an invalid API key.",
+        e403="`active` without `products.read`.",
+    )
+    def get(self, args):
+        """Facets of the product list
+
+        Takes the list's filters and answers the counts per category (sub-categories
+        included), per price band (fixed bands in minor units: 0-999, 1000-2499, 2500-4999,
+        5000-9999, 10000-24999, 25000 and up) and per option value, so a storefront draws
+        its filter sidebar in one call. Each group is counted with every filter but its own
+        (a shopper who chose a band still sees the others' counts).
+        """
+        query = _query(args)  # the same rules for `active` and the options
+        return facets(query.args, only_active=not _sees_inactive())
 
 
 @blp.route("/<id:product_id>")

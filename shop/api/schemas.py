@@ -1,6 +1,7 @@
 """Schemas and fields that more than one blueprint shows or reads: an order (the orders'
-and the checkout's answer), a product (products and collections), an actor (the audit log
-and an order's history), the permission list (roles and users) and a required text field.
+and the checkout's answer), a product (products and collections), an image (products and
+images), an actor (the audit log and an order's history), the permission list (roles and
+users) and a required text field.
 
 A blueprint keeps the schemas only it uses; one shared by two lives here, so that no
 blueprint imports another.
@@ -178,8 +179,24 @@ class VariantSchema(Schema):
     updated_at = fields.String(required=True)
 
 
+class ImageSchema(Schema):
+    id = fields.String(required=True)
+    url = fields.String(
+        required=True, metadata={"description": "Where anyone fetches the bytes (`?w=` widths)."}
+    )
+    content_type = fields.String(required=True, metadata={"example": "image/jpeg"})
+    width = fields.Integer(required=True, metadata={"description": "In pixels, upright."})
+    height = fields.Integer(required=True)
+    bytes = fields.Integer(required=True, metadata={"description": "Size of the stored image."})
+    alt = fields.String(required=True, metadata={"description": "Text for screen readers."})
+    position = fields.Integer(required=True, metadata={"description": "1 is the first."})
+
+
 class ProductDetailSchema(ProductSchema):
+    """One product (its own routes): with its variants and its images, in order."""
+
     variants = fields.List(fields.Nested(VariantSchema), required=True)
+    images = fields.List(fields.Nested(ImageSchema), required=True)
 
 
 def _known_permission(value: str) -> None:

@@ -6,6 +6,7 @@ import json
 
 from shop import db
 from shop.errors import abort
+from shop.services import images
 from shop.settings import CURRENCY_SQL, currency_of
 
 # One statement whatever the page size: the collections and the currency come as columns.
@@ -48,12 +49,17 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
 
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
-    """One product with its ``variants`` (the public sees active ones of active products)."""
+    """One product with its ``variants`` (the public sees active ones of active products)
+    and its ``images`` in order."""
     sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
     row = db.one(sql, {"id": product_id})
     if row is None:
         abort(404, "Product not found.")
-    return {**present(row), "variants": variants_of(product_id, active_only=visible_only)}
+    return {
+        **present(row),
+        "variants": variants_of(product_id, active_only=visible_only),
+        "images": images.list_for(product_id),
+    }
 
 
 def load_product(product_id: str) -> dict:
@@ -70,9 +76,5 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
 
 
 def check_image(product_id: str, image_id: str | None) -> None:
-    """400 unless ``image_id`` is None or one of the product's images.
-
-    No image can exist before product images land (migration 0008), which replaces this body.
-    """
-    if image_id is not None:
-        abort(400, f"image_id: no image {image_id!r} of this product.")
+    """400 unless ``image_id`` is None or one of the product's images."""
+    images.check_image(product_id, image_id)

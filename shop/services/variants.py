@@ -18,6 +18,7 @@ import json
 from shop import db, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
+from shop.services import search
 from shop.services.catalogue import VARIANTS as SELECT
 from shop.services.catalogue import check_image, load_product, present_variant
 from shop.services.catalogue_input import (
@@ -366,5 +367,6 @@ def product_changed(product_id: str, event: str = "product.updated") -> int | No
     """The end of every write of a product or its variants, in its transaction: refresh,
     then ``event``; answers the product's stock."""
     stock = refresh(product_id)
+    search.refresh(product_id)
     webhooks.emit(event, product_id, load_product)
     return stock

@@ -1,0 +1,31 @@
+-- 0008: product images (issue 25), stored in the database so that every node and
+-- `flask db backup` have them. The bytes of an image id never change: `sha256` is the ETag.
+-- `product_image_sizes` keeps each resized width made on first request (never recomputed).
+-- New tables only: the previous release ignores them.
+
+CREATE TABLE IF NOT EXISTS product_images (
+    id TEXT PRIMARY KEY,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    alt TEXT NOT NULL DEFAULT '',
+    content_type TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS product_images_product ON product_images (product_id, position);
+
+CREATE TABLE IF NOT EXISTS product_image_sizes (
+    image_id TEXT NOT NULL REFERENCES product_images (id) ON DELETE CASCADE,
+    width INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    height INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (image_id, width)
+);

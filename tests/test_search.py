@@ -1,0 +1,378 @@
+"""Product search and facets (issue 25), sync filters and natural-key lookups (issue 28):
+full-text with ranking, stemming and prefixes on both engines, hostile query text, the index
+kept by the writes and rebuilt by `flask db upgrade`, filters, and facets equal to totals."""
+
+import pytest
+
+from tests.catalogue_helpers import Catalogue
+
+
+@pytest.fixture
+def catalogue(owner_client):
+    return Catalogue(owner_client)
+
+
+@pytest.fixture
+def shop(catalogue):
+    """A small catalogue: a tree of categories, prices in several bands, one collection."""
+    kitchen = catalogue.category(name="Kitchen")
+    teaware = catalogue.category(name="Teaware", parent_id=kitchen["id"])
+    sport = catalogue.category(name="Sport")
+    made = {
+        "teapot": catalogue.product(
+            name="Blue Teapot", sku="TP-BLU-01", price_cents=3500, category_id=teaware["id"]
+        ),
+        "tea": catalogue.product(
+            name="Green tea leaves",
+            description="Loose leaf, from Shizuoka.",
+            price_cents=900,
+            category_id=kitchen["id"],
+        ),
+        "mug": catalogue.product(
+            name="Mug", description="For tea or coffee.", price_cents=1200, stock=0
+        ),
+        "shoes": catalogue.product(
+            name="Running Shoes",
+            description="Light trainers for runners.",
+            sku="RUN-42",
+            price_cents=8900,
+            category_id=sport["id"],
+        ),
+    }
+    made["categories"] = {"kitchen": kitchen, "teaware": teaware, "sport": sport}
+    made["sale"] = catalogue.collection(
+        title="Sale", product_ids=[made["teapot"]["id"], made["shoes"]["id"]]
+    )
+    return made
+
+
+def found(client, query: str) -> list[str]:
+    response = client.get("/products?" + query)
+    assert response.status_code == 200, response.json
+    assert response.json["total"] == len(response.json["items"])  # small pages here
+    return [item["name"] for item in response.json["items"]]
+
+
+def test_search_finds_by_name_description_sku_and_prefix_ranked(client, shop):
+    assert found(client, "q=teapot") == ["Blue Teapot"]
+    assert found(client, "q=Shizuoka") == ["Green tea leaves"]  # description
+    assert found(client, "q=TP-BLU-01") == ["Blue Teapot"]  # the whole SKU
+    assert found(client, "q=tp-blu") == ["Blue Teapot"]  # the start of a SKU, any case
+    assert found(client, "q=RUN-42") == ["Running Shoes"]
+    # type-ahead: every word is also a prefix; name matches rank above description ones
+    results = found(client, "q=tea")
+    assert sorted(results[:2]) == ["Blue Teapot", "Green tea leaves"] and results[2] == "Mug"
+    assert found(client, "q=te") == results  # two letters are enough
+    assert found(client, "q=blue%20tea") == ["Blue Teapot"]  # every word must match
+    assert found(client, "q=blue%20coffee") == []
+    # totals are the matches', not the page's nor the catalogue's
+    for extra in ("", "&sort=name", "&page=2", "&page=9"):
+        page = client.get(f"/products?q=tea&page_size=1{extra}").json
+        assert page["total"] == 3, extra
+    # an explicit sort replaces the ranking
+    assert found(client, "q=tea&sort=name") == ["Blue Teapot", "Green tea leaves", "Mug"]
+
+
+def test_search_stems_english(client, shop):
+    assert found(client, "q=teapots") == ["Blue Teapot"]  # plural finds singular
+    assert found(client, "q=runner") == ["Running Shoes"]  # runners, in the description
+    assert found(client, "q=runs") == ["Running Shoes"]  # running
+    assert found(client, "q=leaf") == ["Green tea leaves"]  # leaves (and "Loose leaf")
+
+
+HOSTILE = [
+    '"tea',
+    'tea"',
+    "tea*",
+    "*tea",
+    "-tea",
+    "tea -",
+    "(tea",
+    "tea)",
+    "^tea",
+    "tea:*",
+    "'tea':*",
+    "tea & | ! <-> :",
+    "tea\\",
+    "tea''",
+    "{tea}",
+    "tea %",
+    "tea_",
+]
+# FTS5's and tsquery's operators are words like any other (PostgreSQL drops "and", "or" and
+# "not" as English stop words; SQLite looks for them): answered, never an error.
+OPERATOR_WORDS = ["tea AND", "AND tea", "tea OR", "NOT tea", "tea NEAR(", "OR", "name:tea"]
+NO_WORD = ['"', "*", "-", "(", ")", "''", ":*", "&|!", "%_", "   ", "<->"]
+
+
+def test_hostile_query_text_is_plain_text_never_an_error(client, shop):
+    for text in HOSTILE:
+        response = client.get("/products", query_string={"q": text})
+        assert response.status_code == 200, (text, response.json)
+        names = [item["name"] for item in response.json["items"]]
+        assert "Blue Teapot" in names, text  # the word tea is still searched for
+    for text in OPERATOR_WORDS:
+        response = client.get("/products", query_string={"q": text})
+        assert response.status_code == 200, (text, response.json)
+    for text in NO_WORD:
+        response = client.get("/products/facets", query_string={"q": text})
+        assert response.status_code == 200, (text, response.json)
+        assert response.json["total"] == 0, text
+        listed = client.get("/products", query_string={"q": text})
+        assert listed.status_code == 200 and listed.json["total"] == 0, text
+    long = client.get("/products", query_string={"q": "tea " * 50})  # 200 characters
+    assert long.status_code == 200 and long.json["total"] >= 1
+    unicode = client.get("/products", query_string={"q": "Çay 茶 🍵 ÿ"})
+    assert unicode.status_code == 200 and unicode.json["total"] == 0
+
+
+def test_the_index_follows_every_write(client, owner_client, catalogue):
+    product = catalogue.product(name="Copper Kettle", sku="KT-1")
+    assert found(client, "q=kettle") == ["Copper Kettle"]
+    changed = owner_client.put(
+        f"/products/{product['id']}", json={"name": "Brass Urn", "sku": "URN-9"}
+    )
+    assert changed.status_code == 200
+    assert found(client, "q=kettle") == [] and found(client, "q=kt") == []
+    assert found(client, "q=urn") == ["Brass Urn"] and found(client, "q=URN-9") == ["Brass Urn"]
+    owner_client.put(f"/products/{product['id']}", json={"active": False})
+    assert found(client, "q=urn") == []  # the public sees active products only
+    assert found(owner_client, "q=urn") == ["Brass Urn"]
+    assert owner_client.delete(f"/products/{product['id']}").status_code == 204
+    assert found(owner_client, "q=urn") == []
+
+
+def test_relevance_needs_a_search(client, shop):
+    response = client.get("/products?sort=relevance")
+    assert response.status_code == 400 and "relevance needs q" in response.json["message"]
+    assert found(client, "q=tea&sort=relevance")[2] == "Mug"
+
+
+def test_filters_and_facets_whose_counts_are_the_lists_totals(client, owner_client, shop):
+    cats = shop["categories"]
+    assert found(client, f"category_id={cats['kitchen']['id']}&sort=name") == [
+        "Blue Teapot",
+        "Green tea leaves",
+    ]
+    assert found(client, f"collection_id={shop['sale']['id']}&sort=name") == [
+        "Blue Teapot",
+        "Running Shoes",
+    ]
+    assert found(client, "min_price=1000&max_price=3500&sort=price") == ["Mug", "Blue Teapot"]
+    assert found(client, "in_stock=true&q=tea&sort=name") == ["Blue Teapot", "Green tea leaves"]
+    kitchen = {"category_id": cats["kitchen"]["id"]}
+    for filters in (
+        {},
+        {"q": "tea"},
+        {"in_stock": "true"},
+        {"collection_id": shop["sale"]["id"]},
+        kitchen,
+        {"min_price": "1000", "q": "tea"},
+        {"max_price": "999", **kitchen},
+        {"q": "nothing-like-it"},
+    ):
+
+        def total(filters=filters, **replaced):
+            response = client.get("/products", query_string={**filters, **replaced})
+            assert response.status_code == 200, response.json
+            return response.json["total"]
+
+        body = client.get("/products/facets", query_string=filters).json
+        assert body["total"] == total(), filters
+        for band in body["price_bands"]:
+            others = {k: v for k, v in filters.items() if k not in ("min_price", "max_price")}
+            bounds = {"min_price": band["min_price"]}
+            if band["max_price"] is not None:
+                bounds["max_price"] = band["max_price"]
+            response = client.get("/products", query_string={**others, **bounds})
+            assert band["count"] == response.json["total"], (filters, band)
+        for category in body["categories"]:
+            assert category["count"] == total(category_id=category["id"]), (filters, category)
+        if "min_price" not in filters and "max_price" not in filters:
+            assert sum(band["count"] for band in body["price_bands"]) == body["total"]
+    everything = client.get("/products/facets").json
+    counts = {c["name"]: c["count"] for c in everything["categories"]}
+    assert counts == {"Kitchen": 2, "Teaware": 1, "Sport": 1}  # Kitchen includes Teaware
+    assert [b["count"] for b in everything["price_bands"]] == [1, 1, 1, 1, 0, 0]
+    # the same parameters, the same rules: unknown ones and `active` for the public
+    assert client.get("/products/facets?page=1").status_code == 400
+    assert client.get("/products/facets?active=false").status_code == 401
+    assert owner_client.get("/products/facets?active=true").json["total"] == 4
+
+
+def test_updated_after_sorts_by_change_and_lookups_by_slug_and_sku(
+    client, owner_client, catalogue, clock
+):
+    first = catalogue.product(name="First", sku="F-1")
+    clock.advance(60)
+    second = catalogue.product(name="Second")
+    clock.advance(60)
+    cursor = clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert found(client, f"updated_after={cursor}") == []
+    clock.advance(60)
+    owner_client.put(f"/products/{first['id']}", json={"stock": 9})
+    assert found(client, f"updated_after={cursor}&sort=updated_at") == ["First"]
+    assert found(client, "sort=updated_at") == ["Second", "First"]
+    assert found(client, "sort=-updated_at") == ["First", "Second"]
+    assert found(client, f"created_after={second['created_at']}") == ["Second"]
+    assert client.get("/products?updated_after=yesterday").status_code == 400
+    assert found(client, f"slug={second['slug']}") == ["Second"]
+    assert found(client, "slug=no-such-product") == []
+    assert found(client, "sku=F-1") == ["First"]
+    assert found(client, "sku=f-1") == []  # a natural key is exact
+
+
+def test_flask_db_upgrade_rebuilds_the_index_when_its_definition_changes(app, client, shop):
+    runner = app.test_cli_runner()
+    database = app.extensions["shop.db"]
+    with app.app_context():
+        # a row written by other means (a bulk load) is not in the index until an upgrade
+        database.execute(
+            "INSERT INTO products (id, name, slug, price_cents, created_at, updated_at)"
+            " VALUES ('p-bulk', 'Bulk Kettle', 'bulk-kettle', 100, 'x', 'x')"
+        )
+        before = database.value("SELECT definition FROM search_index")
+    assert found(client, "q=kettle") == []
+    assert runner.invoke(args=["db", "upgrade"]).exit_code == 0
+    assert found(client, "q=kettle") == ["Bulk Kettle"]
+    assert found(client, "q=teapots") == ["Blue Teapot"]  # English stemming
+    # another language: the definition differs, so the upgrade rebuilds without stemming
+    app.config["SEARCH_LANGUAGE"] = "simple"
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        assert database.value("SELECT definition FROM search_index") != before
+    assert found(client, "q=teapots") == []
+    assert found(client, "q=teapot") == ["Blue Teapot"]
+    assert found(client, "q=tp-blu") == ["Blue Teapot"]
+    app.config["SEARCH_LANGUAGE"] = "klingon"
+    with app.app_context():
+        engine = database.engine
+    result = runner.invoke(args=["db", "upgrade"])
+    if engine == "postgresql":  # no such text search configuration: said, nothing changed
+        assert result.exit_code == 1 and "SHOP_SEARCH_LANGUAGE='klingon'" in result.output
+        app.config["SEARCH_LANGUAGE"] = "simple"
+        assert found(client, "q=teapot") == ["Blue Teapot"]
+
+
+# -- variants: their SKUs and option values, option filters and facets ----------------------
+
+
+def _variants(client, product_id) -> list[dict]:
+    return client.get(f"/products/{product_id}/variants").json["items"]
+
+
+def _patch(client, product_id, variant_id, **body) -> None:
+    response = client.patch(f"/products/{product_id}/variants/{variant_id}", json=body)
+    assert response.status_code == 200, response.json
+
+
+@pytest.fixture
+def wardrobe(owner_client, catalogue):
+    """A shirt in 3 sizes x 2 colours, a hoodie in M and L, black only, and a mug."""
+    shirt = catalogue.product(
+        name="Shirt",
+        price_cents=2000,
+        options=[
+            {"name": "Size", "values": ["S", "M", "L"]},
+            {"name": "Colour", "values": ["Red", "Blue"]},
+        ],
+        generate=True,
+    )
+    hoodie = catalogue.product(
+        name="Hoodie",
+        price_cents=4000,
+        options=[
+            {"name": "Size", "values": ["M", "L"]},
+            {"name": "Colour", "values": ["Black"]},
+        ],
+        generate=True,
+    )
+    catalogue.product(name="Mug", price_cents=900)
+    return {"shirt": shirt, "hoodie": hoodie}
+
+
+def test_a_variant_sku_and_option_values_find_their_product(client, owner_client, wardrobe):
+    shirt = wardrobe["shirt"]
+    variant = next(
+        v
+        for v in _variants(owner_client, shirt["id"])
+        if v["options"] == {"Size": "M", "Colour": "Blue"}
+    )
+    _patch(owner_client, shirt["id"], variant["id"], sku="SHIRT-M-BLUE-77")
+    assert found(client, "q=SHIRT-M-BLUE-77") == ["Shirt"]
+    assert found(client, "q=shirt-m-blu") == ["Shirt"]  # type-ahead on a variant SKU
+    assert found(client, "q=blue") == ["Shirt"]  # an option value
+    assert found(client, "q=black") == ["Hoodie"]
+    assert found(client, "sku=SHIRT-M-BLUE-77") == ["Shirt"]  # the lookup, exact
+    _patch(owner_client, shirt["id"], variant["id"], active=False)
+    assert found(client, "q=SHIRT-M-BLUE-77") == []  # inactive variants are not searched
+    assert found(client, "q=blue") == ["Shirt"]  # S/Blue and L/Blue still are
+
+
+def test_option_filters_and_option_facets(client, owner_client, wardrobe):
+    def names(query):
+        return sorted(found(client, query))
+
+    assert names("option.Size=M") == ["Hoodie", "Shirt"]
+    assert names("option.Size=S&option.Size=L") == ["Hoodie", "Shirt"]  # OR within a name
+    assert names("option.Size=M&option.Colour=Red") == ["Shirt"]  # AND across names
+    assert names("option.Size=S&option.Colour=Black") == []  # ... on one and the same variant
+    assert names("option.Size=XL") == [] and names("option.Fit=Slim") == []
+    assert names("option.Size=M&q=hoodie") == ["Hoodie"]
+    shirt = wardrobe["shirt"]
+    red_m = next(
+        v
+        for v in _variants(owner_client, shirt["id"])
+        if v["options"] == {"Size": "M", "Colour": "Red"}
+    )
+    _patch(owner_client, shirt["id"], red_m["id"], active=False)
+    assert names("option.Size=M&option.Colour=Red") == []  # only active variants count
+    assert names("option.Size=M") == ["Hoodie", "Shirt"]  # M/Blue is still for sale
+
+    everything = client.get("/products/facets").json
+    options = {
+        o["name"]: {v["value"]: v["count"] for v in o["values"]} for o in everything["options"]
+    }
+    assert options == {
+        "Size": {"S": 1, "M": 2, "L": 2},
+        "Colour": {"Red": 1, "Blue": 1, "Black": 1},
+    }
+    for filters in (
+        {"option.Size": "M"},
+        {"option.Size": ["S", "L"], "option.Colour": "Red"},
+        {"option.Colour": "Black", "q": "hoodie"},
+        {"option.Size": "L", "min_price": 3000},
+    ):
+        body = client.get("/products/facets", query_string=filters).json
+        assert body["total"] == client.get("/products", query_string=filters).json["total"]
+        for option in body["options"]:
+            for value in option["values"]:
+                replaced = {**filters, f"option.{option['name']}": value["value"]}
+                total = client.get("/products", query_string=replaced).json["total"]
+                assert value["count"] == total, (filters, option["name"], value)
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("option.=M", "option.: name an option"),
+        ("option.Size=", "option.Size: each value is 1 to 200 characters"),
+        ("option.Size=" + "x" * 201, "option.Size: each value"),
+        ("&".join(f"option.N{i}=v" for i in range(11)), "at most 10 option names"),
+        ("opt.Size=M", "opt.Size: Unknown field."),
+    ],
+)
+def test_bad_option_parameters_are_a_400_naming_them(client, query, message):
+    for path in ("/products", "/products/facets"):
+        response = client.get(f"{path}?{query}")
+        assert response.status_code == 400 and message in response.json["message"], path
+
+
+def test_openapi_documents_the_option_parameters(client):
+    spec = client.get("/openapi.json").json
+    for path in ("/products", "/products/facets"):
+        parameters = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"]}
+        assert parameters["option.{name}"]["in"] == "query"
+        assert "same variant" in parameters["option.{name}"]["description"]
+        assert {"q", "slug", "sku", "updated_after", "category_id"} <= set(parameters)
