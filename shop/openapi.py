@@ -206,6 +206,15 @@ class Converter(OpenAPIConverter):
             ret["format"] = "date-time"
         return ret
 
+    def _field2parameter(self, field, *, name: str, location: str) -> dict:
+        """A query parameter: its description moves up to the parameter, so a named enum's
+        ``allOf`` of one reference is left alone: the bare reference instead."""
+        ret = super()._field2parameter(field, name=name, location=location)
+        schema = ret.get("schema", {})
+        if set(schema) == {"allOf"} and len(schema["allOf"]) == 1:
+            ret["schema"] = schema["allOf"][0]
+        return ret
+
     def fields2jsonschema(self, fields, *, partial=None):
         """An object schema (a body's or a response's): the defaults of input fields move into
         their descriptions (see the module docstring)."""

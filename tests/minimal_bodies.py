@@ -19,15 +19,25 @@ PACKAGE = "shop_client"
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
+BODY_TYPES = ("application/json", "multipart/form-data")
+
+
 def operations(spec: dict):
-    """``(path, method, operation)`` of every operation with a JSON request body."""
+    """``(path, method, operation)`` of every operation with a request body (JSON, or a
+    form with a file)."""
     for path, item in spec["paths"].items():
         for method, operation in item.items():
             if method not in METHODS:
                 continue
-            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-            if body is not None:
+            if set(operation.get("requestBody", {}).get("content", {})) & set(BODY_TYPES):
                 yield path, method, operation
+
+
+def body_of(operation: dict) -> tuple[str, dict]:
+    """``(content type, schema)`` of the operation's request body."""
+    content = operation["requestBody"]["content"]
+    kind = next(kind for kind in BODY_TYPES if kind in content)
+    return kind, content[kind]["schema"]
 
 
 def _component(ref: str) -> str:
@@ -58,7 +68,7 @@ def minimal(spec: dict, schema: dict):
     if kind == "array":
         return [minimal(spec, schema["items"])] * schema.get("minItems", 0)
     if kind == "string":
-        return {"date-time": "2030-01-01T00:00:00Z", "date": "2030-01-01"}.get(
+        return {"date-time": "2030-01-01T00:00:00Z", "date": "2030-01-01", "binary": "x"}.get(
             schema.get("format"), "x" * max(1, schema.get("minLength", 1))
         )
     if kind in ("integer", "number"):
@@ -71,14 +81,15 @@ def typescript(spec: dict) -> str:
     lines = [
         "// Written by tests/minimal_bodies.py from /openapi.json: do not edit.",
         'import type { operations } from "./schema";',
-        "type Body<K extends keyof operations> =",
-        '  NonNullable<operations[K]["requestBody"]>["content"]["application/json"];',
+        "type Content<K extends keyof operations> =",
+        '  NonNullable<operations[K]["requestBody"]>["content"];',
+        "type Body<K extends keyof operations, T extends keyof Content<K>> = Content<K>[T];",
     ]
     for _path, _method, operation in operations(spec):
         op_id = operation["operationId"]
-        schema = operation["requestBody"]["content"]["application/json"]["schema"]
+        kind, schema = body_of(operation)
         value = json.dumps(minimal(spec, schema))
-        lines.append(f'export const {op_id}: Body<"{op_id}"> = {value};')
+        lines.append(f'export const {op_id}: Body<"{op_id}", "{kind}"> = {value};')
     return "\n".join(lines) + "\n"
 
 
@@ -115,6 +126,8 @@ class _Python:
             return "datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)"
         if kind == "string" and schema.get("format") == "date":
             return "datetime.date(2030, 1, 1)"
+        if kind == "string" and schema.get("format") == "binary":
+            return 'File(payload=io.BytesIO(b"x"), file_name="x.png")'
         return repr(minimal(self.spec, schema))
 
     def call(self, path: str, operation: dict) -> tuple[str, str]:
@@ -128,8 +141,8 @@ class _Python:
             if parameter["in"] == "path":
                 args.append(repr(minimal(self.spec, parameter["schema"])))
         args.append("client=client")
-        schema = operation["requestBody"]["content"]["application/json"]["schema"]
-        args.append(f"body={self.value(schema, '', 'body')}")
+        _kind, schema = body_of(operation)
+        args.append(f"body={self.value(schema, operation['operationId'], 'body')}")
         for parameter in parameters:
             if parameter["in"] != "path" and parameter.get("required"):
                 value = self.value(parameter["schema"], "", parameter["name"])
@@ -151,10 +164,12 @@ def python(spec: dict) -> str:
             '"""Written by tests/minimal_bodies.py from /openapi.json: do not edit."""',
             "",
             "import datetime",
+            "import io",
             "",
             f"from {PACKAGE} import models as m",
             f"from {PACKAGE}.api.auth import login",
             f"from {PACKAGE}.client import AuthenticatedClient",
+            f"from {PACKAGE}.types import File",
             *sorted(imports - {f"from {PACKAGE}.api.auth import login"}),
             "",
             "",
