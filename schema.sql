@@ -188,7 +188,8 @@ CREATE TABLE IF NOT EXISTS products (
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     options TEXT NOT NULL DEFAULT '[]',
-    low_stock_threshold BIGINT
+    low_stock_threshold BIGINT,
+    tax_class TEXT NOT NULL DEFAULT 'standard'
 );
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
@@ -333,13 +334,19 @@ CREATE TABLE IF NOT EXISTS orders (
     shipping_address TEXT,
     restocked_at TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    discount_cents BIGINT NOT NULL DEFAULT 0,
+    shipping_cents BIGINT NOT NULL DEFAULT 0,
+    tax_cents BIGINT NOT NULL DEFAULT 0,
+    pricing TEXT,
+    discount_id TEXT
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
 CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
@@ -352,6 +359,10 @@ CREATE TABLE IF NOT EXISTS order_items (
     line_total_cents BIGINT NOT NULL,
     variant_id TEXT,
     options TEXT,
+    discount_cents BIGINT NOT NULL DEFAULT 0,
+    tax_cents BIGINT NOT NULL DEFAULT 0,
+    tax_rate TEXT,
+    total_cents BIGINT,
     PRIMARY KEY (order_id, line)
 );
 
@@ -531,3 +542,57 @@ CREATE TABLE IF NOT EXISTS search_index (
 
 -- Sync by change time (GET /products?updated_after=..., sort=updated_at).
 CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);
+
+-- Pricing (migration 0010): shipping methods, tax rates and discount codes. An order that
+-- used a code holds its discount_id (no foreign key: the order keeps it if the code goes);
+-- discounts.times_used counts those not cancelled.
+
+CREATE TABLE IF NOT EXISTS shipping_methods (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    countries TEXT NOT NULL DEFAULT '[]',
+    price_cents BIGINT NOT NULL CHECK (price_cents >= 0),
+    free_over_cents BIGINT CHECK (free_over_cents >= 0),
+    weight_bands TEXT NOT NULL DEFAULT '[]',
+    tax_class TEXT NOT NULL DEFAULT 'standard',
+    active INTEGER NOT NULL DEFAULT 1,
+    position INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS shipping_methods_position ON shipping_methods (position, name, id);
+
+CREATE TABLE IF NOT EXISTS tax_rates (
+    id TEXT PRIMARY KEY,
+    country TEXT NOT NULL,
+    region TEXT NOT NULL DEFAULT '',
+    tax_class TEXT NOT NULL DEFAULT 'standard',
+    rate TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (country, region, tax_class)
+);
+
+CREATE TABLE IF NOT EXISTS discounts (
+    id TEXT PRIMARY KEY,
+    code TEXT NOT NULL,
+    code_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    min_subtotal_cents BIGINT,
+    starts_at TEXT,
+    ends_at TEXT,
+    usage_limit BIGINT,
+    once_per_customer INTEGER NOT NULL DEFAULT 0,
+    product_ids TEXT NOT NULL DEFAULT '[]',
+    category_ids TEXT NOT NULL DEFAULT '[]',
+    active INTEGER NOT NULL DEFAULT 1,
+    times_used BIGINT NOT NULL DEFAULT 0 CHECK (times_used >= 0),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS discounts_created ON discounts (created_at, id);
+

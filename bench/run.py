@@ -171,6 +171,20 @@ def seed_database(url: str, size: seed.Size) -> seed.Seeded:
     return result
 
 
+@contextmanager
+def data_of(env: dict, scenario: Scenario):
+    """The scenario's own data (``Scenario.data``), present while the block runs."""
+    if scenario.data is None:
+        yield
+        return
+    app = app_on(env["DATABASE_URL"])
+    try:
+        with app.app_context(), scenario.data():
+            yield
+    finally:
+        app.extensions["shop.db"].close_all()
+
+
 def _describe_counts(counts: dict) -> str:
     return ", ".join(f"{value:,} {name.replace('_', ' ')}" for name, value in counts.items())
 
@@ -240,7 +254,13 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
         try:
             paths = statements.routes(server.url)
             for scenario in group:
-                results[scenario.name] = run_scenario(args, server, scenario, paths, base, work)
+                with data_of(env, scenario):
+                    results[scenario.name] = run_scenario(
+                        args, server, scenario, paths, base, work
+                    )
+                # A later scenario of the same run may take its ratio against this one.
+                if results[scenario.name].rps:
+                    base[scenario.name] = results[scenario.name].rps
                 if counts.get(scenario.name):
                     report.judge_statements(scenario, results[scenario.name], counts[scenario.name])
             peaks.append(wrk.peak_rss_mb(server.process.pid))
@@ -330,7 +350,7 @@ def _count_statements(args, env, chosen, work: Path) -> dict:
     """Statements and writes of each scenario's request, the second time it is made."""
     server = start_server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
     try:
-        return statements.count(server, chosen)
+        return statements.count(server, chosen, lambda scenario: data_of(env, scenario))
     finally:
         stop_server(server)
 

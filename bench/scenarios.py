@@ -2,15 +2,18 @@
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bench import seed
+from bench import pricing, seed
 
 AUTH_READ_RATIO = 0.8
 LIST_RATIO = 0.7
 P99_LIMIT_MS = 50
 RSS_LIMIT_MB = 100
 SCALING_LIMIT = 0.20
+PRICED_CHECKOUT_RATIO = 0.9  # against today's checkout, same run
+QUOTE_RATIO = 2.0  # against today's checkout, same run
 
 
 @dataclass
@@ -28,6 +31,8 @@ class Scenario:
     half_requests: list | None = None  # a fresh list for the half-rate run (writes)
     probe: list | None = None  # the two requests whose statements are counted
     limits: bool = True  # run with rate limits on (as deployed)
+    # A context manager making the data it needs, present only while it runs (app context).
+    data: Callable | None = None
 
     def probes(self) -> list:
         """The requests to count statements on: the second one is reported."""
@@ -63,6 +68,10 @@ def service(s: seed.Seeded) -> list[Scenario]:
     ]
     # Each pending order moves paid -> shipped -> delivered -> refunded; one list per run so
     # that no move is asked twice. The last pending order is kept for counting statements.
+    customer = {
+        "Cookie": f"shop_customer_session={s.customer_cookie}",
+        "Content-Type": "application/json",
+    }
     pending, kept = s.pending_order_ids[:-1], s.pending_order_ids[-1:]
     half = len(pending) // 2
 
@@ -116,12 +125,31 @@ def service(s: seed.Seeded) -> list[Scenario]:
             "POST",
             "/payments/checkout",
             checkout,
-            {
-                "Cookie": f"shop_customer_session={s.customer_cookie}",
-                "Content-Type": "application/json",
-            },
+            customer,
             baseline="baseline: one row",
             limits=False,
+        ),
+        Scenario(
+            "POST /payments/checkout (priced)",
+            "POST",
+            "/payments/checkout",
+            [("POST", "/payments/checkout", body) for body in pricing.bodies(ids[:2000])],
+            customer,
+            baseline="POST /payments/checkout",
+            min_ratio=PRICED_CHECKOUT_RATIO,
+            limits=False,
+            data=pricing.data,
+        ),
+        Scenario(
+            "POST /payments/quote",
+            "POST",
+            "/payments/quote",
+            [("POST", "/payments/quote", body) for body in pricing.bodies(ids[:2000], False)],
+            customer,
+            baseline="POST /payments/checkout",
+            min_ratio=QUOTE_RATIO,
+            limits=False,
+            data=pricing.data,
         ),
         Scenario(
             "PATCH /orders/{id}/status (key)",

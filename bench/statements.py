@@ -9,15 +9,17 @@ import urllib.request
 from bench import seed
 
 
-def count(server, scenarios) -> dict:
-    """Statements and writes of each scenario's request, the second time it is made."""
+def count(server, scenarios, data_of) -> dict:
+    """Statements and writes of each scenario's request, the second time it is made;
+    ``data_of(scenario)`` is the context its data is present in."""
     counts = {}
     paths = routes(server.url)
     for scenario in scenarios:
         if (scenario.method, scenario.route) not in paths:
             continue
-        for method, path, body in scenario.probes():
-            counts[scenario.name] = probe(server.url, method, path, body, scenario.headers)
+        with data_of(scenario):
+            for method, path, body in scenario.probes():
+                counts[scenario.name] = probe(server.url, method, path, body, scenario.headers)
     return counts
 
 

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from flask import current_app
 
-from shop import db
+from shop import db, money
 from shop import settings as site
 from shop.clock import iso, iso_in, now, now_iso
 
@@ -272,11 +272,18 @@ ORDER_HEADLINES = {
 }
 
 
+def _display(cents: int, currency: str) -> str:
+    """An amount as the mail shows it: by the currency's exponent, with Babel (€51.00, ¥1,200)."""
+    return money.display(cents, currency)
+
+
 def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) -> str | None:
     """Queue the confirmation (``placed``) or status e-mail of an order to its customer.
 
-    ``order`` has at least number, status, currency, total_cents, created_at, items (name,
-    quantity, line_total_cents) and customer (email, name).
+    ``order`` has at least number, status, currency, created_at, items (name, quantity,
+    line_total_cents), customer (email, name) and the priced breakdown (subtotal_cents,
+    discount_cents, discount_code, shipping_cents, shipping_method, tax_lines,
+    prices_include_tax, total_cents), as the order shows it.
     """
     recipient = order["customer"]["email"]
     if not recipient:  # an erased customer
@@ -287,16 +294,12 @@ def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) ->
     else:
         subject = f"{shop_name}: order {order['number']} is {order['status']}"
     currency = order["currency"]
-
-    def money(cents: int) -> str:
-        return f"{cents // 100}.{cents % 100:02d} {currency}"
-
     return queue_rendered(
         recipient,
         subject,
         "order",
         order=order,
         headline=ORDER_HEADLINES.get(order["status"], f"Your order is {order['status']}."),
-        money=money,
+        money=functools.partial(_display, currency=currency),
         shop_name=shop_name,
     )

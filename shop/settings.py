@@ -18,10 +18,13 @@ DEFAULTS = {
     "order_number_prefix": "SO-",
     # Administrators must sign in with a second factor (they can only set it up until then).
     "require_two_factor": False,
+    # Prices (products, shipping) are entered with tax included (VAT shops) or without it
+    # (US-style sales tax): shop/services/pricing.py extracts or adds it.
+    "prices_include_tax": False,
 }
 
 # The subset anybody may read at GET /settings/public.
-PUBLIC = ("shop_name", "currency")
+PUBLIC = ("shop_name", "currency", "prices_include_tax")
 
 # The shop currency as a scalar subquery, so a list query can carry it without a second
 # statement. Read the column with ``currency_of``.

@@ -307,3 +307,72 @@ def test_every_body_type_checks_with_mypy_strict(generated):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_priced_basket_through_the_generated_client(generated, server):
+    """Shipping, tax and a code set up by the owner; a guest's quote equals the order."""
+    m = importlib.import_module(f"{PACKAGE}.models")
+    client_module = importlib.import_module(f"{PACKAGE}.client")
+    owner = client_module.Client(base_url=server.url, raise_on_unexpected_status=True)
+    api("auth").login.sync(client=owner, body=m.Login(email="owner@example.com", password=PASSWORD))
+    tea = api("products").create_product.sync(
+        client=owner, body=m.ProductCreate(name="Sencha", price_cents=1999, stock=10)
+    )
+    method = api("shipping_methods").create_shipping_method.sync(
+        client=owner,
+        body=m.ShippingMethodCreate(
+            name="DHL",
+            price_cents=0,
+            countries=[m.CountryCode.DE],
+            weight_bands=[m.WeightBand(up_to_grams=500, price_cents=490)],
+        ),
+    )
+    assert isinstance(method, m.ShippingMethod) and method.weight_bands[0].up_to_grams == 500
+    rate = api("tax_rates").create_tax_rate.sync(
+        client=owner, body=m.TaxRateCreate(country="DE", rate="19", name="MwSt")
+    )
+    assert isinstance(rate, m.TaxRate) and rate.region is None
+    code = api("discounts").create_discount.sync(
+        client=owner, body=m.DiscountCreate(code="WELCOME", kind=m.DiscountKind.FIXED, value="500")
+    )
+    assert isinstance(code, m.Discount) and code.times_used == 0
+    offered = api("shipping_methods").list_available_shipping_methods.sync(
+        client=client_module.Client(base_url=server.url), country=m.CountryCode.DE
+    )
+    assert [(o.name, o.price_cents) for o in offered.items] == [("DHL", 490)]
+
+    items = [m.CheckoutItem(product_id=tea.id, quantity=2)]
+    quote = api("payments").quote_basket.sync(
+        client=client_module.Client(base_url=server.url),
+        body=m.QuoteRequest(
+            items=items,
+            shipping_address=m.ShippingQuoteAddress(country=m.CountryCode.DE),
+            shipping_method_id=method.id,
+            discount_code="welcome",
+        ),
+    )
+    assert isinstance(quote, m.PriceBreakdown)
+    # 3998 - 500 = 3498, + 19 % = 665 (664.62); shipping 490 + 93 (93.1)
+    assert (quote.discount_cents, quote.tax_cents, quote.total_cents) == (500, 758, 4746)
+    assert [(t.name, t.rate, t.amount_cents) for t in quote.tax_lines] == [("MwSt", "19", 758)]
+
+    customer = client_module.Client(base_url=server.url, raise_on_unexpected_status=True)
+    api("auth").register_customer.sync(
+        client=customer,
+        body=m.Register(email=f"p-{uuid.uuid4().hex[:6]}@example.com", password=PASSWORD, name="P"),
+    )
+    order = api("payments").checkout.sync(
+        client=customer,
+        body=m.Checkout(
+            items=items,
+            shipping_address=m.ShippingAddress(
+                name="P", line1="1 Weg", city="Bonn", postal_code="53111", country=m.CountryCode.DE
+            ),
+            payment_method=m.CheckoutPaymentMethod.MANUAL,
+            shipping_method_id=method.id,
+            discount_code="WELCOME",
+        ),
+    )
+    assert isinstance(order, m.Order) and order.total_cents == quote.total_cents
+    assert order.tax_lines[0].amount_cents == 758 and order.shipping_method.name == "DHL"
+    assert order.items[0].discount_cents == 500 and order.discount_code == "WELCOME"

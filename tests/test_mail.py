@@ -193,9 +193,9 @@ def test_order_confirmation_and_status_mails(app, smtp, customer_client, owner_c
     assert confirmed["Subject"] == f"Tea & Co: order {order['number']} confirmed"
     assert "Tea & Co" in confirmed["From"]
     text = text_of(confirmed)
-    assert "2 x Teapot <large>" in text and "51.00 EUR" in text and "Tea & Co" in text
+    assert "2 x Teapot <large>" in text and "€51.00" in text and "Tea & Co" in text
     html = html_of(confirmed)
-    assert "Teapot &lt;large&gt;" in html and "Tea &amp; Co" in html and "51.00 EUR" in html
+    assert "Teapot &lt;large&gt;" in html and "Tea &amp; Co" in html and "€51.00" in html
     assert cancelled["Subject"] == f"Tea & Co: order {order['number']} is cancelled"
     assert "has been cancelled" in text_of(cancelled)
 

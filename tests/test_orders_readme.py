@@ -49,3 +49,18 @@ def test_orders_sync_loop(live, tmp_path):  # noqa: F811 - live is a fixture
         assert [row[0] for row in synced] == [f"SO-{n:06d}" for n in range(1, number + 1)]
         assert {row[1] for row in synced} == {"delivered"}
         assert lines[-1] == f"synced {number} orders up to {synced[-1][2]}"
+
+
+def test_pricing_walkthroughs(live, tmp_path):  # noqa: F811 - live is a fixture
+    """docs/orders.md prices a basket in a VAT shop (inclusive) and a US one (exclusive)."""
+    runs = run_walkthrough(live, tmp_path, "orders-setup", "pricing-vat", "pricing-us")
+    for lines in runs:
+        assert lines == [
+            "6000 600 0 653 5400",
+            "TVA 5.5 113",
+            "TVA 20 540",
+            "USD 3000 799 337 4136",
+            "shipping",
+            "USD 3000 799 0 3799",
+            "shipping no_tax_rate",
+        ]

@@ -9,6 +9,7 @@ def test_defaults_and_public_subset(app, owner_client):
     assert app.test_client().get("/settings/public").json == {
         "shop_name": settings["shop_name"],
         "currency": "EUR",
+        "prices_include_tax": False,
     }
 
 
@@ -25,6 +26,7 @@ def test_patch_changes_only_what_it_is_given(app, owner_client):
     assert app.test_client().get("/settings/public").json == {
         "shop_name": "Tea & Co",
         "currency": "GBP",
+        "prices_include_tax": False,
     }
     with app.app_context():
         from shop.settings import current

@@ -103,3 +103,33 @@ export const silent: ErrorBody = {};
 export const numberless: Pick<Order, "number"> = {};
 // @ts-expect-error: a 204 has no body
 export const deletedBody: Json<Responses<"deleteProduct">, 204> = { message: "gone" };
+
+// Pricing (issue 26): the quote answers the breakdown an order also carries, to the minor unit.
+type Quote = Json<Responses<"quoteBasket">, 200>;
+export function sameAsOrder(quote: Quote, order: Order): boolean {
+  const keys = ["subtotal_cents", "discount_cents", "shipping_cents", "tax_cents", "total_cents"] as const;
+  return keys.every((k) => quote[k] === order[k]);
+}
+export function taxSummary(quote: Quote): string {
+  return quote.tax_lines.map((t) => `${t.name} ${t.rate}%: ${t.amount_cents}`).join(", ");
+}
+export const quoteBody: Schemas["QuoteRequest"] = {
+  items: [{ product_id: "0123456789abcdef01234567", quantity: 2 }],
+  shipping_address: { country: "FR" },
+  shipping_method_id: "0123456789abcdef01234567",
+  discount_code: "SAVE10",
+};
+export const band: Schemas["ShippingMethodCreate"] = {
+  name: "Colissimo",
+  price_cents: 0,
+  countries: ["FR", "BE"],
+  weight_bands: [{ up_to_grams: 500, price_cents: 490 }],
+};
+export const vat: Schemas["TaxRateCreate"] = { country: "FR", rate: "20", name: "TVA" };
+export const code: Schemas["DiscountCreate"] = { code: "SAVE10", kind: "percent", value: "10" };
+export const noMethod: Order["shipping_method"] = null;
+export const refusedCode: Json<Responses<"quoteBasket">, 400> = { message: "discount_code: expired: SAVE10 ended." };
+// @ts-expect-error: not a kind of discount
+export const bogo: Schemas["DiscountKind"] = "bogo";
+// @ts-expect-error: a quote's address needs its country
+export const nowhere: Schemas["QuoteRequest"]["shipping_address"] = {};

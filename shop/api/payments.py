@@ -9,11 +9,16 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop.api.common import Blueprint
-from shop.api.schemas import OrderSchema, ShippingAddressSchema
+from shop.api.schemas import (
+    OrderSchema,
+    PriceBreakdownSchema,
+    ShippingAddressSchema,
+    ShippingQuoteAddressSchema,
+)
 from shop.auth.decorators import require_auth
 from shop.extensions import limiter
 from shop.openapi import responds
-from shop.services import checkout, orders, payments
+from shop.services import baskets, checkout, orders, payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 
@@ -45,20 +50,24 @@ class CheckoutItemSchema(Schema):
             raise ValidationError("give a variant_id, or a product_id.", "product_id")
 
 
-class CheckoutSchema(Schema):
+class BasketSchema(Schema):
+    """What the quote and the checkout both take."""
+
     items = fields.List(
         fields.Nested(CheckoutItemSchema),
         required=True,
         validate=validate.Length(min=1, max=MAX_LINES),
     )
-    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
-    payment_method = fields.String(
-        required=True,
-        validate=_known_method,
+    shipping_method_id = fields.String(
+        validate=validate.Length(min=1, max=64),
         metadata={
-            "description": "`manual`: bank transfer or cash on delivery.",
-            "enum": payments.names(),
+            "description": "One of `GET /shipping-methods/available`. Required when the shop"
+            " has active shipping methods; without any, shipping is 0."
         },
+    )
+    discount_code = fields.String(
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "One code per order; case does not matter."},
     )
 
     @validates_schema
@@ -75,6 +84,25 @@ class CheckoutSchema(Schema):
                     f"{thing[0]} {thing[1]} is listed twice; give it one line.", "items"
                 )
             seen.add(thing)
+
+
+class QuoteRequestSchema(BasketSchema):
+    shipping_address = fields.Nested(ShippingQuoteAddressSchema, required=True)
+    payment_method = fields.String(
+        validate=_known_method, metadata={"description": "Accepted and ignored."}
+    )
+
+
+class CheckoutSchema(BasketSchema):
+    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
+    payment_method = fields.String(
+        required=True,
+        validate=_known_method,
+        metadata={
+            "description": "`manual`: bank transfer or cash on delivery.",
+            "enum": payments.names(),
+        },
+    )
 
 
 class IdempotencyHeadersSchema(Schema):
@@ -106,10 +134,14 @@ class Checkout(MethodView):
     def post(self, headers, data):
         """Place an order
 
-        Takes the stock, numbers the order and records its payment in one transaction: an
-        unknown or inactive product or variant is a 400 and too little stock a 409, both
-        naming it, and nothing is written. A line names a `variant_id`, or a `product_id`
-        when the product has one variant (with several, a 400 lists them). With the
+        Prices the basket as `POST /payments/quote` does (the same function), then takes the
+        stock and the discount code's use, numbers the order and records its payment, all in
+        one transaction: an unknown or inactive product or variant is a 400 and too little
+        stock a 409, both naming it, and nothing is written. A line names a `variant_id`, or
+        a `product_id` when the product has one variant (with several, a 400 lists them). A
+        shipping method that does not serve the address or the weight, or a code that cannot
+        be used, is a 400 whose message starts with the field and a reason
+        (`discount_code: expired: ...`). With the
         `manual` payment method the order stays `pending` until an administrator marks it
         `paid`. Limited to 10 requests a minute per client address, invalid ones included.
         """
@@ -121,7 +153,38 @@ class Checkout(MethodView):
             data["payment_method"],
             key,
             checkout.request_hash(request.get_json()) if key is not None else None,
+            data.get("shipping_method_id"),
+            data.get("discount_code"),
         )
         # The webhook's payload when one was rendered: the same order, as the API shows it.
         order = order or orders.load(order_id, g.caller.id)
         return order, 201 if created else 200
+
+
+@blp.route("/quote")
+class Quote(MethodView):
+    @blp.doc(operationId="quoteBasket")
+    @limiter.limit("60 per minute")
+    @blp.arguments(QuoteRequestSchema)
+    @blp.response(200, PriceBreakdownSchema)
+    def post(self, data):
+        """Price a basket
+
+        Takes the checkout's body (the address needs only its `country`, and `region` where
+        tax rates differ by region; no payment method) and answers the breakdown the order
+        would get, computed by the same function: per line discount, tax and total, the
+        totals, the tax by rate and the rules applied. Writes nothing. Public, for guests'
+        baskets; a signed-in customer's once-per-customer codes are checked against their
+        orders. Limited to 60 requests a minute per client address.
+        """
+        caller = g.caller
+        customer_id = caller.id if caller is not None and caller.kind == "customer" else None
+        code = data.get("discount_code")
+        priced = baskets.price_basket(
+            baskets.product_lines(data["items"]),
+            data["shipping_address"],
+            data.get("shipping_method_id"),
+            baskets.find_discount(code, customer_id) if code else None,
+            require_method=False,
+        )
+        return {**priced, "items": priced["lines"]}

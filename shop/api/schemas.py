@@ -26,34 +26,60 @@ def text(maximum: int, **kwargs) -> fields.String:
     return fields.String(validate=[validate.Length(min=1, max=maximum), _not_blank], **kwargs)
 
 
+def country_code(described: bool = True, **kwargs) -> fields.String:
+    """An ISO 3166-1 alpha-2 code (the ``CountryCode`` enum); a query parameter is not
+    ``described`` (a description beside the reference would wrap it in an ``allOf``)."""
+    if described:
+        kwargs["metadata"] = {"description": "ISO 3166-1 alpha-2 code, such as DE."}
+    return enum_field(
+        "CountryCode",
+        sorted(CODES),
+        validate_input=False,
+        validate=validate.OneOf(
+            sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
+        ),
+        **kwargs,
+    )
+
+
 class ShippingAddressSchema(Schema):
     name = text(200, required=True)
     line1 = text(200, required=True)
     line2 = fields.String(allow_none=True, load_default=None, validate=validate.Length(max=200))
     city = text(100, required=True)
     postal_code = text(20, required=True)
-    country = enum_field(
-        "CountryCode",
-        sorted(CODES),
-        validate_input=False,
-        required=True,
-        validate=validate.OneOf(
-            sorted(CODES), error="Use an ISO 3166-1 alpha-2 code in capitals, such as DE or FR."
-        ),
-        metadata={"description": "ISO 3166-1 alpha-2 code, such as DE."},
+    country = country_code(required=True)
+    region = fields.String(
+        validate=validate.Length(min=1, max=50),
+        metadata={
+            "description": "Optional state or province code, such as NY: picks a tax rate"
+            " set for that region."
+        },
     )
 
     @post_load
     def _tidy(self, data, **_kwargs):
         tidy = {k: v.strip() if isinstance(v, str) else v for k, v in data.items()}
         tidy["line2"] = tidy.get("line2") or None
+        tidy["region"] = (tidy.get("region") or "").upper() or None
         return tidy
+
+
+class ShippingQuoteAddressSchema(ShippingAddressSchema):
+    """An address for a quote: only the country (and region) price a basket."""
+
+    name = text(200)
+    line1 = text(200)
+    line2 = fields.String(allow_none=True, validate=validate.Length(max=200))
+    city = text(100)
+    postal_code = text(20)
 
 
 class OrderAddressSchema(ShippingAddressSchema):
     """A shipping address as an order keeps it."""
 
     line2 = fields.String(required=True, allow_none=True)
+    region = fields.String(required=True, allow_none=True)
 
 
 class OrderCustomerSchema(Schema):
@@ -85,7 +111,29 @@ class OrderItemSchema(Schema):
     )
     unit_price_cents = fields.Integer(required=True)
     quantity = fields.Integer(required=True)
-    line_total_cents = fields.Integer(required=True)
+    line_total_cents = fields.Integer(
+        required=True, metadata={"description": "`unit_price_cents * quantity`."}
+    )
+    discount_cents = fields.Integer(
+        required=True, metadata={"description": "This line's share of the discount."}
+    )
+    tax_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "Tax on the line after its discount (included in it when"
+            " prices include tax)."
+        },
+    )
+    tax_rate = fields.String(
+        required=True, allow_none=True, metadata={"description": "Percent; null: no rate."}
+    )
+    total_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "`line_total_cents - discount_cents`, plus `tax_cents` when"
+            " prices exclude tax."
+        },
+    )
 
 
 class PaymentSchema(Schema):
@@ -115,15 +163,74 @@ class StatusChangeSchema(Schema):
     note = fields.String(required=True, allow_none=True)
 
 
-class OrderSchema(Schema):
+class TaxLineSchema(Schema):
+    name = fields.String(required=True)
+    rate = fields.String(required=True, metadata={"description": "Percent, such as `20`."})
+    amount_cents = fields.Integer(required=True)
+
+
+class AppliedRuleSchema(Schema):
+    rule = enum_field(
+        "PricingRule",
+        [
+            "prices_include_tax",
+            "discount",
+            "shipping",
+            "free_shipping_over",
+            "no_shipping_method",
+            "no_tax_rate",
+        ],
+        required=True,
+    )
+    detail = fields.String(required=True)
+
+
+class ShippingMethodRefSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+
+
+class PriceBreakdownSchema(Schema):
+    """The priced basket: the quote's answer, and what an order keeps (docs/orders.md)."""
+
+    items = fields.List(fields.Nested(OrderItemSchema), required=True)
+    subtotal_cents = fields.Integer(required=True)
+    discount_cents = fields.Integer(required=True)
+    shipping_cents = fields.Integer(
+        required=True,
+        metadata={"description": "Charged for shipping (with its tax when prices include tax)."},
+    )
+    shipping_tax_cents = fields.Integer(required=True)
+    tax_cents = fields.Integer(
+        required=True, metadata={"description": "All tax: the lines' and the shipping's."}
+    )
+    total_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "`subtotal - discount + shipping`, `+ tax` when prices exclude tax."
+        },
+    )
+    currency = fields.String(required=True)
+    tax_lines = fields.List(
+        fields.Nested(TaxLineSchema),
+        required=True,
+        metadata={"description": "One per rate applied; they sum to `tax_cents`."},
+    )
+    prices_include_tax = fields.Boolean(required=True)
+    shipping_method = fields.Nested(ShippingMethodRefSchema, required=True, allow_none=True)
+    discount_code = fields.String(required=True, allow_none=True)
+    applied = fields.List(
+        fields.Nested(AppliedRuleSchema),
+        required=True,
+        metadata={"description": "Which rules priced it, in words."},
+    )
+
+
+class OrderSchema(PriceBreakdownSchema):
     id = fields.String(required=True)
     number = fields.String(required=True)
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
-    items = fields.List(fields.Nested(OrderItemSchema), required=True)
-    subtotal_cents = fields.Integer(required=True)
-    total_cents = fields.Integer(required=True)
-    currency = fields.String(required=True)
     shipping_address = fields.Nested(
         OrderAddressSchema,
         required=True,
@@ -156,6 +263,9 @@ class ProductSchema(Schema):
     in_stock = fields.Boolean(required=True)
     active = fields.Boolean(required=True)
     category_id = fields.String(required=True, allow_none=True)
+    tax_class = fields.String(
+        required=True, metadata={"description": "Which tax rates apply (issue 26)."}
+    )
     collection_ids = fields.List(fields.String(), required=True)
     options = fields.List(fields.Nested(OptionSchema), required=True)
     low_stock_threshold = fields.Integer(required=True, allow_none=True)

@@ -12,6 +12,12 @@ from shop import settings as site
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
 from shop.auth.decorators import require_permission
 from shop.errors import abort
+from shop.openapi import responds
+
+_INCLUSIVE = (
+    "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"
+    " false: tax is added on top (US-style sales tax)."
+)
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
@@ -19,7 +25,12 @@ blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site 
 class SettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(
-        required=True, metadata={"description": "ISO 4217 code; prices are in its minor units."}
+        required=True,
+        metadata={
+            "description": "ISO 4217 code; every amount (`price_cents`, `*_cents`) is an"
+            " integer of its minor units (JPY 0 decimals, EUR 2, KWD 3). Fixed once an order"
+            " exists."
+        },
     )
     contact_email = fields.String(required=True, allow_none=True)
     contact_phone = fields.String(required=True, allow_none=True)
@@ -34,6 +45,7 @@ class SettingsSchema(Schema):
             " them can only set them up."
         },
     )
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
 
 
 class SettingsUpdateSchema(Schema):
@@ -54,11 +66,13 @@ class SettingsUpdateSchema(Schema):
         )
     )
     require_two_factor = StrictBoolean()
+    prices_include_tax = StrictBoolean(metadata={"description": _INCLUSIVE})
 
 
 class PublicSettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(required=True)
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
 
 
 @blp.route("")
@@ -71,6 +85,7 @@ class Settings(MethodView):
         return site.current()
 
     @blp.doc(operationId="updateSettings")
+    @responds(409, e409="The currency cannot change once an order exists.")
     @blp.arguments(SettingsUpdateSchema)
     @blp.response(200, SettingsSchema)
     @blp.alt_response(204, description=WRITE_ONLY, success=True)
@@ -79,13 +94,22 @@ class Settings(MethodView):
         """Change site settings
 
         Only the keys given change; `null` clears an optional one; an empty object is a 400.
-        Changing the currency does not convert prices: `price_cents` are then read in the
-        new currency, and orders already placed keep theirs. A caller without
-        `settings.read` gets 204 and no body.
+        The currency can change only while the shop has no order (409 after): amounts are
+        minor units of it and orders keep theirs. Changing it does not convert prices.
+        A caller without `settings.read` gets 204 and no body.
         """
         if not data:
             abort(400, "Send at least one setting to change.")
         with db.transaction():
+            changing = (
+                data.get("currency", site.current()["currency"]) != site.current()["currency"]
+            )
+            if changing and db.value("SELECT 1 FROM orders LIMIT 1"):
+                abort(
+                    409,
+                    "currency: the shop has orders in "
+                    f"{site.current()['currency']}; the currency is fixed once an order exists.",
+                )
             site.update(data)
             audit.record("settings.updated", data)
         return readable("settings.read", site.current())

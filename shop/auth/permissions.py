@@ -18,6 +18,9 @@ CATALOGUE = {
     "api_key": ("create", "read", "delete"),
     "audit": ("read",),
     "webhooks": ("read", "create", "update", "delete"),
+    "shipping": ("read", "create", "update", "delete"),
+    "tax": ("read", "create", "update", "delete"),
+    "discounts": ("read", "create", "update", "delete"),
 }
 
 ALL_PERMISSIONS = frozenset(
@@ -35,8 +38,10 @@ OWNER_ROLE = "owner"
 BUILTIN_ROLES = {
     OWNER_ROLE: ALL_PERMISSIONS,
     "admin": ALL_PERMISSIONS - _of("users", "roles"),
-    "editor": _of("products", "categories", "collections", "content", "api_key"),
-    "support": _of("orders", "customers") | {"products.read"},
+    # Pricing (issue 26): editors run the promotions; support reads what an order was priced by.
+    "editor": _of("products", "categories", "collections", "content", "api_key", "discounts"),
+    "support": _of("orders", "customers")
+    | {"products.read", "shipping.read", "tax.read", "discounts.read"},
 }
 
 # Scope resource -> (RBAC resource, permissions of read:<r>, permissions of write:<r>).
@@ -51,6 +56,9 @@ for _scope_resource, _rbac_resource in (
     ("customer", "customers"),
     ("setting", "settings"),
     ("webhook", "webhooks"),
+    ("shipping", "shipping"),
+    ("tax", "tax"),
+    ("discount", "discounts"),
 ):
     _perms = _of(_rbac_resource)
     SCOPES[f"read:{_scope_resource}"] = frozenset(p for p in _perms if p.endswith(".read"))

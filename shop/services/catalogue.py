@@ -13,6 +13,7 @@ from shop.settings import CURRENCY_SQL, currency_of
 SELECT = f"""
     SELECT p.id, p.name, p.slug, p.description, p.sku, p.price_cents, p.stock, p.active,
            p.category_id, p.created_at, p.updated_at, p.options, p.low_stock_threshold,
+           p.tax_class,
            (SELECT string_agg(cp.collection_id, ',') FROM collection_products cp
              WHERE cp.product_id = p.id) AS collection_ids,
            {CURRENCY_SQL} AS currency

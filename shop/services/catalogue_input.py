@@ -23,6 +23,20 @@ CategoryId = validate.Length(max=64)
 OptionText = validate.Length(min=1, max=100)
 
 
+def tax_class_field(**kwargs) -> fields.String:
+    """A tax class: which tax rates apply to a product or a shipping method (issue 26)."""
+    return fields.String(
+        validate=validate.Regexp(
+            r"^[a-z0-9_-]{1,40}$",
+            error="Use 1 to 40 lower-case letters, digits, '-' or '_', such as reduced.",
+        ),
+        metadata={
+            "description": "Which tax rates apply (`standard` unless set, or `reduced`, ...)."
+        },
+        **kwargs,
+    )
+
+
 class OptionSchema(Schema):
     name = fields.String(required=True, validate=OptionText)
     values = fields.List(
@@ -82,6 +96,7 @@ class ProductCreateSchema(Schema):
     category_id = fields.String(load_default=None, allow_none=True, validate=CategoryId)
     options = Options
     low_stock_threshold = Threshold
+    tax_class = tax_class_field(load_default="standard")
 
 
 class ProductUpdateSchema(Schema):
@@ -101,6 +116,7 @@ class ProductUpdateSchema(Schema):
     category_id = fields.String(allow_none=True, validate=CategoryId)
     options = Options
     low_stock_threshold = Threshold
+    tax_class = tax_class_field()
 
 
 class _VariantFields(Schema):

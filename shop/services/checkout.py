@@ -8,6 +8,11 @@ one writer on SQLite); a decrement that matches no row rolls the whole order bac
 are taken in id order, then their products' list columns refreshed in product id order, so
 that two baskets holding the same variants never deadlock.
 
+The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
+transaction, from the rows it took: the quote runs the same function on the same data, so
+both agree to the minor unit. A discount code's use is taken in this transaction too
+(``baskets.claim``), so usage limits hold under concurrency and a replay uses none.
+
 An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
 first order and writes nothing; with another body it is a 409. Concurrent requests with one
 key are serialised by a lock on (customer, key) and the primary key of ``idempotency_keys``.
@@ -20,16 +25,27 @@ from datetime import timedelta
 from shop import audit, db, mail, settings, totals, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.services import catalogue, orders, payments, variants
+from shop.services import baskets, catalogue, orders, payments, variants
 from shop.services.orders import record_history
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+# The parts of the priced breakdown an order keeps in ``orders.pricing`` (JSON); the amounts
+# have their own columns.
+PRICING_KEYS = (
+    "tax_lines",
+    "shipping_tax_cents",
+    "prices_include_tax",
+    "shipping_method",
+    "discount_code",
+    "applied",
+)
 
 _DECREMENT = """
     UPDATE product_variants SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
       AND product_id IN (SELECT id FROM products WHERE active = 1)
-    RETURNING product_id, sku, options, price_cents"""
+    RETURNING product_id, sku, options, price_cents, weight_grams"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -47,6 +63,8 @@ def place_order(
     payment_method: str,
     idempotency_key: str | None = None,
     body_hash: str | None = None,
+    shipping_method_id: str | None = None,
+    discount_code: str | None = None,
 ) -> tuple[str, bool, dict | None]:
     """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
     order as the API shows it when the ``order.placed`` event rendered it (else None).
@@ -68,20 +86,27 @@ def place_order(
             replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
             if replayed:  # a concurrent request with the key won the race
                 return replayed, False, None
-        lines = _take_stock(items)
+        taken = _take_stock(items)
+        # After the stock: every checkout locks products, then the code's row.
+        discount = baskets.claim(discount_code, customer.id) if discount_code else None
+        priced = baskets.price_basket(
+            taken, shipping_address, shipping_method_id, discount, require_method=True, shop=shop
+        )
+        lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
         number = f"{shop['order_number_prefix']}{_next_number():06d}"
         totals.bump(totals.ORDERS)
-        subtotal = sum(line["line_total_cents"] for line in lines)
-        total = subtotal
+        subtotal, total = priced["subtotal_cents"], priced["total_cents"]
         started = provider.start(
             {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
         )
         status = "paid" if started.status == "paid" else "pending"
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
-            " currency, shipping_address, created_at, updated_at) VALUES (:id, :number,"
-            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now)",
+            " currency, shipping_address, created_at, updated_at, discount_cents,"
+            " shipping_cents, tax_cents, pricing, discount_id) VALUES (:id, :number,"
+            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now,"
+            " :discount, :shipping, :tax, :pricing, :discount_id)",
             {
                 "id": order_id,
                 "number": number,
@@ -92,13 +117,19 @@ def place_order(
                 "currency": shop["currency"],
                 "address": json.dumps(shipping_address, sort_keys=True),
                 "now": moment,
+                "discount": priced["discount_cents"],
+                "shipping": priced["shipping_cents"],
+                "tax": priced["tax_cents"],
+                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
+                "discount_id": discount["id"] if discount else None,
             },
         )
         db.execute_many(
             "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
-            " unit_price_cents, quantity, line_total_cents) VALUES (:order_id, :line,"
-            " :product_id, :variant_id, :name, :sku, :options_text, :unit_price_cents,"
-            " :quantity, :line_total_cents)",
+            " unit_price_cents, quantity, line_total_cents, discount_cents, tax_cents,"
+            " tax_rate, total_cents) VALUES (:order_id, :line, :product_id, :variant_id, :name,"
+            " :sku, :options_text, :unit_price_cents, :quantity, :line_total_cents,"
+            " :discount_cents, :tax_cents, :tax_rate, :total_cents)",
             [
                 {**line, "order_id": order_id, "options_text": json.dumps(line["options"])}
                 for line in lines
@@ -120,9 +151,14 @@ def place_order(
         )
         record_history(order_id, status, None, moment)
         confirmation = {
+            **{k: priced[k] for k in PRICING_KEYS},
             "number": number,
             "status": status,
             "currency": shop["currency"],
+            "subtotal_cents": subtotal,
+            "discount_cents": priced["discount_cents"],
+            "shipping_cents": priced["shipping_cents"],
+            "tax_cents": priced["tax_cents"],
             "total_cents": total,
             "created_at": moment,
             "items": lines,
@@ -183,35 +219,13 @@ def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
     )
 
 
-def _variant_of(item: dict) -> str:
-    """The line's variant: the one named, or the lone variant of the product named."""
-    if "variant_id" in item:
-        return item["variant_id"]
-    product_id = item["product_id"]
-    ids = [
-        row["id"]
-        for row in db.query(
-            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
-            {"id": product_id},
-        )
-    ]
-    if not ids:
-        abort(400, f"items: product {product_id} does not exist or is not for sale.")
-    if len(ids) > 1:
-        abort(
-            400,
-            f"items: product {product_id} has {len(ids)} variants ({', '.join(ids)});"
-            " name one with variant_id.",
-        )
-    return ids[0]
-
-
 def _take_stock(items: list[dict]) -> list[dict]:
     """Decrement every variant's stock, or stop the transaction naming the first that fails.
 
-    Answers the order lines, in the basket's order, priced from the database.
+    Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
+    database.
     """
-    wanted = [{**item, "variant_id": _variant_of(item)} for item in items]
+    wanted = [{**item, "variant_id": baskets.variant_of(item)} for item in items]
     if len({item["variant_id"] for item in wanted}) < len(wanted):
         abort(400, "items: two lines name the same variant; give it one line.")
     taken = {}
@@ -220,25 +234,29 @@ def _take_stock(items: list[dict]) -> list[dict]:
         if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
             _refuse(item)
         taken[item["variant_id"]] = row
-    names = {}
+    products = {}
     for product_id in sorted({row["product_id"] for row in taken.values()}):
-        names[product_id] = db.value("SELECT name FROM products WHERE id = :id", {"id": product_id})
+        products[product_id] = db.one(
+            "SELECT name, tax_class, category_id FROM products WHERE id = :id", {"id": product_id}
+        )
         if variants.refresh(product_id) == 0:
             webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
-    for line, item in enumerate(wanted, start=1):
+    for item in wanted:
         variant = taken[item["variant_id"]]
+        product = products[variant["product_id"]]
         lines.append(
             {
-                "line": line,
                 "product_id": variant["product_id"],
                 "variant_id": item["variant_id"],
-                "name": names[variant["product_id"]],
+                "name": product["name"],
                 "sku": variant["sku"],
                 "options": json.loads(variant["options"]),
                 "unit_price_cents": variant["price_cents"],
                 "quantity": item["quantity"],
-                "line_total_cents": variant["price_cents"] * item["quantity"],
+                "tax_class": product["tax_class"],
+                "category_id": product["category_id"],
+                "weight_grams": variant["weight_grams"] or 0,
             }
         )
     return lines

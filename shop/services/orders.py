@@ -2,7 +2,8 @@
 API (``api/orders.py``) and the checkout's answer (``api/payments.py``).
 
 Statuses move along ``NEXT`` only; any other move is a 409 naming the allowed next statuses.
-Cancelling or refunding puts the stock back exactly once (``restocked_at``). Every change
+Cancelling or refunding puts the stock back exactly once (``restocked_at``); cancelling
+gives a discount code's use back (``baskets.give_back_use``). Every change
 lands in the order's status history and the audit log, in the transaction that makes it, and
 the payment follows the order (``services/payments.py``). ``load`` shows an order as the API
 does: it is the payload of the order events.
@@ -15,7 +16,7 @@ from flask import g
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import payments, variants
+from shop.services import baskets, payments, variants
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -31,7 +32,8 @@ RESTOCKING = frozenset({"cancelled", "refunded"})
 
 SELECT = """
     SELECT o.id, o.number, o.customer_id, o.status, o.subtotal_cents, o.total_cents,
-           o.currency, o.shipping_address, o.created_at, o.updated_at,
+           o.currency, o.shipping_address, o.created_at, o.updated_at, o.discount_cents,
+           o.shipping_cents, o.tax_cents, o.pricing,
            c.email AS customer_email, c.name AS customer_name,
            p.provider AS payment_provider, p.amount_cents AS payment_amount_cents,
            p.status AS payment_status, p.reference AS payment_reference
@@ -61,9 +63,14 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
         "status": row["status"],
         "items": items,
         "subtotal_cents": row["subtotal_cents"],
+        "discount_cents": row["discount_cents"],
+        "shipping_cents": row["shipping_cents"],
+        "tax_cents": row["tax_cents"],
         "total_cents": row["total_cents"],
         "currency": row["currency"],
-        "shipping_address": json.loads(address) if address else None,
+        **_pricing(row["pricing"]),
+        # Orders placed before addresses had a region (issue 26) show it as null.
+        "shipping_address": {"region": None, **json.loads(address)} if address else None,
         "payment": payment,
         "status_history": [
             {
@@ -81,6 +88,22 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
     }
 
 
+# An order placed before pricing (migration 0010) kept no breakdown: no tax, no shipping.
+_UNPRICED = {
+    "tax_lines": [],
+    "shipping_tax_cents": 0,
+    "prices_include_tax": False,
+    "shipping_method": None,
+    "discount_code": None,
+    "applied": [],
+}
+
+
+def _pricing(stored: str | None) -> dict:
+    """The breakdown an order keeps (``orders.pricing``) beside its amount columns."""
+    return {**_UNPRICED, **json.loads(stored)} if stored else dict(_UNPRICED)
+
+
 def present_all(rows: list[dict]) -> list[dict]:
     """Whole orders from their rows: items and histories in one query each."""
     if not rows:
@@ -89,8 +112,9 @@ def present_all(rows: list[dict]) -> list[dict]:
     items, history = {}, {}
     for item in db.query(
         "SELECT order_id, product_id, variant_id, name, sku, options, unit_price_cents,"
-        f" quantity, line_total_cents FROM order_items WHERE order_id IN {ids}"
-        " ORDER BY order_id, line",
+        " quantity, line_total_cents, discount_cents, tax_cents, tax_rate,"
+        " COALESCE(total_cents, line_total_cents) AS total_cents"
+        f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
         params,
     ):
         item["options"] = json.loads(item["options"] or "{}")
@@ -151,6 +175,7 @@ def change_status(order_id: str, status: str, note: str | None, customer_id=None
         audit.record("order.status_changed", details)
         webhooks.emit("order.status_changed", order_id, load)
         if status == "cancelled":
+            baskets.give_back_use(order_id)
             webhooks.emit("order.cancelled", order_id, load)
         order = load(order_id)
         mail.queue_order_mail(order, placed=False)

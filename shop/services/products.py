@@ -22,7 +22,15 @@ VARIANT_FIELDS = ("price_cents", "stock", "sku")
 # change by an order is not overwritten by an edit of the name.
 _SETS = {
     field: f"{field} = :{field}"
-    for field in ("name", "slug", "description", "active", "category_id", "low_stock_threshold")
+    for field in (
+        "name",
+        "slug",
+        "description",
+        "active",
+        "category_id",
+        "low_stock_threshold",
+        "tax_class",
+    )
 }
 
 
@@ -38,9 +46,9 @@ def create_product(data: dict) -> str:
     slug = slugs.claim("products", data.get("slug"), data["name"], "product")
     db.execute(
         "INSERT INTO products (id, name, slug, description, sku, price_cents, stock, active,"
-        " category_id, low_stock_threshold, created_at, updated_at) VALUES (:id, :name, :slug,"
-        " :description, :sku, :price_cents, :stock, :active, :category_id, :threshold,"
-        " :now, :now)",
+        " category_id, low_stock_threshold, created_at, updated_at, tax_class) VALUES (:id,"
+        " :name, :slug, :description, :sku, :price_cents, :stock, :active, :category_id,"
+        " :threshold, :now, :now, :tax_class)",
         {
             **data,
             "id": product_id,

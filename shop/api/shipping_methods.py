@@ -1,0 +1,265 @@
+"""Shipping methods (issue 26): where a method ships, what it costs by weight, when it is free.
+
+Staff manage them with ``shipping.*`` (keys: ``read:shipping`` / ``write:shipping``);
+``GET /shipping-methods/available`` is public: the methods and prices for a basket and an
+address, as the checkout would charge them (``services/pricing.py`` decides).
+"""
+
+import json
+
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields, validate, validates
+
+from shop import audit, db
+from shop import settings as site
+from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.schemas import country_code
+from shop.auth.decorators import require_permission
+from shop.clock import now_iso
+from shop.errors import abort
+from shop.services import baskets
+from shop.services.catalogue_input import tax_class_field
+from shop.services.pricing import Refusal, price
+
+blp = Blueprint(
+    "shipping_methods",
+    __name__,
+    url_prefix="/shipping-methods",
+    description="Shipping methods and their prices.",
+)
+
+MAX_CENTS = 10**12
+_CENTS = validate.Range(min=0, max=MAX_CENTS)
+_COLUMNS = (
+    "id, name, countries, price_cents, free_over_cents, weight_bands, tax_class, active,"
+    " position, created_at, updated_at"
+)
+
+
+class WeightBandSchema(Schema):
+    up_to_grams = fields.Integer(
+        strict=True,
+        required=True,
+        validate=validate.Range(min=1, max=10**9),
+        metadata={"description": "Inclusive: a basket of exactly this weight is in the band."},
+    )
+    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
+
+
+class ShippingMethodSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    countries = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "ISO 3166-1 alpha-2 codes; empty: ships everywhere."},
+    )
+    price_cents = fields.Integer(required=True)
+    free_over_cents = fields.Integer(required=True, allow_none=True)
+    weight_bands = fields.List(fields.Nested(WeightBandSchema), required=True)
+    tax_class = fields.String(required=True)
+    active = fields.Boolean(required=True)
+    position = fields.Integer(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class ShippingMethodUpdateSchema(Schema):
+    name = fields.String(validate=validate.Length(min=1, max=200))
+    countries = fields.List(country_code(), validate=validate.Length(max=250))
+    price_cents = fields.Integer(
+        strict=True, validate=_CENTS, metadata={"description": "Without weight bands."}
+    )
+    free_over_cents = fields.Integer(
+        strict=True,
+        allow_none=True,
+        validate=_CENTS,
+        metadata={"description": "A subtotal after discounts at or above it ships free."},
+    )
+    weight_bands = fields.List(
+        fields.Nested(WeightBandSchema),
+        validate=validate.Length(max=50),
+        metadata={"description": "Price by weight; a basket heavier than every band is refused."},
+    )
+    tax_class = tax_class_field()
+    active = StrictBoolean()
+    position = fields.Integer(strict=True, validate=validate.Range(min=-1_000_000, max=1_000_000))
+
+    @validates("weight_bands")
+    def _distinct_bands(self, bands, **_kwargs):
+        weights = [band["up_to_grams"] for band in bands]
+        if len(set(weights)) != len(weights):
+            raise ValidationError("two bands end at the same weight.")
+
+
+class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
+
+
+class AvailableQuerySchema(Schema):
+    country = country_code(described=False, required=True)
+    items = fields.List(
+        fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[0-9]{1,5}$")),
+        validate=validate.Length(max=100),
+        metadata={
+            "description": "The basket: `variant_id:quantity` (or `product_id:quantity` for a"
+            " product with one variant), repeated: `items=a:1&items=b:2`."
+        },
+    )
+
+
+class AvailableMethodSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    price_cents = fields.Integer(
+        required=True, metadata={"description": "For this basket, before a discount code."}
+    )
+    currency = fields.String(required=True)
+
+
+class AvailableMethodsSchema(Schema):
+    items = fields.List(fields.Nested(AvailableMethodSchema), required=True)
+
+
+def _get(method_id: str) -> dict:
+    method = baskets.load_method(method_id)
+    if method is None:
+        abort(404, "Shipping method not found.")
+    return method
+
+
+def _values(data: dict) -> dict:
+    return {
+        "name": data["name"],
+        "countries": json.dumps(sorted(set(data.get("countries") or []))),
+        "price_cents": data["price_cents"],
+        "free_over_cents": data.get("free_over_cents"),
+        "weight_bands": json.dumps(
+            sorted(data.get("weight_bands") or [], key=lambda band: band["up_to_grams"])
+        ),
+        "tax_class": data.get("tax_class", "standard"),
+        "active": int(data.get("active", True)),
+        "position": data.get("position", 0),
+    }
+
+
+@blp.route("")
+class ShippingMethods(MethodView):
+    @blp.doc(operationId="listShippingMethods")
+    @blp.arguments(PageQuerySchema, location="query")
+    @blp.response(200, page_schema(ShippingMethodSchema))
+    @require_permission("shipping.read")
+    def get(self, args):
+        """List shipping methods, by position"""
+        page = paginate(
+            f"SELECT {_COLUMNS} FROM shipping_methods ORDER BY position, name, id",
+            "SELECT COUNT(*) FROM shipping_methods",
+            {},
+            args,
+        )
+        page["items"] = [baskets.method_from_row(row) for row in page["items"]]
+        return page
+
+    @blp.doc(operationId="createShippingMethod")
+    @blp.arguments(ShippingMethodCreateSchema)
+    @blp.response(201, ShippingMethodSchema)
+    @require_permission("shipping.create")
+    def post(self, data):
+        """Create a shipping method"""
+        method_id, moment = db.new_id(), now_iso()
+        with db.transaction():
+            db.execute(
+                f"INSERT INTO shipping_methods ({_COLUMNS}) VALUES (:id, :name, :countries,"
+                " :price_cents, :free_over_cents, :weight_bands, :tax_class, :active,"
+                " :position, :now, :now)",
+                {**_values(data), "id": method_id, "now": moment},
+            )
+            audit.record("shipping_method.created", {"shipping_method_id": method_id})
+        return _get(method_id)
+
+
+@blp.route("/available")
+class AvailableShippingMethods(MethodView):
+    @blp.doc(operationId="listAvailableShippingMethods")
+    @blp.arguments(AvailableQuerySchema, location="query")
+    @blp.response(200, AvailableMethodsSchema)
+    def get(self, args):
+        """Shipping methods for a basket and a country
+
+        The active methods that serve the country and the basket's weight, each with what
+        it would charge (its `free_over_cents` compared with the subtotal before any
+        discount code). Public, for storefronts.
+        """
+        entries = []
+        for entry in args.get("items") or []:
+            thing, quantity = entry.rsplit(":", 1)
+            if int(quantity) < 1:
+                abort(400, f"items: {entry}: the quantity must be at least 1.")
+            entries.append((thing, int(quantity)))
+        known = baskets.existing_variants([thing for thing, _ in entries])
+        items = [
+            {"variant_id" if thing in known else "product_id": thing, "quantity": quantity}
+            for thing, quantity in entries
+        ]
+        lines = baskets.product_lines(items) if items else []
+        currency = site.current()["currency"]
+        available = []
+        for method in baskets.active_methods():
+            try:
+                priced = price(lines, country=args["country"], shipping=method, currency=currency)
+            except Refusal:
+                continue
+            available.append(
+                {
+                    "id": method["id"],
+                    "name": method["name"],
+                    "price_cents": priced["shipping_cents"],
+                    "currency": currency,
+                }
+            )
+        return {"items": available}
+
+
+@blp.route("/<id:method_id>")
+class ShippingMethodById(MethodView):
+    @blp.doc(operationId="getShippingMethod")
+    @blp.response(200, ShippingMethodSchema)
+    @require_permission("shipping.read")
+    def get(self, method_id):
+        """One shipping method"""
+        return _get(method_id)
+
+    @blp.doc(operationId="updateShippingMethod")
+    @blp.arguments(ShippingMethodUpdateSchema)
+    @blp.response(200, ShippingMethodSchema)
+    @require_permission("shipping.update")
+    def put(self, data, method_id):
+        """Change a shipping method
+
+        Fields left out stay as they are. Orders placed keep what they were charged.
+        """
+        with db.transaction():
+            merged = {**_get(method_id), **data}
+            db.execute(
+                "UPDATE shipping_methods SET name = :name, countries = :countries,"
+                " price_cents = :price_cents, free_over_cents = :free_over_cents,"
+                " weight_bands = :weight_bands, tax_class = :tax_class, active = :active,"
+                " position = :position, updated_at = :now WHERE id = :id",
+                {**_values(merged), "id": method_id, "now": now_iso()},
+            )
+            audit.record("shipping_method.updated", {"shipping_method_id": method_id})
+        return _get(method_id)
+
+    @blp.doc(operationId="deleteShippingMethod")
+    @blp.response(204)
+    @require_permission("shipping.delete")
+    def delete(self, method_id):
+        """Delete a shipping method
+
+        Orders placed with it keep its name and what they were charged.
+        """
+        with db.transaction():
+            _get(method_id)
+            db.execute("DELETE FROM shipping_methods WHERE id = :id", {"id": method_id})
+            audit.record("shipping_method.deleted", {"shipping_method_id": method_id})

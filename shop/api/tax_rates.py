@@ -1,0 +1,191 @@
+"""Tax rates (issue 26): a percentage per destination and tax class.
+
+One rate per (country, region, tax class): the pricing function picks the most specific for
+a line (country + region, then country, then ``*``); several taxes on one line (a US state
+and a city) are entered as their sum. ``tax.*`` permissions, ``read:tax`` / ``write:tax``.
+"""
+
+from decimal import Decimal, InvalidOperation
+
+from flask.views import MethodView
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from shop import audit, db
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.auth.decorators import require_permission
+from shop.clock import now_iso
+from shop.countries import CODES
+from shop.errors import abort
+from shop.openapi import responds
+from shop.services.catalogue_input import tax_class_field
+
+blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
+
+_COLUMNS = "id, country, region, tax_class, rate, name, created_at, updated_at"
+_TAKEN = "A rate for this country, region and tax class exists: change that one."
+
+
+def _rate(value: str) -> None:
+    try:
+        rate = Decimal(value)
+    except InvalidOperation:
+        raise ValidationError(
+            "Give the percentage as a decimal string, such as 20 or 5.5."
+        ) from None
+    if not rate.is_finite() or rate < 0 or rate > 100 or rate.as_tuple().exponent < -4:
+        raise ValidationError("Give a percentage from 0 to 100 with at most 4 decimals.")
+
+
+def _country(value: str) -> None:
+    if value != "*" and value not in CODES:
+        raise ValidationError("Use an ISO 3166-1 alpha-2 code in capitals (DE), or * for any.")
+
+
+class TaxRateSchema(Schema):
+    id = fields.String(required=True)
+    country = fields.String(required=True)
+    region = fields.String(required=True, allow_none=True)
+    tax_class = fields.String(required=True)
+    rate = fields.String(required=True, metadata={"description": "Percent, such as `20`."})
+    name = fields.String(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class TaxRateUpdateSchema(Schema):
+    country = fields.String(
+        validate=_country,
+        metadata={"description": "ISO 3166-1 alpha-2 code, or `*` for every other country."},
+    )
+    region = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(r"^[A-Za-z0-9-]{1,50}$", error="Use a code such as NY."),
+        metadata={"description": "A state or province code (an address's `region`)."},
+    )
+    tax_class = tax_class_field()
+    rate = fields.String(validate=_rate, metadata={"description": "Percent: `20`, `5.5`."})
+    name = fields.String(validate=validate.Length(min=1, max=100))
+
+    @validates_schema
+    def _no_region_for_any(self, data, **_kwargs):
+        if data.get("country") == "*" and data.get("region"):
+            raise ValidationError("a rate for any country (*) has no region.", "region")
+
+
+class TaxRateCreateSchema(TaxRateUpdateSchema):
+    country = fields.String(required=True, validate=_country)
+    rate = fields.String(required=True, validate=_rate)
+    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+
+
+def _present(row: dict) -> dict:
+    return {**row, "region": row["region"] or None}
+
+
+def _get(rate_id: str) -> dict:
+    row = db.one(f"SELECT {_COLUMNS} FROM tax_rates WHERE id = :id", {"id": rate_id})
+    if row is None:
+        abort(404, "Tax rate not found.")
+    return _present(row)
+
+
+def _store(statement: str, values: dict) -> None:
+    """Write a rate; 409 when its (country, region, class) is taken."""
+    if values["country"] == "*" and values["region"]:
+        abort(400, "region: a rate for any country (*) has no region.")
+    clash = db.value(
+        "SELECT id FROM tax_rates WHERE country = :country AND region = :region"
+        " AND tax_class = :tax_class AND id <> :id",
+        values,
+    )
+    if clash:
+        abort(409, _TAKEN)
+    db.execute(statement, values)
+
+
+def _values(data: dict) -> dict:
+    return {
+        "country": data["country"],
+        "region": (data.get("region") or "").upper(),
+        "tax_class": data.get("tax_class") or "standard",
+        "rate": format(Decimal(data["rate"]).normalize(), "f"),  # "20.0" is "20"
+        "name": data["name"],
+    }
+
+
+@blp.route("")
+class TaxRates(MethodView):
+    @blp.doc(operationId="listTaxRates")
+    @blp.arguments(PageQuerySchema, location="query")
+    @blp.response(200, page_schema(TaxRateSchema))
+    @require_permission("tax.read")
+    def get(self, args):
+        """List tax rates, by country, region and class"""
+        page = paginate(
+            f"SELECT {_COLUMNS} FROM tax_rates ORDER BY country, region, tax_class, id",
+            "SELECT COUNT(*) FROM tax_rates",
+            {},
+            args,
+        )
+        page["items"] = [_present(row) for row in page["items"]]
+        return page
+
+    @blp.doc(operationId="createTaxRate")
+    @responds(409, e409=_TAKEN)
+    @blp.arguments(TaxRateCreateSchema)
+    @blp.response(201, TaxRateSchema)
+    @require_permission("tax.create")
+    def post(self, data):
+        """Create a tax rate"""
+        rate_id, moment = db.new_id(), now_iso()
+        with db.transaction():
+            db.lock("tax_rates")
+            _store(
+                f"INSERT INTO tax_rates ({_COLUMNS}) VALUES (:id, :country, :region,"
+                " :tax_class, :rate, :name, :now, :now)",
+                {**_values(data), "id": rate_id, "now": moment},
+            )
+            audit.record("tax_rate.created", {"tax_rate_id": rate_id, **_values(data)})
+        return _get(rate_id)
+
+
+@blp.route("/<id:rate_id>")
+class TaxRateById(MethodView):
+    @blp.doc(operationId="getTaxRate")
+    @blp.response(200, TaxRateSchema)
+    @require_permission("tax.read")
+    def get(self, rate_id):
+        """One tax rate"""
+        return _get(rate_id)
+
+    @blp.doc(operationId="updateTaxRate")
+    @responds(409, e409=_TAKEN)
+    @blp.arguments(TaxRateUpdateSchema)
+    @blp.response(200, TaxRateSchema)
+    @require_permission("tax.update")
+    def put(self, data, rate_id):
+        """Change a tax rate
+
+        Fields left out stay as they are. Orders placed keep the tax they were charged.
+        """
+        with db.transaction():
+            db.lock("tax_rates")
+            values = _values({**_get(rate_id), **data})
+            _store(
+                "UPDATE tax_rates SET country = :country, region = :region,"
+                " tax_class = :tax_class, rate = :rate, name = :name, updated_at = :now"
+                " WHERE id = :id",
+                {**values, "id": rate_id, "now": now_iso()},
+            )
+            audit.record("tax_rate.updated", {"tax_rate_id": rate_id, **values})
+        return _get(rate_id)
+
+    @blp.doc(operationId="deleteTaxRate")
+    @blp.response(204)
+    @require_permission("tax.delete")
+    def delete(self, rate_id):
+        """Delete a tax rate"""
+        with db.transaction():
+            _get(rate_id)
+            db.execute("DELETE FROM tax_rates WHERE id = :id", {"id": rate_id})
+            audit.record("tax_rate.deleted", {"tax_rate_id": rate_id})

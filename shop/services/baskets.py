@@ -1,0 +1,300 @@
+"""A basket priced from the database: what ``pricing.price`` needs, loaded once for the quote,
+``GET /shipping-methods/available`` and the checkout (which calls ``price_basket`` inside its
+transaction, after taking the stock, so the order is priced from the rows it holds).
+
+Discount codes are checked here (``find_discount``): a code that cannot be used is a 400
+whose message starts ``discount_code: <reason>:`` with a reason a storefront can map
+(``unknown``, ``not_started``, ``expired``, ``usage_limit_reached``, ``already_used``,
+``min_subtotal``, ``not_applicable``); it is never skipped silently.
+"""
+
+import json
+
+from shop import db, settings
+from shop.clock import now_iso
+from shop.errors import abort
+from shop.services.pricing import Refusal, price
+
+_METHOD_COLUMNS = (
+    "id, name, countries, price_cents, free_over_cents, weight_bands, tax_class, active,"
+    " position, created_at, updated_at"
+)
+_DISCOUNT_COLUMNS = (
+    "id, code, kind, value, min_subtotal_cents, starts_at, ends_at, usage_limit,"
+    " once_per_customer, product_ids, category_ids, active, times_used, created_at, updated_at"
+)
+
+
+def method_from_row(row: dict) -> dict:
+    """A shipping method as the API shows it, from its row."""
+    return {
+        **row,
+        "countries": json.loads(row["countries"]),
+        "weight_bands": json.loads(row["weight_bands"]),
+        "active": bool(row["active"]),
+    }
+
+
+def discount_from_row(row: dict) -> dict:
+    """A discount as the API shows it, from its row."""
+    return {
+        **row,
+        "once_per_customer": bool(row["once_per_customer"]),
+        "product_ids": json.loads(row["product_ids"]),
+        "category_ids": json.loads(row["category_ids"]),
+        "active": bool(row["active"]),
+    }
+
+
+def load_method(method_id: str) -> dict | None:
+    """One shipping method, active or not."""
+    row = db.one(
+        f"SELECT {_METHOD_COLUMNS} FROM shipping_methods WHERE id = :id", {"id": method_id}
+    )
+    return method_from_row(row) if row else None
+
+
+def active_methods() -> list[dict]:
+    """The active shipping methods, by position."""
+    rows = db.query(
+        f"SELECT {_METHOD_COLUMNS} FROM shipping_methods WHERE active = 1"
+        " ORDER BY position, name, id"
+    )
+    return [method_from_row(row) for row in rows]
+
+
+def load_discount(discount_id: str) -> dict | None:
+    """One discount by id."""
+    row = db.one(f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE id = :id", {"id": discount_id})
+    return discount_from_row(row) if row else None
+
+
+def code_key(code: str) -> str:
+    """The form a code is unique and looked up in: "SAVE10" and "save10" are one code."""
+    return code.strip().casefold()
+
+
+def _refuse(reason: str, message: str):
+    abort(400, f"discount_code: {reason}: {message}")
+
+
+def find_discount(code: str, customer_id: str | None) -> dict:
+    """The usable discount of ``code`` now, or a 400 naming why not.
+
+    ``already_used`` needs a customer; a guest's quote cannot know and the checkout (always
+    signed in) decides.
+    """
+    row = db.one(
+        f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE code_key = :key", {"key": code_key(code)}
+    )
+    if row is None or not row["active"]:
+        _refuse("unknown", f"there is no code {code.strip()!r}.")
+    discount = discount_from_row(row)
+    moment = now_iso()
+    if discount["starts_at"] and moment < discount["starts_at"]:
+        _refuse("not_started", f"{discount['code']} starts at {discount['starts_at']}.")
+    if discount["ends_at"] and moment >= discount["ends_at"]:
+        _refuse("expired", f"{discount['code']} ended at {discount['ends_at']}.")
+    limit = discount["usage_limit"]
+    if limit is not None and discount["times_used"] >= limit:
+        _refuse("usage_limit_reached", f"{discount['code']} has been used up.")
+    if discount["once_per_customer"] and customer_id is not None and used_by(discount, customer_id):
+        _refuse("already_used", f"you have already used {discount['code']}.")
+    return discount
+
+
+def used_by(discount: dict, customer_id: str) -> bool:
+    """Whether a customer holds a use of ``discount``: an order with it, not cancelled (a
+    cancelled order gave its use back)."""
+    return bool(
+        db.value(
+            "SELECT 1 FROM orders WHERE discount_id = :id AND customer_id = :customer_id"
+            " AND status <> 'cancelled'",
+            {"id": discount["id"], "customer_id": customer_id},
+        )
+    )
+
+
+def existing_variants(ids: list[str]) -> set[str]:
+    """Which of ``ids`` are variants' ids."""
+    if not ids:
+        return set()
+    marks, params = db.in_list("v", sorted(set(ids)))
+    return {
+        row["id"]
+        for row in db.query(f"SELECT id FROM product_variants WHERE id IN {marks}", params)
+    }
+
+
+def variant_of(item: dict) -> str:
+    """The line's variant: the one named, or the lone variant of the product named (the
+    checkout's and the quote's rule)."""
+    if "variant_id" in item:
+        return item["variant_id"]
+    product_id = item["product_id"]
+    ids = [
+        row["id"]
+        for row in db.query(
+            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
+            {"id": product_id},
+        )
+    ]
+    if not ids:
+        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+    if len(ids) > 1:
+        abort(
+            400,
+            f"items: product {product_id} has {len(ids)} variants ({', '.join(ids)});"
+            " name one with variant_id.",
+        )
+    return ids[0]
+
+
+def product_lines(items: list[dict]) -> list[dict]:
+    """The pricing lines of basket items (``variant_id`` or ``product_id``, ``quantity``),
+    read, not taken: a 400 names an unknown or inactive variant or product."""
+    wanted = [{**item, "variant_id": variant_of(item)} for item in items]
+    ids, params = db.in_list("v", sorted({item["variant_id"] for item in wanted}))
+    found = {
+        row["variant_id"]: row
+        for row in db.query(
+            "SELECT v.id AS variant_id, v.product_id, v.sku, v.options, v.price_cents,"
+            " v.weight_grams, p.name, p.tax_class, p.category_id FROM product_variants v"
+            f" JOIN products p ON p.id = v.product_id WHERE v.id IN {ids} AND v.active = 1"
+            " AND p.active = 1",
+            params,
+        )
+    }
+    lines = []
+    for item in wanted:
+        row = found.get(item["variant_id"])
+        if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
+            named = (
+                f"product {item['product_id']}"
+                if "product_id" in item
+                else f"variant {item['variant_id']}"
+            )
+            abort(400, f"items: {named} does not exist or is not for sale.")
+        lines.append(
+            {
+                **{k: row[k] for k in ("product_id", "variant_id", "name", "sku", "tax_class")},
+                "options": json.loads(row["options"]),
+                "category_id": row["category_id"],
+                "unit_price_cents": row["price_cents"],
+                "quantity": item["quantity"],
+                "weight_grams": row["weight_grams"] or 0,
+            }
+        )
+    return lines
+
+
+# The tax rates and the active shipping methods (the one asked for, or all) in one statement:
+# the checkout reads them on every order.
+_RATES_AND_METHODS = """
+    SELECT 'rate' AS kind, NULL AS id, name, country, region, tax_class, rate,
+           NULL AS countries, NULL AS weight_bands, NULL AS price_cents, NULL AS free_over_cents
+    FROM tax_rates
+    UNION ALL
+    SELECT 'method', id, name, NULL, NULL, tax_class, NULL, countries, weight_bands,
+           price_cents, free_over_cents
+    FROM shipping_methods WHERE active = 1 AND (:method_id = '' OR id = :method_id)"""
+
+
+def _rates_and_methods(method_id: str | None) -> tuple[list[dict], list[dict]]:
+    """Every tax rate, and the active methods (only ``method_id`` when given)."""
+    rates, methods = [], []
+    for row in db.query(_RATES_AND_METHODS, {"method_id": method_id or ""}):
+        if row["kind"] == "rate":
+            rates.append({k: row[k] for k in ("name", "country", "tax_class", "rate")})
+            rates[-1]["region"] = row["region"] or None
+        else:
+            methods.append(
+                {
+                    **{k: row[k] for k in ("id", "name", "tax_class", "price_cents")},
+                    "free_over_cents": row["free_over_cents"],
+                    "countries": json.loads(row["countries"]),
+                    "weight_bands": json.loads(row["weight_bands"]),
+                }
+            )
+    return rates, methods
+
+
+def price_basket(
+    lines: list[dict],
+    address: dict,
+    method_id: str | None,
+    discount: dict | None,
+    *,
+    require_method: bool,
+    shop: dict | None = None,
+) -> dict:
+    """Price ``lines`` for ``address`` with the shop's data (``shop``: its settings, when the
+    caller has them) and ``discount`` (``find_discount`` or ``claim``); answer the
+    breakdown. Every refusal is a 400 naming its field."""
+    shop = shop or settings.current()
+    tax_rates, methods = _rates_and_methods(method_id)
+    method = None
+    if method_id is not None:
+        if not methods:
+            abort(400, f"shipping_method_id: unknown: there is no active method {method_id}.")
+        method = methods[0]
+    elif require_method and methods:
+        names = ", ".join(f"{m['id']} ({m['name']})" for m in methods)
+        abort(400, f"shipping_method_id: required: choose one of {names}.")
+    try:
+        result = price(
+            lines,
+            country=address["country"],
+            region=address.get("region"),
+            shipping=method,
+            discount=discount,
+            rates=tax_rates,
+            prices_include_tax=bool(shop["prices_include_tax"]),
+            currency=shop["currency"],
+        )
+    except Refusal as refusal:
+        abort(400, str(refusal))
+    for given, priced in zip(lines, result["lines"], strict=True):
+        for key in ("product_id", "variant_id", "name", "sku", "options"):
+            priced[key] = given.get(key)
+    result["shipping_method"] = {"id": method["id"], "name": method["name"]} if method else None
+    result["discount_code"] = discount["code"] if discount else None
+    return result
+
+
+# The checkout's claim of a code: the use counted in the same statement that reads it, only
+# while the code is active, started, not ended and under its limit.
+_CLAIM = f"""
+    UPDATE discounts SET times_used = times_used + 1
+    WHERE code_key = :key AND active = 1
+      AND (starts_at IS NULL OR starts_at <= :now) AND (ends_at IS NULL OR ends_at > :now)
+      AND (usage_limit IS NULL OR times_used < usage_limit)
+    RETURNING {_DISCOUNT_COLUMNS}"""
+
+
+def claim(code: str, customer_id: str) -> dict:
+    """Take one use of ``code`` for a new order, in the checkout's transaction; answer the
+    discount, or a 400 naming why the code cannot be used.
+
+    The guarded ``UPDATE`` holds the usage limit under concurrency (a row lock on
+    PostgreSQL, whose waiting checkouts then re-read the count; the one writer on SQLite).
+    The once-per-customer check runs after it: behind that lock it sees any order with the
+    code that another checkout of the customer committed. The order stores ``discount_id``.
+    """
+    row = db.one(_CLAIM, {"key": code_key(code), "now": now_iso()})
+    if row is None:
+        find_discount(code, None)  # says why
+        _refuse("usage_limit_reached", f"{code.strip()} has been used up.")  # a race just now
+    discount = discount_from_row(row)
+    if discount["once_per_customer"] and used_by(discount, customer_id):
+        _refuse("already_used", f"you have already used {discount['code']}.")
+    return discount
+
+
+def give_back_use(order_id: str) -> None:
+    """A cancelled order's code use back to its discount (cancelled is final: once)."""
+    db.execute(
+        "UPDATE discounts SET times_used = times_used - 1 WHERE times_used > 0"
+        " AND id = (SELECT discount_id FROM orders WHERE id = :id)",
+        {"id": order_id},
+    )
