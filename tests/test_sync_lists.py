@@ -75,8 +75,29 @@ def _order(app, owner, product_id):
 
 # path: (make a record, change it) through the API, as the owner (or whoever may).
 def _cases(app, owner):
-    product = _new(owner, "/products", {"name": "Tea", "price_cents": 100, "stock": 50})
+    made = []
+
+    def product():
+        if not made:
+            made.append(_new(owner, "/products", {"name": "Tea", "price_cents": 1, "stock": 50}))
+        return made[0]
+
+    countries = iter(["DE", "FR", "AT", "NL"])  # one tax rate each
     return {
+        "/shipping-methods": (
+            lambda: _new(owner, "/shipping-methods", {"name": _name(), "price_cents": 490}),
+            lambda i: owner.put(f"/shipping-methods/{i}", json={"name": _name()}),
+        ),
+        "/tax-rates": (
+            lambda: _new(
+                owner, "/tax-rates", {"country": next(countries), "name": "VAT", "rate": "19"}
+            ),
+            lambda i: owner.put(f"/tax-rates/{i}", json={"name": _name()}),
+        ),
+        "/discounts": (
+            lambda: _new(owner, "/discounts", {"code": _name(), "kind": "free_shipping"}),
+            lambda i: owner.patch(f"/discounts/{i}", json={"usage_limit": 5}),
+        ),
         "/categories": (
             lambda: _new(owner, "/categories", {"name": _name()}),
             lambda i: owner.put(f"/categories/{i}", json={"name": _name()}),
@@ -90,7 +111,7 @@ def _cases(app, owner):
             lambda i: owner.patch(f"/customers/{i}", json={"name": _name()}),
         ),
         "/orders": (
-            lambda: _order(app, owner, product),
+            lambda: _order(app, owner, product()),
             lambda i: owner.patch(f"/orders/{i}/status", json={"status": "paid"}),
         ),
         "/users": (
@@ -119,7 +140,18 @@ def _cases(app, owner):
 
 @pytest.mark.parametrize(
     "path",
-    ["/categories", "/collections", "/customers", "/orders", "/users", "/roles", "/webhooks"],
+    [
+        "/categories",
+        "/collections",
+        "/customers",
+        "/orders",
+        "/users",
+        "/roles",
+        "/webhooks",
+        "/shipping-methods",
+        "/tax-rates",
+        "/discounts",
+    ],
 )
 def test_updated_after_gives_what_changed_oldest_first(app, owner_client, clock, path):
     make, change = _cases(app, owner_client)[path]
