@@ -170,6 +170,8 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "orders-setup",
         "orders-walkthrough",
         "orders-sync",
+        "pricing-vat",
+        "pricing-us",
         "operations-backup",
     }
 
