@@ -255,9 +255,7 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
             paths = statements.routes(server.url)
             for scenario in group:
                 with data_of(env, scenario):
-                    results[scenario.name] = run_scenario(
-                        args, server, scenario, paths, base, work
-                    )
+                    results[scenario.name] = run_scenario(args, server, scenario, paths, base, work)
                 # A later scenario of the same run may take its ratio against this one.
                 if results[scenario.name].rps:
                     base[scenario.name] = results[scenario.name].rps

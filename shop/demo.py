@@ -11,6 +11,7 @@ which adds another copy beside them, its e-mails and slugs tagged so nothing col
 Passwords and the read-only API key are random and printed once.
 """
 
+import io
 import secrets
 
 import click
@@ -24,6 +25,13 @@ from shop.services.users import create_user
 from shop.slugs import slugify
 
 DOMAIN = "demo.example"
+# Each category's colour, for the products' pictures (drawn here: nothing is downloaded).
+COLOURS = {
+    "green-tea": ((122, 158, 74), (226, 236, 205)),
+    "black-tea": ((122, 62, 38), (240, 222, 200)),
+    "herbal": ((196, 142, 36), (250, 238, 204)),
+    "teaware": ((58, 74, 96), (214, 222, 232)),
+}
 CATEGORIES = {
     "green-tea": ("Green tea", "Steamed and pan-fired leaves from Japan and China."),
     "black-tea": ("Black tea", "Fully oxidised teas, from brisk breakfast to malty Assam."),
@@ -81,12 +89,29 @@ class _Api:
     def __init__(self):
         self.client = current_app.test_client()
 
-    def __call__(self, method: str, path: str, body=None, expect: int = 200) -> dict:
-        response = self.client.open(path, method=method, json=body, base_url="https://localhost")
+    def __call__(self, method: str, path: str, body=None, expect: int = 200, form=None) -> dict:
+        sent = {"data": form} if form is not None else {"json": body}
+        response = self.client.open(path, method=method, base_url="https://localhost", **sent)
         if response.status_code != expect:
             message = (response.get_json(silent=True) or {}).get("message", response.status)
             raise click.ClickException(f"{method} {path}: {response.status_code} {message}")
         return response.get_json(silent=True) or {}
+
+
+def _picture(name: str, category: str) -> bytes:
+    """A 600 px square PNG: a tin in the category's colour with the product's initials."""
+    from PIL import Image, ImageDraw
+
+    ink, paper = COLOURS[category]
+    image = Image.new("RGB", (600, 600), paper)
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle((170, 120, 430, 520), radius=36, fill=ink)
+    draw.ellipse((230, 220, 370, 360), fill=paper)
+    initials = "".join(word[0] for word in name.split()[:2]).upper()
+    draw.text((300, 290), initials, fill=ink, anchor="mm", font_size=64)
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
 
 
 def _variants(owner: _Api, product_id: str, sku: str, price: int, stock: int, variants) -> str:
@@ -141,6 +166,8 @@ def fill(tag: str = "") -> dict:
             option, values, _extra = VARIANTS[number]
             body["options"] = [{"name": option, "values": values}]
         products.append(owner("POST", "/products", body, 201)["id"])
+        picture = {"file": (io.BytesIO(_picture(name, category)), "tin.png"), "alt": name}
+        owner("POST", f"/products/{products[-1]}/images", expect=201, form=picture)
         if number in VARIANTS:
             sold[number] = _variants(
                 owner, products[-1], body["sku"], price, stock, VARIANTS[number]
@@ -231,7 +258,8 @@ def demo_command(force: bool, skip_if_used: bool):
     finally:
         limiter.enabled = was_enabled
     counts = (
-        f"{len(CATEGORIES)} categories, {len(PRODUCTS)} products ({len(VARIANTS)} in variants),"
+        f"{len(CATEGORIES)} categories, {len(PRODUCTS)} products with pictures"
+        f" ({len(VARIANTS)} in variants),"
         f" {len(COLLECTIONS)} collections,"
         f" {len(CONTENT)} content entries, {len(CUSTOMERS)} customers, {len(ORDERS)} orders"
     )

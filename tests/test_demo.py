@@ -29,6 +29,9 @@ def test_demo_fills_an_empty_database_and_the_shop_it_makes_works(app):
     assert len(visitor.get("/collections").json["items"]) == 2
     assert visitor.get("/content/home-banner").json["data"]["title"]
     (assam,) = [p for p in products["items"] if p["name"] == "Assam Breakfast"]
+    (picture,) = visitor.get(f"/products/{assam['id']}").json["images"]
+    shown = visitor.get(picture["url"])
+    assert shown.status_code == 200 and shown.mimetype == "image/png" and picture["alt"]
     sizes = visitor.get(f"/products/{assam['id']}/variants").json["items"]
     assert sorted(v["price_cents"] for v in sizes) == [890, 1890, 3790]
     key = {"Authorization": f"Bearer {printed['key']}"}
