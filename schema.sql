@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS customers (
 );
 
 CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at);
+CREATE INDEX IF NOT EXISTS customers_updated_at ON customers (updated_at, id);
 
 -- Sessions: only the SHA-256 of the cookie value is stored ---------------------------------
 
@@ -343,6 +344,7 @@ CREATE TABLE IF NOT EXISTS orders (
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
+CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 
@@ -453,6 +455,8 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook_updated
+    ON webhook_deliveries (webhook_id, updated_at, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
 
 CREATE TABLE IF NOT EXISTS webhook_attempts (

@@ -16,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 
 from shop import db
 from shop.cli_products import products_group
+from shop.demo import demo_command
 from shop.errors import Unavailable
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
@@ -439,5 +440,6 @@ def register(app: Flask) -> None:
         jobs_group,
         webhooks_group,
         mail_group,
+        demo_command,
     ):
         app.cli.add_command(command)

@@ -170,6 +170,9 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "catalogue-import",
         "orders-setup",
         "orders-walkthrough",
+        "orders-sync",
+        "pricing-vat",
+        "pricing-us",
         "operations-backup",
         "variants-walkthrough",
     }

@@ -7,7 +7,7 @@ from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from shop import health
-from shop.admin.views import PAGE_SIZE, _require, bp
+from shop.admin.views import PAGE_SIZE, _require, bp, for_people
 from shop.errors import error_response
 from shop.webhooks import store
 from shop.webhooks.events import EVENTS, allowed_events
@@ -25,6 +25,10 @@ def webhooks():
         queue=store.status(),
         outbox=health.outbox_backlog(),
     )
+
+
+# The create form's labels, for what the API says of a field.
+_LABELS = {"url": "Endpoint URL", "description": "Description"}
 
 
 def _form_page(form: dict, error: str | None = None, status: int = 200):
@@ -55,7 +59,7 @@ def create_webhook():
         created = store.create(form, g.caller)
     except HTTPException as error:
         body, status, _ = error_response(error)
-        return _form_page(form, body["message"], status)
+        return _form_page(form, for_people(body["message"], _LABELS), status)
     return render_template("admin/webhook_created.html", hook=created)
 
 

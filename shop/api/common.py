@@ -25,8 +25,19 @@ from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
 from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
-from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
-from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
+from shop.openapi import (
+    ConventionsPlugin,
+    DateOrDateTime,
+    ShopMarshmallowPlugin,
+    register_components,
+)
+from shop.pages import (  # noqa: F401 - the blueprints' helpers
+    LIKE,
+    Where,
+    changed_since,
+    like_pattern,
+    paginate,
+)
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
@@ -244,6 +255,34 @@ class PageQuerySchema(Schema):
 
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+
+
+def _since(what: str) -> DateOrDateTime:
+    return DateOrDateTime(
+        metadata={
+            "description": f"Only records {what} at or after this ISO 8601 date or date-time"
+            " (UTC unless given)."
+        }
+    )
+
+
+class CreatedSinceQuerySchema(PageQuerySchema):
+    """A list of records that do not change once made: ``created_after``."""
+
+    created_after = _since("created")
+
+
+class ChangedSinceQuerySchema(CreatedSinceQuerySchema):
+    """A list an integration syncs: ``created_after`` and ``updated_after``; the latter sorts
+    the list by ``updated_at``, then ``id``, oldest first (``shop.pages.changed_since``)."""
+
+    updated_after = DateOrDateTime(
+        metadata={
+            "description": "Only records created or changed at or after this ISO 8601 date or"
+            " date-time (UTC unless given), sorted by `updated_at`, then `id`, oldest first:"
+            " pass the largest `updated_at` of your last run (docs/openapi.md)."
+        }
+    )
 
 
 _page_schemas = {}

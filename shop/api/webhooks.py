@@ -7,7 +7,12 @@ from flask import current_app, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    StrictBoolean,
+    page_schema,
+)
 from shop.auth.decorators import require_permission
 from shop.extensions import limiter
 from shop.openapi import enum_field
@@ -144,19 +149,19 @@ class DeliverySchema(Schema):
     )
 
 
-class DeliveryQuerySchema(PageQuerySchema):
+class DeliveryQuerySchema(ChangedSinceQuerySchema):
     status = enum_field("WebhookDeliveryStatus", DELIVERY_STATUSES)
 
 
 @blp.route("")
 class Webhooks(MethodView):
     @blp.doc(operationId="listWebhooks")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(WebhookSchema))
     @require_permission("webhooks.read")
     def get(self, args):
         """List webhooks, newest first, with their health"""
-        return store.list_page(args["page"], args["page_size"])
+        return store.list_page(args["page"], args["page_size"], since=args)
 
     @blp.doc(operationId="createWebhook")
     @blp.arguments(WebhookCreateSchema)
@@ -255,7 +260,7 @@ class WebhookDeliveries(MethodView):
         and the next retry.
         """
         return store.deliveries_page(
-            webhook_id, args.get("status"), args["page"], args["page_size"]
+            webhook_id, args.get("status"), args["page"], args["page_size"], since=args
         )
 
 

@@ -71,14 +71,16 @@ def found(webhook_id: str) -> dict:
     return record
 
 
-def list_page(page: int, page_size: int) -> dict:
-    """A page of webhooks, newest first."""
-    from shop.pages import paginate
+def list_page(page: int, page_size: int, since: dict | None = None) -> dict:
+    """A page of webhooks, newest first (``since``: ``shop.pages.changed_since``'s filters)."""
+    from shop.pages import Where, changed_since, paginate
 
+    where = Where()
+    order = changed_since(where, since or {}, "w.") or " ORDER BY w.created_at DESC, w.id DESC"
     return paginate(
-        _SELECT + " ORDER BY w.created_at DESC, w.id DESC",
-        "SELECT COUNT(*) FROM webhooks",
-        {},
+        _SELECT + where.sql() + order,
+        "SELECT COUNT(*) FROM webhooks w" + where.sql(),
+        where.params,
         {"page": page, "page_size": page_size},
         convert=present,
     )
@@ -310,19 +312,21 @@ def delivery(webhook_id: str, delivery_id: str) -> dict:
     return _present_deliveries([row])[0]
 
 
-def deliveries_page(webhook_id: str, status: str | None, page: int, page_size: int) -> dict:
-    """A page of a webhook's deliveries, newest first."""
-    from shop.pages import paginate
+def deliveries_page(
+    webhook_id: str, status: str | None, page: int, page_size: int, since: dict | None = None
+) -> dict:
+    """A page of a webhook's deliveries, newest first (``since``: as ``list_page``'s)."""
+    from shop.pages import Where, changed_since, paginate
 
     found(webhook_id)
-    where, params = "d.webhook_id = :webhook_id", {"webhook_id": webhook_id}
+    where = Where("d.webhook_id = :webhook_id", webhook_id=webhook_id)
     if status:
-        where += " AND d.status = :status"
-        params["status"] = status
+        where.add("d.status = :status", status=status)
+    order = changed_since(where, since or {}, "d.") or " ORDER BY d.created_at DESC, d.id DESC"
     result = paginate(
-        _DELIVERIES + " WHERE " + where + " ORDER BY d.created_at DESC, d.id DESC",
-        "SELECT COUNT(*) FROM webhook_deliveries d WHERE " + where,
-        params,
+        _DELIVERIES + where.sql() + order,
+        "SELECT COUNT(*) FROM webhook_deliveries d" + where.sql(),
+        where.params,
         {"page": page, "page_size": page_size},
     )
     result["items"] = _present_deliveries(result["items"])
