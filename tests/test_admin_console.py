@@ -324,7 +324,7 @@ def test_the_form_shows_only_grantable_scopes_and_the_api_ceiling_holds(app, mak
     assert offered == {
         f"{action}:{resource}"
         for action in ("read", "write")
-        for resource in ("product", "category", "collection", "content")
+        for resource in ("product", "category", "collection", "content", "discount")
     }
     response = create_key(console, scopes=["read:product", "write:order"])
     assert response.status_code == 403
