@@ -273,7 +273,7 @@ CREATE TABLE IF NOT EXISTS product_images (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     created_at TEXT NOT NULL
 );
 
@@ -286,7 +286,7 @@ CREATE TABLE IF NOT EXISTS product_image_sizes (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     PRIMARY KEY (image_id, width)
 );
 
@@ -471,6 +471,20 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 );
 
 CREATE INDEX IF NOT EXISTS webhook_attempts_delivery ON webhook_attempts (delivery_id, at);
+
+-- Pings and replays queued for the worker (migration 0011): one attempt asked for and not
+-- yet made; its id becomes the attempt's. due_at: when the worker may take it, then its
+-- lease's token.
+CREATE TABLE IF NOT EXISTS webhook_requests (
+    id TEXT PRIMARY KEY,
+    delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    due_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS webhook_requests_due ON webhook_requests (due_at);
+CREATE INDEX IF NOT EXISTS webhook_requests_delivery ON webhook_requests (delivery_id);
 
 -- Account protection (migration 0004) -----------------------------------------------------
 -- Two-factor sign-in of administrators: the TOTP secret (needed in clear to check codes),

@@ -43,6 +43,18 @@ MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
 
 
+def read_body(req) -> bytes:
+    """The request body; 413 past the route's limit, also for a chunked body."""
+    data = req.get_data(cache=True)
+    limit = req.max_content_length
+    # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
+    # more byte from the server's own stream tells a body over the limit.
+    cut = req.content_length is None and limit is not None and len(data) >= limit
+    if cut and req.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+    return data
+
+
 class Parser(FlaskParser):
     """Invalid input is a 400, not webargs' 422; a route that takes a body needs one."""
 
@@ -52,14 +64,7 @@ class Parser(FlaskParser):
         """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
         if not is_json_request(req):
             return missing
-        data = req.get_data(cache=True)
-        limit = req.max_content_length
-        # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
-        # more byte from the server's own stream tells a body over the limit.
-        cut = req.content_length is None and limit is not None and len(data) >= limit
-        if cut and req.environ["wsgi.input"].read(1):
-            raise RequestEntityTooLarge()
-        return inbound.loads(data)
+        return inbound.loads(read_body(req))
 
     def load_json(self, req, schema):
         """The JSON body; a missing or non-JSON body is a 400 rather than an empty object."""
@@ -190,10 +195,23 @@ def _id_parameter_schema(_converter) -> dict:
     return {"type": "string", "pattern": f"^{db.ID_PATTERN}$"}
 
 
+class RowErrorSchema(Schema):
+    """One bad row of an imported file."""
+
+    row = fields.Integer(required=True, metadata={"description": "1 is the first data row."})
+    field = fields.String(required=True, metadata={"description": "The column."})
+    message = fields.String(required=True)
+
+
 class ErrorSchema(Schema):
-    """Every error body."""
+    """Every error body: ``message``; a file refused for its rows (``POST /products/import``)
+    also names each bad row in ``errors``."""
 
     message = fields.String(required=True)
+    errors = fields.List(
+        fields.Nested(RowErrorSchema),
+        metadata={"description": "Only from imports: every bad row, its column and why."},
+    )
 
 
 class Api(flask_smorest.Api):

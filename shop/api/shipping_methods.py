@@ -8,7 +8,7 @@ address, as the checkout would charge them (``services/pricing.py`` decides).
 import json
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
 from shop import settings as site
@@ -93,11 +93,11 @@ class ShippingMethodUpdateSchema(Schema):
     active = StrictBoolean()
     position = fields.Integer(strict=True, validate=validate.Range(min=-1_000_000, max=1_000_000))
 
-    @validates("weight_bands")
-    def _distinct_bands(self, bands, **_kwargs):
-        weights = [band["up_to_grams"] for band in bands]
+    @validates_schema  # after the fields: skipped when a band is itself invalid
+    def _distinct_bands(self, data, **_kwargs):
+        weights = [band["up_to_grams"] for band in data.get("weight_bands") or []]
         if len(set(weights)) != len(weights):
-            raise ValidationError("two bands end at the same weight.")
+            raise ValidationError("two bands end at the same weight.", "weight_bands")
 
 
 class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
@@ -108,7 +108,7 @@ class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
 class AvailableQuerySchema(Schema):
     country = country_code(described=False, required=True)
     items = fields.List(
-        fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[0-9]{1,5}$")),
+        fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[1-9][0-9]{0,4}$")),
         validate=validate.Length(max=100),
         metadata={
             "description": "The basket: `variant_id:quantity` (or `product_id:quantity` for a"
@@ -204,8 +204,6 @@ class AvailableShippingMethods(MethodView):
         entries = []
         for entry in args.get("items") or []:
             thing, quantity = entry.rsplit(":", 1)
-            if int(quantity) < 1:
-                abort(400, f"items: {entry}: the quantity must be at least 1.")
             entries.append((thing, int(quantity)))
         known = baskets.existing_variants([thing for thing, _ in entries])
         items = [
