@@ -133,6 +133,8 @@ def test_money_33_61_is_3361_and_bad_amounts_name_their_rows(owner_client):
     assert send(owner_client, csv_of(good)).status_code == 200
     (mug,) = owner_client.get("/products").json["items"]
     assert mug["price_cents"] == 3361
+    found = owner_client.get("/products?q=mug").json["items"]  # the write hook indexed it
+    assert [p["id"] for p in found] == [mug["id"]]
     bad = csv_of(
         {"product_slug": "cup", "product_name": "Cup", "variant_price": "12.00"},
         {"product_slug": "jug", "product_name": "Jug", "variant_price": "33.615"},
