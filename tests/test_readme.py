@@ -169,6 +169,8 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "product-image",
         "orders-setup",
         "orders-walkthrough",
+        "pricing-vat",
+        "pricing-us",
         "operations-backup",
     }
 
