@@ -9,6 +9,7 @@ from bench import pricing, seed
 
 AUTH_READ_RATIO = 0.8
 LIST_RATIO = 0.7
+VARIANT_DETAIL_RATIO = 0.8  # issue 25: a product with 12 variants against one without
 P99_LIMIT_MS = 50
 RSS_LIMIT_MB = 100
 SCALING_LIMIT = 0.20
@@ -100,6 +101,16 @@ def service(s: seed.Seeded) -> list[Scenario]:
             key,
             baseline="baseline: one row",
             min_ratio=AUTH_READ_RATIO,
+            max_statements=(2, 0),
+        ),
+        Scenario(
+            "GET /products/{id} (key, 12 variants)",
+            "GET",
+            "/products/{}",
+            [("GET", f"/products/{pid}", "") for pid in s.variant_product_ids],
+            key,
+            baseline="GET /products/{id} (key)",  # the same run's product detail
+            min_ratio=VARIANT_DETAIL_RATIO,
             max_statements=(2, 0),
         ),
         Scenario(

@@ -50,6 +50,7 @@ class Seeded:
     """What the scenarios need to know about the seeded data."""
 
     product_ids: list = field(default_factory=list)
+    variant_product_ids: list = field(default_factory=list)  # 12 variants each
     pending_order_ids: list = field(default_factory=list)
     order_key: str = ""  # read:order, read:product, write:order
     admin_cookie: str = ""
@@ -108,6 +109,7 @@ def seed(size: Size, seed_value: int = 6) -> Seeded:
     )
 
     out.counts["products"] = add_products(size.products, category_ids, rng, out)
+    out.counts["variants"] = add_variant_products(max(20, size.products // 50), out)
 
     customer_ids = [db.new_id() for _ in range(size.customers)]
     out.counts["customers"] = _insert(
@@ -178,6 +180,59 @@ def add_products(count: int, category_ids: list, rng: random.Random, out: Seeded
         " :price, :stock, :active, :category, :now, :now)",
         rows,
     )
+
+
+SIZES = ("S", "M", "L")
+COLOURS = ("Red", "Blue", "Green", "Black")
+
+
+def add_variant_products(count: int, out: Seeded) -> int:
+    """Insert ``count`` active products with Size x Colour: 12 variants each; answer how many
+    variants. The database's trigger gives each product its default variant, which becomes
+    the first combination."""
+    options = json.dumps([{"name": "Size", "values": SIZES}, {"name": "Colour", "values": COLOURS}])
+    stamp = iso(now())
+    products, variants, values = [], [], []
+    for i in range(count):
+        pid = db.new_id()
+        out.variant_product_ids.append(pid)
+        products.append({"id": pid, "slug": f"shirt-{i:05d}", "options": options, "now": stamp})
+        for position, (size, colour) in enumerate(
+            ((size, colour) for size in SIZES for colour in COLOURS), start=1
+        ):
+            vid = pid if position == 1 else db.new_id()
+            variants.append(
+                {"id": vid, "pid": pid, "sku": f"SHIRT-{i:05d}-{size}-{colour}",
+                 "options": json.dumps({"Size": size, "Colour": colour}),
+                 "key": json.dumps([size, colour]), "price": 1500 + 100 * position,
+                 "position": position, "now": stamp}
+            )  # fmt: skip
+            values += [
+                {"vid": vid, "pid": pid, "name": "Size", "value": size},
+                {"vid": vid, "pid": pid, "name": "Colour", "value": colour},
+            ]
+    _insert(
+        "INSERT INTO products (id, name, slug, description, price_cents, stock, active,"
+        " options, created_at, updated_at) VALUES (:id, 'Bench shirt', :slug, 'Cotton.', 1600,"
+        " 12000000, 1, :options, :now, :now)",
+        products,
+    )
+    with db.transaction():
+        db.execute_many(
+            "DELETE FROM product_variants WHERE id = :id", [{"id": p["id"]} for p in products]
+        )
+    _insert(
+        "INSERT INTO product_variants (id, product_id, sku, options, option_key, price_cents,"
+        " stock, active, position, stock_low, created_at, updated_at) VALUES (:id, :pid, :sku,"
+        " :options, :key, :price, 1000000, 1, :position, 0, :now, :now)",
+        variants,
+    )
+    _insert(
+        "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+        " VALUES (:vid, :pid, :name, :value)",
+        values,
+    )
+    return len(variants)
 
 
 def _add_keys(count: int, owner_id: str, rng: random.Random, moment, out: Seeded) -> int:

@@ -34,7 +34,18 @@ def describe(database) -> dict:
             "SELECT tablename, indexname, indexdef FROM pg_indexes"
             " WHERE schemaname = current_schema()"
         )
+        # Triggers and their functions (schema.postgresql.sql against the migrations).
+        triggers = database.query(
+            "SELECT t.tgname, pg_get_triggerdef(t.oid) AS def, p.prosrc FROM pg_trigger t"
+            " JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_class c ON c.oid = t.tgrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND NOT t.tgisinternal"
+        )
         return {
+            "triggers": sorted(
+                (r["tgname"], r["def"].replace(f"{schema}.", ""), " ".join(r["prosrc"].split()))
+                for r in triggers
+            ),
             "columns": sorted(tuple(r.values()) for r in columns),
             "constraints": sorted(tuple(r.values()) for r in constraints),
             "indexes": sorted(
@@ -42,7 +53,12 @@ def describe(database) -> dict:
                 for r in indexes
             ),
         }
-    shape = {}
+    shape = {
+        "triggers": sorted(
+            (r["name"], " ".join(r["sql"].split()))
+            for r in database.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        )
+    }
     tables = database.query(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     )
@@ -114,6 +130,7 @@ def test_the_comparison_sees_a_column_type_an_index_and_a_check(make_app, engine
         "ALTER TABLE settings ADD COLUMN note TEXT",
         "CREATE INDEX settings_updated ON settings (updated_at)",
         "CREATE TABLE extra (id TEXT PRIMARY KEY, n INTEGER CHECK (n > 0))",
+        "DROP TRIGGER products_lone_variant" + (" ON products" if engine == "postgresql" else ""),
     ]
     for change in changes:
         with fresh_database(engine, tmp_path) as url:

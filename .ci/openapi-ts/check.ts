@@ -69,6 +69,32 @@ export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, 
 export const ship: Schemas["OrderStatusChange"] = { status: "shipped", note: "DHL 123" };
 export const key: Schemas["ApiKeyCreate"] = { label: "sync", scopes: ["read:product", "write:product"] };
 
+// Variants: a product with options, its variants, generate, a checkout line by variant.
+type Variant = Schemas["Variant"];
+// (openapi-typescript types the fields with a default as present: send them.)
+export const tshirt: Schemas["ProductCreate"] = {
+  name: "T-shirt",
+  description: "",
+  sku: null,
+  price_cents: 1500,
+  stock: 4,
+  active: true,
+  category_id: null,
+  options: [{ name: "Size", values: ["S", "M", "L"] }],
+};
+export function sizes(product: Schemas["ProductDetail"]): string[] {
+  return product.variants.map((v: Variant) => `${v.options["Size"] ?? "-"} ${v.price_cents} ${v.sku ?? "no SKU"}`);
+}
+export const generateBody: Schemas["Generate"] = { stock: 10, active: true };
+export const noneMade: Json<Responses<"generateVariants">, 200> = { items: [], total: 0 };
+export const tooMany: Json<Responses<"generateVariants">, 400> extends ErrorBody ? true : false = true;
+export const sameValues: Json<Responses<"createVariant">, 409> extends ErrorBody ? true : false = true;
+export const repriced: Schemas["VariantUpdate"] = { price_cents: 1800, compare_at_price_cents: null };
+export const byVariant: Schemas["CheckoutItem"] = { variant_id: "0123456789abcdef01234567", quantity: 2 };
+export function soldAs(order: Order): string[] {
+  return order.items.map((line) => `${line.variant_id ?? "before variants"} ${JSON.stringify(line.options)}`);
+}
+
 // An image upload: multipart/form-data with the file and an optional alt text, as a browser
 // or Node 18+ sends it with fetch; the product's detail lists its images, each with its url.
 type Upload = NonNullable<operations["uploadProductImage"]["requestBody"]>["content"]["multipart/form-data"];
@@ -133,3 +159,5 @@ export const refusedCode: Json<Responses<"quoteBasket">, 400> = { message: "disc
 export const bogo: Schemas["DiscountKind"] = "bogo";
 // @ts-expect-error: a quote's address needs its country
 export const nowhere: Schemas["QuoteRequest"]["shipping_address"] = {};
+// @ts-expect-error: option values are text
+export const numericSize: Variant["options"] = { Size: 3 };

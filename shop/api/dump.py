@@ -103,6 +103,10 @@ def _converter(field: fields.Field, attr: str):
         return convert
     if kind is fields.Raw:
         return lambda value, obj: value
+    if kind is fields.Dict and _text_to_text(field):
+        return lambda value, obj: (
+            value if type(value) is dict else field._serialize(value, attr, obj)
+        )
     if kind is fields.Nested and isinstance(field.schema, Schema):
         inner = compile_dump(field.schema)
         if inner is None:
@@ -126,6 +130,14 @@ def _converter(field: fields.Field, attr: str):
 
         return each
     return None
+
+
+def _text_to_text(field: fields.Dict) -> bool:
+    """A dict of strings to strings: its values pass through as they are (ours come from JSON)."""
+    return all(
+        type(f) is fields.String and not getattr(f, "as_string", False)
+        for f in (field.key_field, field.value_field)
+    )
 
 
 def _generic(name: str, field: fields.Field, schema: Schema):

@@ -12,7 +12,15 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop import audit, db
 from shop import settings as site
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    StrictBoolean,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import country_code
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
@@ -147,15 +155,17 @@ def _values(data: dict) -> dict:
 @blp.route("")
 class ShippingMethods(MethodView):
     @blp.doc(operationId="listShippingMethods")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(ShippingMethodSchema))
     @require_permission("shipping.read")
     def get(self, args):
         """List shipping methods, by position"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY position, name, id"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM shipping_methods ORDER BY position, name, id",
-            "SELECT COUNT(*) FROM shipping_methods",
-            {},
+            f"SELECT {_COLUMNS} FROM shipping_methods" + where.sql() + order,
+            "SELECT COUNT(*) FROM shipping_methods" + where.sql(),
+            where.params,
             args,
         )
         page["items"] = [baskets.method_from_row(row) for row in page["items"]]

@@ -11,7 +11,14 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.countries import CODES
@@ -117,15 +124,17 @@ def _values(data: dict) -> dict:
 @blp.route("")
 class TaxRates(MethodView):
     @blp.doc(operationId="listTaxRates")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(TaxRateSchema))
     @require_permission("tax.read")
     def get(self, args):
         """List tax rates, by country, region and class"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY country, region, tax_class, id"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM tax_rates ORDER BY country, region, tax_class, id",
-            "SELECT COUNT(*) FROM tax_rates",
-            {},
+            f"SELECT {_COLUMNS} FROM tax_rates" + where.sql() + order,
+            "SELECT COUNT(*) FROM tax_rates" + where.sql(),
+            where.params,
             args,
         )
         page["items"] = [_present(row) for row in page["items"]]

@@ -19,10 +19,64 @@ SELECT = f"""
            {CURRENCY_SQL} AS currency
     FROM products p"""
 
-VARIANTS = (
-    "SELECT id, product_id, sku, options, price_cents, compare_at_price_cents, stock,"
-    " weight_grams, image_id, active, position, created_at, updated_at FROM product_variants"
+_VARIANT_COLUMNS = (
+    "id",
+    "product_id",
+    "sku",
+    "options",
+    "price_cents",
+    "compare_at_price_cents",
+    "stock",
+    "weight_grams",
+    "image_id",
+    "active",
+    "position",
+    "created_at",
+    "updated_at",
 )
+VARIANTS = f"SELECT {', '.join(_VARIANT_COLUMNS)} FROM product_variants"
+
+# A product, its variants and its images in one statement: each list as one JSON array
+# column built by the database in C (json_group_array on SQLite, json_agg on PostgreSQL) and
+# parsed by one json.loads: no row, dict or options parse per variant in Python.
+_FIELDS = {
+    "sqlite": {"options": "json(options)", "active": "json(CASE WHEN active = 1"
+               " THEN 'true' ELSE 'false' END)"},
+    "postgresql": {"options": "options::json", "active": "active = 1"},
+}  # fmt: skip
+
+
+def _json_array(engine: str, table: str, columns, where: str, order: str) -> str:
+    """A subquery answering ``table``'s rows for the product ``p`` as a JSON array text."""
+    pairs = ", ".join(f"'{c}', {_FIELDS[engine].get(c, c)}" for c in columns)
+    rows = f"FROM {table} WHERE product_id = p.id{where}"
+    if engine == "sqlite":  # the aggregate follows the ordered subquery's rows
+        aggregate = f"json_group_array(json_object({pairs}))"
+        return f"(SELECT {aggregate} FROM (SELECT * {rows} ORDER BY {order}))"
+    aggregate = f"COALESCE(json_agg(json_build_object({pairs}) ORDER BY {order}), '[]')::text"
+    return f"(SELECT {aggregate} {rows})"
+
+
+def _detail(engine: str, visible: bool) -> str:
+    variants = _json_array(
+        engine,
+        "product_variants",
+        _VARIANT_COLUMNS,
+        " AND active = 1" if visible else "",
+        "position, id",
+    )
+    pictures = _json_array(engine, "product_images", images.COLUMNS, "", "position, id")
+    return (
+        SELECT.replace(
+            "    FROM products p",
+            f"         , {variants} AS variants, {pictures} AS images\n    FROM products p",
+        )
+        + " WHERE p.id = :id"
+        + (" AND p.active = 1" if visible else "")
+    )
+
+
+DETAIL = {(engine, visible): _detail(engine, visible) for engine in _FIELDS for visible in (0, 1)}
 
 
 def present(row: dict) -> dict:
@@ -51,15 +105,14 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
     """One product with its ``variants`` (the public sees active ones of active products)
-    and its ``images`` in order."""
-    sql = SELECT + " WHERE p.id = :id" + (" AND p.active = 1" if visible_only else "")
-    row = db.one(sql, {"id": product_id})
+    and its ``images`` in order, in one statement."""
+    row = db.one(DETAIL[db.get_db().engine, int(visible_only)], {"id": product_id})
     if row is None:
         abort(404, "Product not found.")
     return {
         **present(row),
-        "variants": variants_of(product_id, active_only=visible_only),
-        "images": images.list_for(product_id),
+        "variants": json.loads(row["variants"]),
+        "images": [images.present(image) for image in json.loads(row["images"])],
     }
 
 
