@@ -131,6 +131,15 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
         line["variant_id"] == line["product_id"] and line["options"] == "{}" for line in lines
     )
 
+    # 0013: the built-in roles hold the pricing permissions a new shop's start with.
+    with app.app_context():
+        from shop.auth.permissions import BUILTIN_ROLES
+        from shop.auth.roles import role_by_name
+
+        for name, permissions in BUILTIN_ROLES.items():
+            priced = {p for p in permissions if p.split(".")[0] in ("shipping", "tax", "discounts")}
+            assert priced and priced <= role_by_name(name)["permissions"], name
+
     # 0009: the upgrade built the search index from the adopted rows
     def searched(query):
         response = client(app).get("/products?" + query)

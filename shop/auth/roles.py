@@ -11,10 +11,12 @@ from shop.errors import abort
 
 
 def seed_builtin_roles() -> None:
-    """Create the built-in roles, and give them permissions the catalogue gained since.
+    """Create the missing built-in roles with their permissions; the owner role always holds
+    everything.
 
-    Permissions an operator withdrew from a built-in role (other than owner) stay withdrawn
-    only until the catalogue changes; the owner role always holds everything.
+    The other built-in roles are left as the operator made them: a permission the catalogue
+    gains later reaches them once, by the migration that adds it (0013 for pricing), so a
+    right an operator withdrew stays withdrawn.
     """
     moment = now_iso()
     for name, permissions in BUILTIN_ROLES.items():
