@@ -33,7 +33,8 @@ FOR EACH ROW EXECUTE FUNCTION products_lone_variant();
 -- write, in the text search configuration SHOP_SEARCH_LANGUAGE names (english by default).
 CREATE TABLE IF NOT EXISTS product_search (
     product_id TEXT PRIMARY KEY REFERENCES products (id) ON DELETE CASCADE,
-    document TSVECTOR NOT NULL
+    document TSVECTOR NOT NULL,
+    active INTEGER NOT NULL DEFAULT 1
 );
 
 CREATE INDEX IF NOT EXISTS product_search_document ON product_search USING GIN (document);

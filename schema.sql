@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS customers (
 );
 
 CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at);
+CREATE INDEX IF NOT EXISTS customers_updated_at ON customers (updated_at, id);
 
 -- Sessions: only the SHA-256 of the cookie value is stored ---------------------------------
 
@@ -272,7 +273,7 @@ CREATE TABLE IF NOT EXISTS product_images (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     created_at TEXT NOT NULL
 );
 
@@ -285,7 +286,7 @@ CREATE TABLE IF NOT EXISTS product_image_sizes (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     PRIMARY KEY (image_id, width)
 );
 
@@ -343,6 +344,7 @@ CREATE TABLE IF NOT EXISTS orders (
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
+CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 
@@ -453,6 +455,8 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook_updated
+    ON webhook_deliveries (webhook_id, updated_at, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
 
 CREATE TABLE IF NOT EXISTS webhook_attempts (
@@ -467,6 +471,20 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 );
 
 CREATE INDEX IF NOT EXISTS webhook_attempts_delivery ON webhook_attempts (delivery_id, at);
+
+-- Pings and replays queued for the worker (migration 0011): one attempt asked for and not
+-- yet made; its id becomes the attempt's. due_at: when the worker may take it, then its
+-- lease's token.
+CREATE TABLE IF NOT EXISTS webhook_requests (
+    id TEXT PRIMARY KEY,
+    delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    due_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS webhook_requests_due ON webhook_requests (due_at);
+CREATE INDEX IF NOT EXISTS webhook_requests_delivery ON webhook_requests (delivery_id);
 
 -- Account protection (migration 0004) -----------------------------------------------------
 -- Two-factor sign-in of administrators: the TOTP secret (needed in clear to check codes),

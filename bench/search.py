@@ -23,6 +23,7 @@ VARIANTS = 100_000
 PER_PRODUCT = 4
 SIZES = ("S", "M", "L", "XL")
 NAME = "GET /products?q= (100k variants)"
+REFERENCE = "GET /products (same catalogue, 20)"
 
 _MATERIALS = ("Linen", "Oak", "Wool", "Steel", "Clay", "Cotton", "Glass", "Walnut", "Copper")
 _KINDS = ("Shirt", "Table", "Scarf", "Mug", "Lamp", "Bowl", "Chair", "Vase", "Blanket")
@@ -55,14 +56,17 @@ def queries(rng: random.Random, products: int, count: int = 400) -> list[str]:
 
 
 def scenario(products: int) -> Scenario:
-    """The search row's scenario: ``queries`` as requests, anonymous, a page of 20."""
+    """The search row's scenario: ``queries`` as requests, anonymous, a page of 20, at most
+    3 statements (SQLite: count and ranked ids; PostgreSQL: ranked ids with their total;
+    then the page's rows)."""
     rng = random.Random(25)
     return Scenario(
         NAME,
         "GET",
         "/products",
         [("GET", f"/products?q={quote(q)}", "") for q in queries(rng, products)],
-        max_statements=(3, 0),
+        baseline=REFERENCE,  # the same run's plain page: the ratio says what search adds
+        max_statements=(3, 0),  # ranked ids (SQLite: count, ids), then their rows
     )
 
 
@@ -149,15 +153,20 @@ def measure(args, work, databases: list, rows: list) -> dict:
         counted = statements.count(server, [chosen])
     finally:
         run.stop_server(server)
+    plain = Scenario(
+        REFERENCE, "GET", "/products", [("GET", f"/products?page={n}", "") for n in range(1, 11)]
+    )
     # Rate limits off: one client searching hundreds of times a second is the bench, not abuse.
     server = run.start_server(args, env, work, SHOP_RATELIMIT_ENABLED="0")
     try:
-        result = run.run_scenario(args, server, chosen, statements.routes(server.url), {}, work)
+        paths = statements.routes(server.url)
+        reference = run.run_scenario(args, server, plain, paths, {}, work)
+        result = run.run_scenario(args, server, chosen, paths, {REFERENCE: reference.rps}, work)
     finally:
         run.stop_server(server)
     if counted.get(chosen.name):
         report.judge_statements(chosen, result, counted[chosen.name])
-    rows.append((chosen.name, result))
+    rows += [(plain.name, reference), (chosen.name, result)]
     return made
 
 

@@ -1,6 +1,7 @@
 -- 0008: product images (issue 25), stored in the database so that every node and
 -- `flask db backup` have them. The bytes of an image id never change: `sha256` is the ETag.
 -- `product_image_sizes` keeps each resized width made on first request (never recomputed).
+-- With SHOP_IMAGE_DIR set, new bytes go to files in that folder instead (`data` NULL).
 -- New tables only: the previous release ignores them.
 
 CREATE TABLE IF NOT EXISTS product_images (
@@ -13,7 +14,7 @@ CREATE TABLE IF NOT EXISTS product_images (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     created_at TEXT NOT NULL
 );
 
@@ -26,6 +27,6 @@ CREATE TABLE IF NOT EXISTS product_image_sizes (
     height INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    data BYTEA NOT NULL,
+    data BYTEA,  -- NULL: in SHOP_IMAGE_DIR, named by sha256
     PRIMARY KEY (image_id, width)
 );

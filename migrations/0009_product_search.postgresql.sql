@@ -15,7 +15,8 @@ CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);
 -- write, in the text search configuration SHOP_SEARCH_LANGUAGE names (english by default).
 CREATE TABLE IF NOT EXISTS product_search (
     product_id TEXT PRIMARY KEY REFERENCES products (id) ON DELETE CASCADE,
-    document TSVECTOR NOT NULL
+    document TSVECTOR NOT NULL,
+    active INTEGER NOT NULL DEFAULT 1
 );
 
 CREATE INDEX IF NOT EXISTS product_search_document ON product_search USING GIN (document);

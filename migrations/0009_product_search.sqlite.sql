@@ -21,5 +21,6 @@ CREATE TABLE IF NOT EXISTS product_search (
     name TEXT NOT NULL,
     skus TEXT NOT NULL,
     options TEXT NOT NULL,
-    description TEXT NOT NULL
+    description TEXT NOT NULL,
+    flags TEXT NOT NULL DEFAULT ''
 );

@@ -1,7 +1,7 @@
 """flask commands: ``db status|upgrade|backup|restore``, ``users create|list``,
 ``api-keys create|list|roll|revoke``, ``jobs run [--once]`` (the worker: every periodic job of
 ``shop/jobs.py``, webhook deliveries and mail), ``webhooks work [--once]`` (its older name),
-``mail work --once`` (due mail alone).
+``mail work --once`` (due mail alone), ``products export|import`` (shop/cli_products.py).
 
 Run them as ``flask --app app <command>``. A bad argument prints a clear message and exits 1.
 ``init-db`` is the old name of ``db upgrade``, kept for scripts written for earlier releases.
@@ -15,6 +15,8 @@ from flask.cli import AppGroup, with_appcontext
 from werkzeug.exceptions import HTTPException
 
 from shop import db
+from shop.cli_products import products_group
+from shop.demo import demo_command
 from shop.errors import Unavailable
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
@@ -354,7 +356,7 @@ def jobs_run(once):
 @click.group("webhooks", cls=AppGroup)
 @with_appcontext
 def webhooks_group():
-    """Deliver webhooks (the older name of `flask jobs run`)."""
+    """Webhooks: their delivery status, and the worker (the older name of `flask jobs run`)."""
 
 
 @webhooks_group.command("work")
@@ -362,6 +364,16 @@ def webhooks_group():
 def webhooks_work(once):
     """Run the worker (`flask jobs run`): webhooks, mail and every periodic job."""
     _work(once)
+
+
+@webhooks_group.command("status")
+def webhooks_status():
+    """Per endpoint: deliveries waiting, the oldest one's age, last success and failure."""
+    from shop.webhooks import store
+
+    _require_schema()
+    for line in store.status_lines():
+        click.echo(line)
 
 
 def _work(once: bool) -> None:
@@ -421,11 +433,13 @@ def register(app: Flask) -> None:
     """Attach the commands to the app."""
     for command in (
         db_group,
+        products_group,
         init_db_command,
         users_group,
         api_keys_group,
         jobs_group,
         webhooks_group,
         mail_group,
+        demo_command,
     ):
         app.cli.add_command(command)

@@ -94,6 +94,9 @@ def check(settings: dict) -> None:
             f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
             " sessions would never slide"
         )
+    folder = settings.get("IMAGE_DIR")
+    if folder and not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+        raise ConfigError(f"SHOP_IMAGE_DIR: {folder} is not a folder this process may write to")
 
 
 def from_environment(environ=None) -> dict:
@@ -146,6 +149,8 @@ def _read(env) -> dict:
         # Product images (docs/catalogue-and-content.md#images).
         "MAX_IMAGE_BYTES": _int(env, "SHOP_MAX_IMAGE_BYTES", 10 * 1024 * 1024, minimum=1024),
         "MAX_IMAGE_PIXELS": _int(env, "SHOP_MAX_IMAGE_PIXELS", 25_000_000, minimum=1),
+        "IMAGE_DIR": env.get("SHOP_IMAGE_DIR", "").strip() or None,
+        "IMPORT_MAX_BYTES": _int(env, "SHOP_IMPORT_MAX_BYTES", 32 * 1024 * 1024, minimum=1024),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,
@@ -159,6 +164,11 @@ def _read(env) -> dict:
         "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
         "MAIL_RETENTION_DAYS": _int(env, "SHOP_MAIL_RETENTION_DAYS", 30, minimum=1),
         "WORKER_STOP_TIMEOUT": _int(env, "SHOP_WORKER_STOP_TIMEOUT", 10, minimum=1),
+        # The worker's isolation (shop/webhooks/pool.py) and its leases' margin beyond one
+        # attempt (a killed worker's claims are due again after about timeout + margin).
+        "WEBHOOKS_CONCURRENCY": _int(env, "SHOP_WEBHOOKS_CONCURRENCY", 8, minimum=1),
+        "WEBHOOKS_PER_ORIGIN": _int(env, "SHOP_WEBHOOKS_PER_ORIGIN", 2, minimum=1),
+        "WORKER_LEASE_MARGIN": _int(env, "SHOP_WORKER_LEASE_MARGIN", 30, minimum=1),
         # Diagnostics: /metrics answers 404 unless one of these allows a scraper.
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),

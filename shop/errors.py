@@ -100,7 +100,7 @@ def error_response(error: HTTPException):
         message = f"Too many requests: the limit is {error.description}. Try again later."
         headers["Retry-After"] = str(_retry_after())
     elif code == 413 and error.description == default_exceptions[413].description:
-        limit = request.max_content_length
+        limit = request.max_content_length  # the route's own, where it has one
         message = f"Request body too large: the limit is {limit} bytes."
     elif code == 405:
         message = f"Method {request.method} is not allowed on {request.path}."

@@ -4,15 +4,18 @@
 ``run_once`` (every job once, then the queues until nothing is due) for cron and tests.
 ``flask webhooks work`` and ``flask mail work`` are older names of the same worker.
 
-Queues run on every pass; a pass that finds one full comes back at once, otherwise the loop
-rests ``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds (5 by default).
+The queues run on threads of their own (``work``): webhook deliveries on a small pool with
+a per-origin limit (``shop/webhooks/pool.py``), mail on one thread; the periodic jobs below
+run on the main thread, checked every ``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds (1 by
+default). ``--once`` runs them one after another.
 
 =============================  ===========  ===============================================
 Job                            Interval     What a missed run costs
 =============================  ===========  ===============================================
-webhooks.worker.deliver_due    every pass   webhook events wait (retried later: at least
-                                            once, nothing lost)
-mail.deliver_due               every pass   queued mail waits; nothing lost
+webhooks.pool.Sender           continuous   webhook events wait (retried later: at least
+                                            once, nothing lost); pings and replays not
+                                            taken within 60 s are logged as not sent
+mail.deliver_due               continuous   queued mail waits; nothing lost
 worker.disable_without_rights  60 s         a webhook whose owner lost a right stays
                                             enabled, but every delivery is still checked
                                             and skipped, so nothing leaks
@@ -25,8 +28,13 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
 worker.prune                   1 h          finished deliveries and events stay longer
 mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
+image_files.prune              1 h          with SHOP_IMAGE_DIR: files of deleted images
+                                            take disk space longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
+search.index_missing           5 min        products created by a node of the previous
+                                            release (rolling upgrade) are found by search
+                                            later
 =============================  ===========  ===============================================
 
 Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
@@ -46,7 +54,8 @@ from shop import db, mail
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
-from shop.webhooks import worker
+from shop.services import image_files, search
+from shop.webhooks import manual, pool, worker
 
 log = logging.getLogger("shop.jobs")
 
@@ -59,7 +68,11 @@ def optimize() -> None:
 
 # The queues a pass works through, in order, each with the most it takes in one pass; each
 # answers how much it took.
-QUEUES = ((worker.deliver_due, worker.BATCH), (mail.deliver_due, mail.BATCH))
+QUEUES = (
+    (manual.deliver_due, worker.BATCH),
+    (worker.deliver_due, worker.BATCH),
+    (mail.deliver_due, mail.BATCH),
+)
 # Jobs run every so many seconds rather than on every pass.
 PERIODIC = (
     (worker.disable_without_rights, 60),
@@ -68,7 +81,9 @@ PERIODIC = (
     (worker.prune, 3600),
     (mail.prune, 3600),
     (key_usage.prune, 3600),
+    (image_files.prune, 3600),
     (optimize, 3600),
+    (search.index_missing, 300),
 )
 MAX_ONCE_PASSES = 1000
 
@@ -100,36 +115,54 @@ def wait_for_schema(stop: threading.Event, ready) -> bool:
     return False
 
 
-def work(stop: threading.Event) -> None:
-    """Run passes until ``stop`` is set, resting ``SHOP_WEBHOOKS_POLL_INTERVAL`` after each
-    pass that found no queue full.
+def _guarded(what: str, job, *args, **kwargs):
+    """Run one job, surviving anything (None then): a database that cannot be reached is
+    one warning per outage (and one line when it answers again), not a traceback per pass."""
+    try:
+        return job(*args, **kwargs)
+    except Unavailable as error:  # one line per outage; the next connection heals it
+        note_outage(error.dependency, error, meanwhile="the worker waits")
+        db.get_db().close()
+    except Exception:  # noqa: BLE001 - the worker outlives any one failure
+        log.exception("%s failed; retrying", what)
+        db.get_db().close()
+    return None
 
-    Only a full batch means more is waiting, so a busy shop's events go out in batches
-    (each pass's transactions shared by up to ``BATCH`` items) rather than one pass per
-    order; an event waits at most about one interval either way. An error (the database
-    away, say) is logged and the loop carries on after a rest: a database that cannot be
-    reached is one warning per outage (and one line when it answers again), not a traceback
-    per pass.
+
+def _mail_loop(app, stop: threading.Event) -> None:
+    """Mail on its own thread: a slow mail server never delays a webhook, nor the reverse.
+    A full batch comes back at once, otherwise it rests an interval."""
+    interval = app.config["WEBHOOKS_POLL_INTERVAL"]
+    with app.app_context():
+        while not stop.is_set():
+            taken = _guarded("mail pass", mail.deliver_due, stop=stop)
+            if not taken or taken < mail.BATCH:
+                stop.wait(interval)
+
+
+def work(stop: threading.Event) -> None:
+    """Run the worker until ``stop`` is set: webhooks (``shop/webhooks/pool.py``: bounded
+    threads, a per-origin limit) and mail each on their own thread, the periodic jobs on
+    this one, each checked every ``SHOP_WEBHOOKS_POLL_INTERVAL``. On stop, the webhook
+    attempts still running are cut and released, and mail stops after its current message
+    (the messages it claimed and did not try are released); the CLI's stop timeout
+    (``SHOP_WORKER_STOP_TIMEOUT``) bounds the whole.
     """
-    interval = current_app.config["WEBHOOKS_POLL_INTERVAL"]
+    app = current_app._get_current_object()
+    interval = app.config["WEBHOOKS_POLL_INTERVAL"]
+    threads = [
+        threading.Thread(target=pool.Sender(app, stop).run, name="webhooks", daemon=True),
+        threading.Thread(target=_mail_loop, args=(app, stop), name="mail", daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
     last_run = {job: None for job, _ in PERIODIC}
     while not stop.is_set():
-        full = False
-        try:
-            for job, every in PERIODIC:
-                moment = now()
-                if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
-                    job()
-                    last_run[job] = moment
-            # Webhooks first, told of a stop so their untried deliveries go back at once.
-            done = [worker.deliver_due(stop=stop) >= worker.BATCH]
-            done += [job() >= batch for job, batch in QUEUES[1:]]
-            full = any(done)
-        except Unavailable as error:  # one line per outage; the next connection heals it
-            note_outage(error.dependency, error, meanwhile="the worker waits")
-            db.get_db().close()
-        except Exception:  # noqa: BLE001 - the worker outlives any one failure
-            log.exception("worker pass failed; retrying")
-            db.get_db().close()
-        if not full:
-            stop.wait(interval)
+        for job, every in PERIODIC:
+            moment = now()
+            if last_run[job] is None or (moment - last_run[job]).total_seconds() >= every:
+                _guarded(job.__qualname__, job)
+                last_run[job] = moment
+        stop.wait(interval)
+    for thread in threads:
+        thread.join()

@@ -15,6 +15,7 @@ import functools
 import logging
 import smtplib
 import ssl
+import time
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import formataddr
@@ -22,7 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from flask import current_app
 
-from shop import db, money
+from shop import db, deadlines, money
 from shop import settings as site
 from shop.clock import iso, iso_in, now, now_iso
 
@@ -81,19 +82,22 @@ class _Session:
     def __init__(self):
         self.client = None
 
-    def _open(self) -> smtplib.SMTP:
+    def _open(self, deadline: float) -> smtplib.SMTP:
         url = urlsplit(current_app.config["SMTP_URL"])
         options = {k: v[-1] for k, v in parse_qs(url.query).items()}
         timeout = current_app.config["SMTP_TIMEOUT"]
         if url.scheme == "smtps":
-            client = smtplib.SMTP_SSL(
-                url.hostname, url.port or 465, timeout=timeout, context=_tls_context()
-            )
+            client = smtplib.SMTP_SSL(timeout=timeout, context=_tls_context())
         elif url.scheme == "smtp":
-            client = smtplib.SMTP(url.hostname, url.port or 587, timeout=timeout)
+            client = smtplib.SMTP(timeout=timeout)
         else:
             raise ValueError("SMTP_URL must start with smtp:// or smtps://")
+        # The watchdog cuts a greeting (or anything after) that drips past the deadline.
+        watch = deadlines.WATCHDOG.arm(client, deadline)
         try:
+            default_port = 465 if url.scheme == "smtps" else 587
+            client._host = url.hostname  # noqa: SLF001 - as SMTP(host) sets it: TLS checks it
+            client.connect(url.hostname, url.port or default_port)
             if url.scheme == "smtp" and options.get("tls", "starttls") != "off":
                 client.starttls(context=_tls_context())
             if url.username:
@@ -101,17 +105,22 @@ class _Session:
         except BaseException:
             client.close()
             raise
+        finally:
+            deadlines.WATCHDOG.disarm(watch)
         return client
 
-    def send(self, message: EmailMessage) -> None:
-        """Send one message (raise on failure)."""
+    def send(self, message: EmailMessage, deadline: float) -> None:
+        """Send one message, cut at ``deadline`` (``time.monotonic()``); raise on failure."""
         if self.client is None:
-            self.client = self._open()
+            self.client = self._open(deadline)
+        watch = deadlines.WATCHDOG.arm(self.client, deadline)
         try:
             self.client.send_message(message)
         except BaseException:
             self.close()
             raise
+        finally:
+            deadlines.WATCHDOG.disarm(watch)
 
     def close(self) -> None:
         if self.client is not None:
@@ -130,46 +139,81 @@ def _due(moment) -> list[dict]:
     )
 
 
-def _lease() -> int:
-    """Seconds a worker holds the messages of a pass: as long as sending all of them may
-    take, so that no other worker sends one of them meanwhile."""
-    return 30 + BATCH * current_app.config["SMTP_TIMEOUT"]
+def _budget() -> int:
+    """Seconds one message may take at most, whatever the server does: opening the
+    connection (greeting, STARTTLS, login) and sending, each ``SHOP_SMTP_TIMEOUT``. Cut at
+    that deadline (smtplib's own timeout bounds each read only)."""
+    return 2 * current_app.config["SMTP_TIMEOUT"]
 
 
-def _claim(row: dict) -> bool:
-    """Hold a message for the lease, unless another worker took it first."""
+def _claim(row: dict, lease: str) -> bool:
+    """Hold a message until ``lease``, unless another worker took it first."""
     return bool(
         db.execute(
             "UPDATE mail_outbox SET next_attempt_at = :lease"
             " WHERE id = :id AND next_attempt_at = :seen",
-            {"lease": iso_in(_lease()), "id": row["id"], "seen": row["next_attempt_at"]},
+            {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
         )
     )
 
 
-def deliver_due() -> int:
-    """Send the messages that are due; answer how many were sent.
+def _renew(row: dict) -> dict | None:
+    """Just before sending: the message with a lease covering its deadline, if it is still
+    this worker's; None when its lease was lost (another worker sends it, not this one)."""
+    lease = iso_in(_budget() + current_app.config["WORKER_LEASE_MARGIN"])
+    with db.transaction():
+        held = _claim({"id": row["id"], "next_attempt_at": row["lease"]}, lease)
+    return {**row, "lease": lease} if held else None
 
-    They are claimed together, sent one by one, and their outcomes written together: two
-    short transactions a pass, not two per message, so a busy shop's writes and the
-    worker's share the database's write lock. A worker that dies before the outcomes are
-    written sends that pass's messages again when their lease ends.
+
+def _release(rows: list[dict]) -> None:
+    """Give claimed, untried messages back, due now (the worker is stopping)."""
+    with db.transaction():
+        for row in rows:
+            db.execute(
+                "UPDATE mail_outbox SET next_attempt_at = :now"
+                " WHERE id = :id AND next_attempt_at = :lease",
+                {"now": now_iso(), "id": row["id"], "lease": row["lease"]},
+            )
+
+
+def deliver_due(stop=None) -> int:
+    """Send the messages that are due, one SMTP connection for the lot; answer how many
+    were sent.
+
+    They are claimed together for as long as sending all of them may take (their count
+    times ``_budget``, and ``SHOP_WORKER_LEASE_MARGIN``), so a killed worker's claims are due
+    again soon. Before each message its lease is checked and renewed: one whose lease was
+    lost is not sent by this worker. Each message is cut at its deadline and its outcome
+    written as soon as it is known. When ``stop`` is set (SIGTERM) the messages not yet
+    tried, and one whose sending the stop cut, are released at once.
     """
     with db.transaction():
-        rows = [row for row in _due(now()) if _claim(row)]
-    session = _Session()
+        due = _due(now())
+        lease = iso_in(len(due) * _budget() + current_app.config["WORKER_LEASE_MARGIN"])
+        rows = [{**row, "lease": lease} for row in due if _claim(row, lease)]
+    session, sent = _Session(), 0
     try:
-        outcomes = [(row, _deliver(row, session)) for row in rows]
+        for n, row in enumerate(rows):
+            if stop is not None and stop.is_set():
+                _release(rows[n:])
+                break
+            held = _renew(row)
+            if held is None:
+                continue
+            error = _deliver(held, session)
+            if error is not None and stop is not None and stop.is_set():
+                _release([held])  # cut by the stop: due again at once, no attempt counted
+                continue
+            with db.transaction():
+                if error is None:
+                    _sent(held)
+                    sent += 1
+                else:
+                    _failed(held, error)
     finally:
         session.close()
-    if outcomes:
-        with db.transaction():
-            for row, error in outcomes:
-                if error is None:
-                    _sent(row)
-                else:
-                    _failed(row, error)
-    return sum(error is None for _, error in outcomes)
+    return sent
 
 
 def prune() -> int:
@@ -188,7 +232,7 @@ def _deliver(row: dict, session: _Session) -> Exception | None:
     """Send one message (to the log without ``SMTP_URL``); answer the error, if any."""
     try:
         if current_app.config["SMTP_URL"]:
-            session.send(_message(row))
+            session.send(_message(row), time.monotonic() + _budget())
             log.info("mail %s sent to %s", row["id"], row["recipient"])
         else:
             log.info(

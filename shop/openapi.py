@@ -12,17 +12,21 @@ follows from how a route is built is documented here, for every route, present a
 - a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``, and no ``type``
   (with one, openapi-python-client drops the ``None``; redocly.yaml says why we accept that);
 - a field named ``*_at`` or ``at`` (without validators: not an input) is a ``date-time``;
-- ``enum_field`` makes a named enum, reused wherever its values are.
+- ``enum_field`` makes a named enum, reused wherever its values are;
+- a body field's default (``load_default``) is said in its description, not as ``default``:
+  openapi-typescript (default flags) types a property with a ``default`` as always present,
+  so a request body would have to send every defaulted field (query parameters keep theirs).
 
 Every error body is the ``Error`` schema, ``{"message": "..."}``.
 """
 
+import json
 import re
 
 from apispec import BasePlugin
 from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
 from flask_smorest.utils import deepupdate
-from marshmallow import ValidationError, fields, validate
+from marshmallow import ValidationError, fields, missing, validate
 
 from shop.clock import utc
 
@@ -200,6 +204,28 @@ class Converter(OpenAPIConverter):
         timestamp = _is_timestamp(field.name) and not field.validators
         if ret.get("type") == "string" and "format" not in ret and timestamp:
             ret["format"] = "date-time"
+        return ret
+
+    def _field2parameter(self, field, *, name: str, location: str) -> dict:
+        """A query parameter: its description moves up to the parameter, so a named enum's
+        ``allOf`` of one reference is left alone: the bare reference instead."""
+        ret = super()._field2parameter(field, name=name, location=location)
+        schema = ret.get("schema", {})
+        if set(schema) == {"allOf"} and len(schema["allOf"]) == 1:
+            ret["schema"] = schema["allOf"][0]
+        return ret
+
+    def fields2jsonschema(self, fields, *, partial=None):
+        """An object schema (a body's or a response's): the defaults of input fields move into
+        their descriptions (see the module docstring)."""
+        ret = super().fields2jsonschema(fields, partial=partial)
+        for name, field in fields.items():
+            prop = ret["properties"].get(field.data_key or name)
+            if prop is None or "default" not in prop or field.load_default is missing:
+                continue
+            default = json.dumps(prop.pop("default"))
+            text = prop.get("description", "")
+            prop["description"] = f"{text} Default: `{default}`.".strip()
         return ret
 
     def field2nullable(self, field, ret) -> dict:

@@ -6,6 +6,7 @@ package (API keys) and the console share these.
 """
 
 from shop import db
+from shop.clock import iso
 
 
 def paginate(select_sql: str, count_sql: str, params: dict, args: dict, convert=None) -> dict:
@@ -53,3 +54,25 @@ class Where:
     def sql(self) -> str:
         """`` WHERE a AND b``, or nothing when there is no condition."""
         return " WHERE " + " AND ".join(self.conditions) if self.conditions else ""
+
+
+def changed_since(
+    where: Where,
+    args: dict,
+    prefix: str = "",
+    *,
+    updated: bool = True,
+    created: str = "created_at",
+    tie: str = "id",
+) -> str | None:
+    """Add a list's ``created_after`` / ``updated_after`` filters (inclusive; the query
+    strings' UTC datetimes) to ``where``. With ``updated_after``, answer the ORDER BY of a
+    sync, oldest change first and by ``tie`` (the key) on a tie, so that an integration
+    fetches only what changed since its last run and pages stay stable while it reads;
+    otherwise None (the list keeps its own order). docs/openapi.md#syncing-changes"""
+    if args.get("created_after"):
+        where.add(f"{prefix}{created} >= :created_after", created_after=iso(args["created_after"]))
+    if updated and args.get("updated_after"):
+        where.add(f"{prefix}updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
+        return f" ORDER BY {prefix}updated_at, {prefix}{tie}"
+    return None

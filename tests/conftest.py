@@ -1,8 +1,11 @@
 """Fixtures: every test gets a fresh database, on SQLite and again on PostgreSQL.
 
 PostgreSQL runs when ``SHOP_TEST_DATABASE_URL`` is set (each test gets its own schema);
-Redis-backed rate-limit tests run when ``SHOP_TEST_REDIS_URL`` is set. Otherwise those cases
-are skipped, saying why.
+Redis-backed tests run when ``SHOP_TEST_REDIS_URL`` is set. Unset, each defaults to the
+server answering on its default local port (PostgreSQL 5432 as ``postgres``, Redis 6379),
+so ``./dev test`` uses what runs on the machine; set one to an empty value to leave it out.
+Otherwise those cases are skipped, saying why, and the run ends with one line saying how to
+run them.
 """
 
 import os
@@ -18,8 +21,52 @@ from shop.migrate import load_schema, schema_ready
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
 from tests.openapi_check import ValidatingClient
 
+LOCAL_PG = (
+    "postgresql://postgres@127.0.0.1:5432/test",
+    "postgresql://postgres@127.0.0.1:5432/postgres",
+)
+LOCAL_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def _local_postgres() -> str | None:
+    """The URL of a PostgreSQL answering on 127.0.0.1:5432 as ``postgres`` (its ``test``
+    database, else ``postgres``), or None."""
+    import psycopg
+
+    for url in LOCAL_PG:
+        try:
+            psycopg.connect(url, connect_timeout=2).close()
+        except psycopg.Error:
+            continue
+        return url
+    return None
+
+
+def _local_redis() -> str | None:
+    """``LOCAL_REDIS`` when a Redis answers PING on 127.0.0.1:6379, else None."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1) as conn:
+            conn.sendall(b"PING\r\n")
+            return LOCAL_REDIS if conn.recv(16).startswith(b"+PONG") else None
+    except OSError:
+        return None
+
+
+# Before the test modules import: several read these variables themselves.
+for _name, _find in (
+    ("SHOP_TEST_DATABASE_URL", _local_postgres),
+    ("SHOP_TEST_REDIS_URL", _local_redis),
+):
+    if _name not in os.environ:
+        os.environ[_name] = _find() or ""
 PG_URL = os.environ.get("SHOP_TEST_DATABASE_URL")
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")
+ENGINES_HINT = (
+    "to run them too, start PostgreSQL (127.0.0.1:5432, user postgres) and Redis"
+    " (127.0.0.1:6379), or set SHOP_TEST_DATABASE_URL and SHOP_TEST_REDIS_URL (README)"
+)
 PASSWORD = "correct horse battery"
 
 
@@ -260,3 +307,24 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("skipped, by reason")
         for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
             terminalreporter.line(f"{count:5d}  {reason}")
+
+
+def pytest_unconfigure(config):
+    """The run's last line, when cases were skipped for want of PostgreSQL or Redis: how many,
+    and how to run them (after pytest's own summary, so it is not missed)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    missing = 0
+    for report in reporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        if "SHOP_TEST_DATABASE_URL" in reason or "SHOP_TEST_REDIS_URL" in reason:
+            missing += 1
+    if missing:
+        engines = [name for name, url in (("PostgreSQL", PG_URL), ("Redis", REDIS_URL)) if not url]
+        reporter.write_line(
+            f"{missing} cases skipped: no {' and no '.join(engines) or 'PostgreSQL or Redis'}"
+            f" here; {ENGINES_HINT}.",
+            yellow=True,
+            bold=True,
+        )

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from glob import glob
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.live import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _wait(predicate, seconds: float, what: str) -> None:
@@ -181,3 +184,38 @@ def private_redis():
     server = PrivateRedis()
     yield server
     server.remove()
+
+
+class Worker:
+    """``flask jobs run`` as a child process on ``database_url`` with ``settings`` (env
+    names); its output goes to a file (``output()``), so a chatty worker never blocks."""
+
+    def __init__(self, database_url: str, folder: Path, **settings):
+        env = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the venv's flask
+            "DATABASE_URL": database_url,
+            **{name: str(value) for name, value in settings.items()},
+        }
+        self.log = Path(tempfile.mkstemp(prefix="worker-", suffix=".log", dir=folder)[1])
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                ["flask", "--app", "app", "jobs", "run"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """kill -9, by its PID."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        """SIGTERM by its PID (SIGKILL when it does not go within 20 s)."""
+        _stop(self.process)

@@ -79,3 +79,79 @@ def deliver(app) -> int:
     result = app.test_cli_runner().invoke(args=["mail", "work", "--once"])
     assert result.exit_code == 0, result.output
     return int(result.output.split()[1])
+
+
+class SlowSmtp:
+    """A bare SMTP server on 127.0.0.1 that drips its greeting (``greeting_lines`` lines,
+    ``gap`` seconds apart: each read is quick, the greeting as a whole is not) and takes
+    ``data_delay`` seconds to accept each message; it keeps what it accepts. One thread per
+    connection; ``stop`` closes them all."""
+
+    def __init__(self, greeting_lines=3, gap=0.4, data_delay=0.0):
+        import socket
+        import threading
+
+        self.greeting_lines, self.gap, self.data_delay = greeting_lines, gap, data_delay
+        self.messages, self.connections = [], []
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"smtp://127.0.0.1:{self.listener.getsockname()[1]}?tls=off"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.connections.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            for _ in range(self.greeting_lines - 1):
+                conn.sendall(b"220-slow relay\r\n")
+                if self.stopped.wait(self.gap):  # the fault itself: a slow greeting
+                    return
+            conn.sendall(b"220 slow relay ready\r\n")
+            lines = conn.makefile("rb")
+            while line := lines.readline():
+                verb = line[:4].upper()
+                if verb in (b"EHLO", b"HELO", b"MAIL", b"RCPT", b"RSET", b"NOOP"):
+                    conn.sendall(b"250 ok\r\n")
+                elif verb == b"DATA":
+                    conn.sendall(b"354 go ahead\r\n")
+                    data = []
+                    while (part := lines.readline()) not in (b".\r\n", b""):
+                        data.append(part)
+                    if self.stopped.wait(self.data_delay):
+                        return
+                    message = email.message_from_bytes(b"".join(data), policy=policy.default)
+                    with self.lock:
+                        self.messages.append(message)
+                    conn.sendall(b"250 accepted\r\n")
+                elif verb == b"QUIT":
+                    conn.sendall(b"221 bye\r\n")
+                    return
+                else:
+                    conn.sendall(b"502 not here\r\n")
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.listener.close()
+        import socket
+        from contextlib import suppress
+
+        with self.lock:
+            for conn in self.connections:
+                with suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()

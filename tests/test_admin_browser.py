@@ -73,16 +73,22 @@ def live(make_app, database_url, clock):
     from shop.auth import key_store
     from shop.clock import iso
     from shop.services.users import create_user
+    from shop.webhooks import store
 
-    app = make_app()
+    # Plain http to 127.0.0.1: a webhook whose ping fails at once, to show its log.
+    app = make_app(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE=True)
     with app.app_context():
         owner = create_user("owner@example.com", "Olive Owner", PASSWORD, "owner")
         clock.advance(-45 * 86400)  # made long ago: dormant and expired ones to look at
-        key_store.create("bootstrap (CLI)", ["read:product"], None, None)
+        key, _secret = key_store.create("bootstrap (CLI)", ["read:product"], None, None)
         expiry = iso(clock.moment + timedelta(days=30))
         caller = _owner_caller(owner)
         key_store.create("old price feed", ["read:product", "write:product"], expiry, caller)
         clock.advance(45 * 86400)
+        hook = store.create(
+            {"url": LONG_URL, "description": "the warehouse", "events": ["order.placed"]}, caller
+        )
+        store.ping(hook["id"], caller)
     server = LiveServer(
         {
             "DATABASE_URL": database_url,
@@ -90,6 +96,7 @@ def live(make_app, database_url, clock):
             "SHOP_RATELIMIT_ENABLED": "0",
         }
     )
+    server.key_id, server.webhook_id = key["id"], hook["id"]
     yield server
     server.stop()
 
@@ -237,26 +244,66 @@ def test_manage_a_key_in_the_browser(browser, live):
     assert secret not in browser.page_source
 
 
-# Every page of the console a signed-in owner reaches from the menu, by path and heading.
-PAGES = (
-    ("/admin/api-keys", "API keys"),
-    ("/admin/api-keys/new", "New API key"),
-    ("/admin/webhooks", "Webhooks"),
-    ("/admin/webhooks/new", "New webhook"),
-    ("/admin/sessions", "My sessions"),
-    ("/admin/two-factor", "Two-factor sign-in"),
-)
+# A console page whose address names a record opens with one of these (the live fixture's).
+LONG_URL = "http://127.0.0.1:9/webhooks/shop/" + "a-rather-long-path-segment/" * 4 + "end"
+# Pages that answer a form or only redirect: no page of their own to open.
+NOT_PAGES = {"admin.static", "admin.home"}
+
+
+def console_pages(live) -> list[str]:
+    """Every GET page of the console, from the app's own routes, so that a page added later
+    is opened too; an address naming a record gets one made by the live fixture."""
+    from shop import create_app
+
+    app = create_app({"TESTING": True, "DATABASE_URL": "sqlite:///:memory:"})
+    records = {"key_id": live.key_id, "webhook_id": live.webhook_id}
+    pages = []
+    for rule in app.url_map.iter_rules():
+        if not rule.endpoint.startswith("admin.") or rule.endpoint in NOT_PAGES:
+            continue
+        if "GET" not in rule.methods:
+            continue
+        missing = set(rule.arguments) - set(records)
+        assert not missing, f"{rule.rule}: give this test a record to open it with ({missing})"
+        pages.append(fill(rule.rule.replace("<id:", "<"), records))
+    return sorted(pages)
+
+
+def fill(rule: str, records: dict) -> str:
+    """``/admin/webhooks/<webhook_id>`` with the record's id."""
+    for name, value in records.items():
+        rule = rule.replace(f"<{name}>", value)
+    return rule
 
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_every_console_page_fits_the_screen(browser, live, width, height):
     """At 1280 px and on a 390 px phone: the sign-in form works with the keyboard alone, and
-    no page of the console scrolls sideways. Screenshots of each go to ``artifacts/``
-    (``SHOP_DOCS_SCREENSHOT=1`` refreshes the ones in ``docs/``)."""
+    no page of the console (each GET route, signed out and signed in) scrolls sideways.
+    Screenshots of each go to ``artifacts/`` (``SHOP_DOCS_SCREENSHOT=1`` refreshes the ones
+    in ``docs/``)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     browser.set_window_size(width, height)
+    Path(ARTIFACTS).mkdir(exist_ok=True)
+    pages = console_pages(live)
+    assert {"/admin/webhooks/" + live.webhook_id, "/admin/password-reset/request"} <= set(pages)
+    wide = []
+
+    def check(path):
+        browser.get(live.url + path)
+        heading = browser.find_element(By.TAG_NAME, "h1").text
+        assert not browser.title.startswith("Error"), (path, browser.title, heading)
+        scroll = browser.execute_script("return document.documentElement.scrollWidth")
+        if scroll > browser.execute_script("return window.innerWidth"):
+            wide.append((path, scroll))
+        name = path.removeprefix("/admin/").replace("/", "-") or "home"
+        browser.save_screenshot(str(ARTIFACTS / f"admin-{name}-{width}.png"))
+
+    public = {"/admin/login", "/admin/password-reset", "/admin/password-reset/request"}
+    for path in sorted(public & set(pages)):
+        check(path)
     browser.get(live.url + "/admin/login")
     arrive(browser, "Sign in")
     email = browser.find_element(By.ID, "email")
@@ -264,16 +311,12 @@ def test_every_console_page_fits_the_screen(browser, live, width, height):
     email.send_keys("owner@example.com", Keys.TAB)
     browser.switch_to.active_element.send_keys(PASSWORD, Keys.ENTER)
     arrive(browser, "API keys")
-    Path(ARTIFACTS).mkdir(exist_ok=True)
-    for path, heading in PAGES:
-        browser.get(live.url + path)
-        arrive(browser, heading)
-        scroll = browser.execute_script("return document.documentElement.scrollWidth")
-        assert scroll <= browser.execute_script("return window.innerWidth"), (path, scroll)
-        name = f"admin-{path.removeprefix('/admin/').replace('/', '-')}-{width}.png"
-        browser.save_screenshot(str(ARTIFACTS / name))
+    for path in pages:
+        if path not in public:
+            check(path)
         if os.environ.get("SHOP_DOCS_SCREENSHOT") == "1" and path == "/admin/api-keys/new":
             browser.save_screenshot(str(ROOT / "docs" / f"admin-new-key-{width}.png"))
+    assert not wide, f"pages wider than {width} px: {wide}"
 
 
 def test_roll_a_key_in_the_browser(browser, live):

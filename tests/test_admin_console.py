@@ -324,7 +324,7 @@ def test_the_form_shows_only_grantable_scopes_and_the_api_ceiling_holds(app, mak
     assert offered == {
         f"{action}:{resource}"
         for action in ("read", "write")
-        for resource in ("product", "category", "collection", "content")
+        for resource in ("product", "category", "collection", "content", "discount")
     }
     response = create_key(console, scopes=["read:product", "write:order"])
     assert response.status_code == 403
@@ -336,11 +336,11 @@ def test_the_form_shows_only_grantable_scopes_and_the_api_ceiling_holds(app, mak
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"scopes": []}, "scopes: give at least one scope"),
-        ({"label": ""}, "label:"),
-        ({"label": "x" * 101}, "label:"),
-        ({"expires_at": "2001-01-01"}, "expires_at: must be in the future."),
-        ({"expires_at": "soon"}, "expires_at: use an ISO 8601 date"),
+        ({"scopes": []}, "Give at least one scope"),
+        ({"label": ""}, "Label: "),
+        ({"label": "x" * 101}, "Label: "),
+        ({"expires_at": "2001-01-01"}, "Expires on: must be in the future."),
+        ({"expires_at": "soon"}, "Expires on: use an ISO 8601 date"),
         ({"scopes": ["write:api_key"]}, "api_key is not a scopable resource"),
     ],
 )
@@ -350,6 +350,7 @@ def test_bad_input_is_shown_on_the_form(owner, owner_client, fields, message):
     assert response.status_code == 400
     assert response.mimetype == "text/html"
     assert message in response.text
+    assert not re.search(r'id="form-error">[a-z_]+: ', response.text)  # written for people
     assert key_total(owner_client) == 0
 
 
@@ -568,3 +569,16 @@ def test_the_console_shows_the_last_address_and_when_a_dormant_key_expires(
     idle = _row(page, "idle key")
     assert "tag expired" in idle and "unused for 90 days" in idle
     assert "Roll<" not in idle and "Revoke<" in idle
+
+
+@pytest.mark.parametrize("allow_http", [False, True])
+def test_the_new_webhook_hint_says_which_urls_this_shop_accepts(make_app, allow_http):
+    app = make_app(WEBHOOKS_ALLOW_HTTP=allow_http)
+    with app.app_context():
+        from shop.services.users import create_user
+
+        create_user("o@example.com", "O", PASSWORD, "owner")
+    page = console_client(app, "o@example.com").get("/admin/webhooks/new").text
+    assert ("An https or http URL" in page) is allow_http
+    assert ("An https URL" in page) is not allow_http
+    assert 'id="url" name="url" type="url"' in page

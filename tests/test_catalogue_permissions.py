@@ -58,6 +58,11 @@ REQUESTS = {
         {"alt": "Changed"},
     ),
     ("delete", "/products/{product_id}/images/{image_id}"): lambda c: (c.image_path(), None),
+    ("get", "/products/export"): lambda c: ("/products/export", None),
+    ("post", "/products/import"): lambda c: (  # a JSON object is a one-line JSON Lines file
+        "/products/import",
+        {"product_slug": c.product()["slug"], "variant_stock": 3},
+    ),
     ("get", "/categories"): lambda c: ("/categories", None),
     ("post", "/categories"): lambda c: ("/categories", {"name": "New"}),
     ("get", "/categories/{category_id}"): lambda c: (f"/categories/{c.category()['id']}", None),

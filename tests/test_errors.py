@@ -92,6 +92,14 @@ def test_unsupported_authorization_scheme_is_401(client):
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
+def test_an_empty_authorization_header_is_no_credential(owner_client):
+    """A generated client typed for keys, used with a session, sends an empty header."""
+    response = owner_client.get("/auth/me", headers={"Authorization": ""})
+    assert response.status_code == 200 and response.get_json()["role"] == "owner"
+    bare = owner_client.get("/auth/me", headers={"Authorization": "Bearer "})
+    assert_error(bare, 401)  # a scheme with nothing after it is a bad key, not no key
+
+
 @pytest.fixture(params=["memory", "redis"])
 def limited_client(request, make_app):
     """A client of an app with rate limits on, counted in memory or in Redis."""

@@ -3,10 +3,12 @@ order, permissions, and the public bytes with their ETag, cache and widths."""
 
 import io
 import json
+import os
 import random
 import shutil
 import subprocess
 import threading
+import time
 
 import pytest
 from PIL import Image
@@ -277,6 +279,52 @@ def test_a_variant_shows_an_image_of_its_own_product_until_it_is_deleted(
     shown = client.get(f"/products/{shirt['id']}").json
     assert shown["images"] == [] and shown["variants"][0]["image_id"] is None  # cleared with it
     assert [v["options"] for v in shown["variants"]] == [{"Size": "S"}]  # the 400 made nothing
+
+
+def test_with_an_image_folder_the_bytes_are_files_and_prune_keeps_what_rows_name(
+    make_app, tmp_path
+):
+    from shop import db
+    from shop.config import ConfigError, from_environment
+    from shop.services import image_files
+
+    folder = tmp_path / "images"
+    with pytest.raises(ConfigError, match="SHOP_IMAGE_DIR"):
+        from_environment({"SHOP_IMAGE_DIR": str(folder)})  # no such folder yet
+    folder.mkdir()
+    app = make_app(IMAGE_DIR=str(folder))
+    owner, reader = _owner(app), app.test_client()
+    product_id = Catalogue(owner).product()["id"]
+    first, twin = (upload(owner, product_id, image_bytes(size=(400, 200))).json for _ in "12")
+    original, small = reader.get(first["url"]).data, reader.get(first["url"] + "?w=160").data
+    files = sorted((p.read_bytes() for p in folder.glob("??/*")), key=len)
+    assert files == [small, original]  # the twins' equal bytes: one file
+    with app.app_context():
+        assert db.value("SELECT COUNT(*) FROM product_images WHERE data IS NOT NULL") == 0
+    assert owner.delete(f"/products/{product_id}/images/{first['id']}").status_code == 204
+    long_ago = time.time() - 2 * image_files.GRACE_SECONDS
+    for path in folder.glob("??/*"):
+        os.utime(path, (long_ago, long_ago))
+    fresh = folder / "ab" / ("ab" + "0" * 62)  # an upload whose row is not committed yet
+    fresh.parent.mkdir(exist_ok=True)
+    fresh.write_bytes(b"soon")
+    result = app.test_cli_runner().invoke(args=["jobs", "run", "--once"])  # the worker's
+    assert result.exit_code == 0, result.output
+    # Gone: the deleted image's width. Kept: the twin's bytes, and the fresh file.
+    left = sorted(p.name for p in folder.glob("??/*"))
+    assert left == sorted([fresh.name, _sha256_of(app, twin)])
+    assert reader.get(twin["url"]).data == original
+    elsewhere = make_app(prepare=False).test_client()  # a node without the folder
+    refused = elsewhere.get(twin["url"])
+    assert refused.status_code == 503 and refused.headers["Retry-After"]
+    assert "SHOP_IMAGE_DIR" in refused.json["message"]
+
+
+def _sha256_of(app, image: dict) -> str:
+    from shop import db
+
+    with app.app_context():
+        return db.value("SELECT sha256 FROM product_images WHERE id = :id", {"id": image["id"]})
 
 
 def _chunked_upload(client, product_id: str, data: bytes):

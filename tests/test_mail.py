@@ -6,6 +6,8 @@ import logging
 import shutil
 import ssl
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -137,8 +139,9 @@ def test_two_workers_never_send_a_message_twice(make_app, smtp):
         queue_one(app, to=f"r{number}@example.com")
     with app.app_context():
         seen_by_both = mail._due(mail.now())
-        assert all(mail._claim(row) for row in seen_by_both)  # the first worker
-        assert not any(mail._claim(row) for row in seen_by_both)  # the second one
+        lease = mail.iso_in(60)
+        assert all(mail._claim(row, lease) for row in seen_by_both)  # the first worker
+        assert not any(mail._claim(row, lease) for row in seen_by_both)  # the second one
         assert mail.deliver_due() == 0  # held by the first worker for its lease
     assert len(seen_by_both) == 3 and smtp.messages == []
 
@@ -205,3 +208,74 @@ def test_a_failed_checkout_queues_no_mail(app, customer_client):
     response = customer_client.post("/payments/checkout", json=basket((teapot, 2)))
     assert response.status_code == 409
     assert outbox(app) == []
+
+
+def _on_each_message(smtp, react) -> None:
+    """Call ``react(message_id)`` as the server accepts each message (before answering)."""
+    keep = smtp.inbox.handle_DATA
+
+    async def handle_data(server, session, envelope):
+        answer = await keep(server, session, envelope)
+        react(smtp.messages[-1]["Message-ID"])
+        return answer
+
+    smtp.inbox.handle_DATA = handle_data
+
+
+def test_a_message_whose_lease_was_lost_is_not_sent_by_the_old_holder(make_app, smtp):
+    app = make_app(SMTP_URL=smtp.url)
+    for number in range(3):
+        queue_one(app, to=f"r{number}@example.com")
+    stolen = []
+
+    def another_worker_takes_one(message_id):
+        if stolen:
+            return
+        with app.app_context():  # its lease ran out and another worker claimed it
+            unsent = db.query("SELECT id FROM mail_outbox WHERE sent_at IS NULL ORDER BY id")
+            row = next(r for r in unsent if f"<{r['id']}@" not in message_id)
+            db.execute(
+                "UPDATE mail_outbox SET next_attempt_at = '2999-01-01T00:00:00.000000Z'"
+                " WHERE id = :id",
+                row,
+            )
+            stolen.append(row["id"])
+
+    _on_each_message(smtp, another_worker_takes_one)
+    assert deliver(app) == 2
+    sent = {message["Message-ID"] for message in smtp.messages}
+    assert len(sent) == 2 and f"<{stolen[0]}@localhost>" not in sent
+    (taken,) = [row for row in outbox(app) if row["id"] == stolen[0]]
+    assert taken["attempts"] == 0 and taken["next_attempt_at"].startswith("2999")  # left alone
+
+
+def test_a_stop_releases_the_claimed_messages_not_yet_tried(make_app, smtp):
+    app = make_app(SMTP_URL=smtp.url)
+    for number in range(3):
+        queue_one(app, to=f"r{number}@example.com")
+    stop = threading.Event()
+    _on_each_message(smtp, lambda _: stop.set())  # SIGTERM while the first is sent
+    with app.app_context():
+        assert mail.deliver_due(stop=stop) == 1
+        now = mail.now_iso()
+    waiting = [row for row in outbox(app) if row["sent_at"] is None]
+    assert len(smtp.messages) == 1 and len(waiting) == 2
+    assert all(row["attempts"] == 0 and row["next_attempt_at"] <= now for row in waiting)
+
+
+@pytest.mark.live
+def test_a_greeting_that_drips_for_ever_is_cut_at_the_messages_deadline(make_app):
+    from tests.mail_helpers import SlowSmtp
+
+    relay = SlowSmtp(greeting_lines=1000, gap=0.3)  # each read quick, the greeting endless
+    try:
+        app = make_app(SMTP_URL=relay.url, SMTP_TIMEOUT=1)
+        queue_one(app)
+        started = time.monotonic()
+        assert deliver(app) == 0
+        elapsed = time.monotonic() - started
+    finally:
+        relay.stop()
+    assert elapsed < 3.5  # cut at 2 x SHOP_SMTP_TIMEOUT; smtplib's own timeout never fires
+    (row,) = outbox(app)
+    assert row["attempts"] == 1 and row["sent_at"] is None and row["last_error"]

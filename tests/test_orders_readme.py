@@ -40,6 +40,17 @@ def test_orders_walkthrough(live, make_app, tmp_path):  # noqa: F811 - live is a
         assert PASSWORD not in "\n".join(lines)
 
 
+def test_orders_sync_loop(live, tmp_path):  # noqa: F811 - live is a fixture
+    """docs/openapi.md's sync loop, after the walkthrough: every order, once each, with the
+    newest updated_at kept for the next run."""
+    runs = run_walkthrough(live, tmp_path, "orders-setup", "orders-walkthrough", "orders-sync")
+    for number, lines in enumerate(runs, start=1):
+        synced = [line.split() for line in lines if re.fullmatch(r"SO-\d{6} \w+ \S+Z", line)]
+        assert [row[0] for row in synced] == [f"SO-{n:06d}" for n in range(1, number + 1)]
+        assert {row[1] for row in synced} == {"delivered"}
+        assert lines[-1] == f"synced {number} orders up to {synced[-1][2]}"
+
+
 def test_pricing_walkthroughs(live, tmp_path):  # noqa: F811 - live is a fixture
     """docs/orders.md prices a basket in a VAT shop (inclusive) and a US one (exclusive)."""
     runs = run_walkthrough(live, tmp_path, "orders-setup", "pricing-vat", "pricing-us")

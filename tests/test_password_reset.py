@@ -140,6 +140,44 @@ def test_an_administrator_follows_the_link_to_the_console(mail_app, smtp, make_a
     assert "password.reset" in events and "password_reset.requested" in events
 
 
+def test_the_console_sign_in_page_leads_to_the_request_page(mail_app, smtp, make_admin):
+    """ "Forgot password?" on the sign-in page; the request page answers as the API does (the
+    same words for an unknown email, one mail for an administrator, none for a customer)."""
+    make_admin("admin", email="ada@example.com")
+    register(mail_app)
+    browser = mail_app.test_client()
+    assert b'href="/admin/password-reset/request"' in browser.get("/admin/login").data
+    assert b'href="/admin/password-reset/request"' in browser.get("/admin/password-reset").data
+    page = browser.get("/admin/password-reset/request")
+    assert page.status_code == 200 and b'name="email"' in page.data
+    answers = [
+        browser.post("/admin/password-reset/request", data={"email": email})
+        for email in ("ada@example.com", "nobody@example.com", "casey@example.com")
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert (
+        len({a.text for a in answers}) == 1 and "If an account with this email" in answers[0].text
+    )
+    assert deliver(mail_app) == 1  # the administrator's only: customers reset in the shop
+    assert link_in(smtp.messages[0]).startswith("https://shop.example/admin/password-reset?")
+    empty = browser.post("/admin/password-reset/request", data={"email": " "})
+    assert empty.status_code == 400 and "Enter the email" in empty.text
+
+
+def test_the_console_and_the_api_share_one_request_budget(make_app):
+    app = make_app(RATELIMIT_ENABLED=True)
+    client = app.test_client()
+    for number in range(3):
+        body = {"email": f"someone-{number}@example.com", "kind": "admin"}
+        assert client.post("/auth/password-reset", json=body).status_code == 202
+    for number in range(2):
+        form = {"email": f"other-{number}@example.com"}
+        assert client.post("/admin/password-reset/request", data=form).status_code == 200
+    refused = client.post("/admin/password-reset/request", data={"email": "more@example.com"})
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    assert client.post("/auth/password-reset", json={"email": "x@example.com"}).status_code == 429
+
+
 def test_a_reset_lifts_the_sign_in_lockout(mail_app, smtp):
     register(mail_app)
     for _ in range(10):

@@ -245,6 +245,10 @@ def test_codes_ignore_case_and_say_why_they_cannot_be_used(
                 ],
             },
         ),
+        (
+            "/shipping-methods",
+            {"name": "X", "price_cents": 1, "weight_bands": [{"price_cents": 1}]},
+        ),
         ("/tax-rates", {"country": "FR", "rate": "abc", "name": "VAT"}),
         ("/tax-rates", {"country": "*", "region": "NY", "rate": "5", "name": "VAT"}),
         ("/tax-rates", {"country": "FR", "rate": "101", "name": "VAT"}),

@@ -107,3 +107,26 @@ def test_an_orders_page_is_read_in_sort_order_with_its_tie_break(app, where):
         plan = _plan(sql, {"status": "pending", "c": "x"})
 
     assert not _sorts_in_full(plan, "orders"), plan
+
+
+@pytest.mark.parametrize(
+    ("table", "where"),
+    [
+        ("orders", "updated_at >= :after"),
+        ("customers", "updated_at >= :after"),
+        ("webhook_deliveries", "webhook_id = :w AND updated_at >= :after"),
+    ],
+)
+def test_a_sync_page_is_read_in_updated_at_order(app, table, where):
+    """``updated_after`` (shop.pages.changed_since) on the tables that grow: no full sort.
+    (An empty PostgreSQL table tempts the planner into a bitmap scan and a sort of nothing.)"""
+    with app.app_context():
+        postgres = db.get_db().engine != "sqlite"
+        if postgres:
+            db.execute("SET enable_bitmapscan = off")
+        sql = f"SELECT id FROM {table} WHERE {where} ORDER BY updated_at, id LIMIT 100"
+        plan = _plan(sql, {"after": "2026-01-01T00:00:00.000000Z", "w": "x"})
+        if postgres:
+            db.execute("RESET enable_bitmapscan")
+
+    assert not _sorts_in_full(plan, table), plan

@@ -167,8 +167,12 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "keys-controls",
         "content-sync",
         "product-image",
+        "catalogue-import",
         "orders-setup",
         "orders-walkthrough",
+        "orders-sync",
+        "pricing-vat",
+        "pricing-us",
         "operations-backup",
         "variants-walkthrough",
     }

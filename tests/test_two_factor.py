@@ -260,7 +260,9 @@ def test_the_console_sets_it_up_and_asks_for_the_code_on_a_second_step(app, owne
     console = console_client(app, EMAIL)
     page = console.get("/admin/two-factor")
     assert b"is <strong>off</strong>" in page.data
-    shown = submit(console, "/admin/two-factor", "/admin/two-factor/setup")
+    started = submit(console, "/admin/two-factor", "/admin/two-factor/setup")
+    assert started.status_code == 303 and started.location.endswith("/admin/two-factor")
+    shown = console.get("/admin/two-factor")
     assert shown.status_code == 200 and b"<svg" in shown.data
     secret = re.search(r'<code id="secret">([A-Z2-7]+)</code>', shown.text).group(1)
     wrong = console.post(
@@ -268,7 +270,7 @@ def test_the_console_sets_it_up_and_asks_for_the_code_on_a_second_step(app, owne
         data={"csrf_token": re.search(r'name="csrf_token" value="(\w+)"', shown.text).group(1),
               "code": "000000"},
     )  # fmt: skip
-    assert wrong.status_code == 400 and b"not the app" in wrong.data
+    assert wrong.status_code == 400 and b"not accepted" in wrong.data
     confirmed = console.post(
         "/admin/two-factor/confirm",
         data={"csrf_token": re.search(r'name="csrf_token" value="(\w+)"', shown.text).group(1),
@@ -292,6 +294,44 @@ def test_the_console_sets_it_up_and_asks_for_the_code_on_a_second_step(app, owne
     again = submit(replay, "/admin/login", "/admin/login", email=EMAIL, password=PASSWORD)
     used = replay.post("/admin/login/code", data={**_fields(again.text), "code": codes[0]})
     assert used.status_code == 401
+
+
+def _secret_shown(page) -> str | None:
+    found = re.search(r'<code id="secret">([A-Z2-7]+)</code>', page.text)
+    return found.group(1) if found else None
+
+
+def test_the_console_keeps_the_set_up_until_confirmed_or_cancelled(app, owner_client, clock):
+    """A wrong code, a reload or "Set up" again keep the secret already scanned, and the page
+    says what happened; only cancelling drops it (audited), and then a new one is made."""
+    from tests.admin_helpers import console_client
+
+    console = console_client(app, EMAIL)
+    submit(console, "/admin/two-factor", "/admin/two-factor/setup")
+    secret = _secret_shown(console.get("/admin/two-factor"))
+    wrong = submit(console, "/admin/two-factor", "/admin/two-factor/confirm", code="000000")
+    assert wrong.status_code == 400 and _secret_shown(wrong) == secret
+    assert "still off" in wrong.text and "unchanged" in wrong.text
+    assert "otp:" not in wrong.text and b'aria-describedby="form-error"' in wrong.data
+    again = submit(console, "/admin/two-factor", "/admin/two-factor/setup")
+    assert again.status_code == 303
+    assert _secret_shown(console.get("/admin/two-factor")) == secret  # not a new one
+    cancelled = submit(console, "/admin/two-factor", "/admin/two-factor/cancel")
+    page = console.get(cancelled.location)
+    assert _secret_shown(page) is None and "Set-up cancelled" in page.text
+    assert "is <strong>off</strong>" in page.text
+    stale = submit(
+        console, "/admin/two-factor", "/admin/two-factor/confirm", code=code(secret, clock)
+    )
+    assert stale.status_code == 409 and "no set-up to confirm" in stale.text
+    submit(console, "/admin/two-factor", "/admin/two-factor/setup")
+    fresh = _secret_shown(console.get("/admin/two-factor"))
+    assert fresh and fresh != secret
+    done = submit(
+        console, "/admin/two-factor", "/admin/two-factor/confirm", code=code(fresh, clock)
+    )
+    assert done.status_code == 200 and "Recovery codes" in done.text
+    assert console.get("/audit-log?event=two_factor.setup_cancelled").json["total"] == 1
 
 
 def test_the_second_step_expires(app, owner_client, clock):

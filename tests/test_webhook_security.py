@@ -5,7 +5,7 @@ worker, and a webhook that belongs to a person rather than to the key that made 
 
 import secrets
 import shutil
-import threading
+import time
 
 import pytest
 
@@ -178,43 +178,45 @@ def test_the_migration_copies_a_key_made_webhooks_scopes_from_its_key(make_app, 
     ]
 
 
-def test_ping_and_replay_hold_at_most_a_few_threads_one_per_caller(
+def test_ping_and_replay_hold_no_web_thread_and_at_most_3_wait_per_webhook(
     make_app, owner_client, make_admin
 ):
-    app, owner = owner_with_timeout(make_app, 5)
+    app, owner = owner_with_timeout(make_app, 1)
     receiver = Misbehaving("silent")  # accepts and never answers
     try:
         hook = create_hook(owner, receiver.url, "product.created")
         first, second = make_admin("admin"), make_admin("admin")
-        answers = {}
-
-        def ping(name, client):
-            answers[name] = client.post(f"/webhooks/{hook['id']}/ping")
-
-        threads = [
-            threading.Thread(target=ping, args=(name, client))
-            for name, client in (("first", first), ("second", second))
-        ]
-        for thread in threads:
-            thread.start()
-        for _ in range(500):  # both attempts are connected and waiting (bounded poll)
-            if len(receiver.held) == 2:
-                break
-            threading.Event().wait(0.01)
-        assert len(receiver.held) == 2
-        busy = owner.post(f"/webhooks/{hook['id']}/ping")
+        for client in (owner, first, second):
+            started = time.monotonic()
+            assert client.post(f"/webhooks/{hook['id']}/ping").status_code == 202
+            assert time.monotonic() - started < 1  # queued: the request waits on nobody
+        assert receiver.held == []  # nothing was sent by the web process
+        busy = first.post(f"/webhooks/{hook['id']}/ping")  # 3 wait already: the 4th waits
         assert busy.status_code == 503 and int(busy.headers["Retry-After"]) > 0
-        again = first.post(f"/webhooks/{hook['id']}/ping")  # one at a time per caller, too
-        assert again.status_code == 503
-        receiver.stop()  # the held attempts fail now, freeing their slots
-        for thread in threads:
-            thread.join(timeout=30)
-        assert answers["first"].status_code == answers["second"].status_code == 200
+        assert "3 pings or replays" in busy.json["message"]
+        work(app)  # the worker makes them (each cut at its 1 s timeout)
+        assert len(receiver.held) == 3
     finally:
         receiver.stop()
-    with Receiver() as fast:
-        owner.patch(f"/webhooks/{hook['id']}", json={"url": fast.url})
-        assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 200  # slots freed
+    pings = [d for d in deliveries(owner, hook["id"]) if d["event_type"] == "webhook.ping"]
+    assert len(pings) == 3 and all(d["status"] == "failed" for d in pings)
+    assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 202  # room again
+
+
+def test_a_ping_the_worker_does_not_take_within_60_s_is_logged_as_not_sent(
+    app, clock, owner_client, receiver
+):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    queued = owner_client.post(f"/webhooks/{hook['id']}/ping")
+    assert queued.status_code == 202
+    clock.advance(61)  # the worker was down meanwhile
+    work(app)
+    assert receiver.requests == []  # never sent late
+    delivery = owner_client.get(queued.headers["Location"]).json
+    assert delivery["status"] == "failed" and delivery["queued"] == []
+    (attempt,) = delivery["attempts"]
+    assert attempt["id"] == queued.json["id"]
+    assert attempt["error"] == "not sent: the worker did not take it within 60 s"
 
 
 def test_ping_and_replay_are_rate_limited_per_caller(make_app, owner_client, make_admin, receiver):
@@ -228,7 +230,8 @@ def test_ping_and_replay_are_rate_limited_per_caller(make_app, owner_client, mak
     login(owner, "owner@example.com")
     hook = create_hook(owner, receiver.url, "product.created")
     for _ in range(10):
-        assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 200
+        assert owner.post(f"/webhooks/{hook['id']}/ping").status_code == 202
+        work(app)  # sent, so the webhook's queue (3 at most) never refuses one here
     delivery_id = deliveries(owner, hook["id"])[0]["id"]
     for path in (
         f"/webhooks/{hook['id']}/ping",
@@ -238,4 +241,4 @@ def test_ping_and_replay_are_rate_limited_per_caller(make_app, owner_client, mak
         assert limited.status_code == 429 and "Retry-After" in limited.headers
     other = app.test_client()
     login(other, make_admin("admin").email)
-    assert other.post(f"/webhooks/{hook['id']}/ping").status_code == 200  # counted per caller
+    assert other.post(f"/webhooks/{hook['id']}/ping").status_code == 202  # counted per caller

@@ -26,6 +26,7 @@ from tests.orders_helpers import add_product, basket
 from tests.webhook_helpers import (
     Misbehaving,
     Receiver,
+    asked,
     create_hook,
     deliveries,
     owner_with_timeout,
@@ -136,10 +137,9 @@ def test_replay_sends_the_delivery_again_with_its_webhook_id(app, owner_client, 
     add_product(app)
     work(app)
     (delivery,) = deliveries(owner_client, hook["id"])
-    replayed = owner_client.post(f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/retry")
-    assert replayed.status_code == 200, replayed.json
-    assert replayed.json["attempt_count"] == 2
-    assert [a["kind"] for a in replayed.json["attempts"]] == ["scheduled", "replay"]
+    replayed = asked(owner_client, app, f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/retry")
+    assert replayed["attempt_count"] == 2
+    assert [a["kind"] for a in replayed["attempts"]] == ["scheduled", "replay"]
     first, second = receiver.requests
     assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
     assert first["body"] == second["body"]
@@ -151,14 +151,22 @@ def test_replay_sends_the_delivery_again_with_its_webhook_id(app, owner_client, 
 
 def test_ping_sends_a_test_event_now_and_never_retries(app, owner_client, receiver):
     hook = create_hook(owner_client, receiver.url, "product.created")
-    pinged = owner_client.post(f"/webhooks/{hook['id']}/ping")
-    assert pinged.status_code == 200, pinged.json
-    assert pinged.json["status"] == "succeeded" and pinged.json["event_type"] == "webhook.ping"
+    queued = owner_client.post(f"/webhooks/{hook['id']}/ping")
+    assert queued.status_code == 202 and receiver.requests == []  # the web process waits on none
+    waiting = owner_client.get(queued.headers["Location"]).json
+    assert waiting["status"] == "pending" and waiting["attempts"] == []
+    assert waiting["queued"] == [
+        {"id": queued.json["id"], "kind": "ping", "requested_at": queued.json["requested_at"]}
+    ]
+    work(app)
+    pinged = owner_client.get(queued.headers["Location"]).json
+    assert pinged["status"] == "succeeded" and pinged["event_type"] == "webhook.ping"
+    assert [a["id"] for a in pinged["attempts"]] == [queued.json["id"]]
     payload = verify(hook["secret"], receiver.requests[0])
     assert payload["type"] == "webhook.ping" and payload["data"]["webhook_id"] == hook["id"]
 
     receiver.default = 500
-    failed = owner_client.post(f"/webhooks/{hook['id']}/ping").json
+    failed = asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     assert failed["status"] == "failed" and failed["next_attempt_at"] is None
     assert failed["attempts"][0]["status_code"] == 500
     work(app)
@@ -173,14 +181,14 @@ def test_rotation_signs_with_both_secrets_for_24_hours(app, clock, owner_client,
     assert new.startswith("whsec_") and new != hook["secret"]
     assert rotated.json["previous_secret_expires_at"] is not None
 
-    owner_client.post(f"/webhooks/{hook['id']}/ping")
+    asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     during = receiver.requests[-1]
     assert len(during["headers"]["webhook-signature"].split()) == 2
     verify(new, during)
     verify(hook["secret"], during)
 
     clock.advance(24 * 3600 + 1)
-    owner_client.post(f"/webhooks/{hook['id']}/ping")
+    asked(owner_client, app, f"/webhooks/{hook['id']}/ping")
     after = receiver.requests[-1]
     assert len(after["headers"]["webhook-signature"].split()) == 1
     # The library also checks the timestamp against the real time, which the test clock has
@@ -274,8 +282,8 @@ def test_a_killed_workers_claims_are_due_again_within_a_minute(app, clock, owner
         leases = worker.claim()  # a worker that claimed, then was killed -9
     work(app)
     assert receiver.requests == []  # still the dead worker's
-    clock.advance(app.config["WEBHOOKS_TIMEOUT"] + worker.LEASE_MARGIN)
-    assert app.config["WEBHOOKS_TIMEOUT"] + worker.LEASE_MARGIN <= 60
+    clock.advance(app.config["WEBHOOKS_TIMEOUT"] + app.config["WORKER_LEASE_MARGIN"])
+    assert app.config["WEBHOOKS_TIMEOUT"] + app.config["WORKER_LEASE_MARGIN"] <= 60
     work(app)
     assert len(receiver.requests) == 1
     (row,) = deliveries(owner_client, hook["id"])
@@ -523,19 +531,23 @@ def test_the_console_lists_creates_shows_the_log_replays_and_pings(
         data=hidden_fields(page),
     )
     assert replay.status_code == 303
+    work(app)
     verify(secret, receiver.requests[-1])
     assert "healthy" in browser.get("/admin/webhooks").text
 
     ping = browser.post(f"/admin/webhooks/{hook['id']}/ping", data=hidden_fields(page))
     assert ping.status_code == 303
-    assert verify(secret, receiver.requests[-1])["type"] == "webhook.ping"
     shown = browser.get(ping.headers["Location"]).text
-    assert "Ping sent" in shown and "webhook.ping" in shown
+    assert "Ping queued" in shown and "webhook.ping" in shown and "data-refresh" in shown
+    work(app)
+    assert verify(secret, receiver.requests[-1])["type"] == "webhook.ping"
+    landed = browser.get(f"/admin/webhooks/{hook['id']}").text
+    assert "ping:" in landed and "data-refresh" not in landed  # its outcome, no more waiting
 
     refused = submit(
         browser, "/admin/webhooks/new", "/admin/webhooks", url="ftp://x", events=["order.placed"]
     )
-    assert refused.status_code == 400 and "url:" in refused.text
+    assert refused.status_code == 400 and "Endpoint URL: " in refused.text
 
     owner_client.post(
         "/roles",
@@ -635,7 +647,7 @@ def test_redirects_are_not_followed_reads_are_bounded_and_attempts_time_out(
     try:
         create_hook(owner, receiver.url, "webhook.ping", status=400)  # not subscribable
         hook = create_hook(owner, receiver.url, "product.created")
-        delivery = owner.post(f"/webhooks/{hook['id']}/ping").json
+        delivery = asked(owner, app, f"/webhooks/{hook['id']}/ping")
         (attempt,) = delivery["attempts"]
     finally:
         receiver.stop()
@@ -682,7 +694,7 @@ def test_the_procfile_worker_delivers_until_sigterm(app, database_url, owner_cli
 @pytest.mark.live
 def test_sigterm_stops_the_worker_within_its_stop_timeout(app, database_url, owner_client):
     silent = Misbehaving("silent")
-    create_hook(owner_client, silent.url, "product.created")
+    hook = create_hook(owner_client, silent.url, "product.created")
     add_product(app)
     env = {
         **os.environ,
@@ -715,7 +727,13 @@ def test_sigterm_stops_the_worker_within_its_stop_timeout(app, database_url, own
             process.kill()
         silent.stop()
     assert process.returncode == 0, output
-    assert "abandoned" in output, output
+    # The attempt in flight was cut and its delivery released, due at once for any worker,
+    # with no attempt recorded (the next worker's is the one the log shows).
+    assert "Worker stopped." in output and "abandoned" not in output, output
+    (delivery,) = deliveries(owner_client, hook["id"])
+    assert delivery["status"] == "pending" and delivery["attempts"] == []
+    due = datetime.fromisoformat(delivery["next_attempt_at"].replace("Z", "+00:00"))
+    assert due <= datetime.now(UTC)
 
 
 @pytest.mark.live
@@ -779,3 +797,78 @@ def http_json(base, method, path, cookie, **body):
         cookies = response.headers.get_all("Set-Cookie") or []
         session = next((c.split(";")[0] for c in cookies if "admin_session" in c), cookie)
         return json.loads(response.read()), session
+
+
+def test_webhooks_status_and_the_console_show_backlog_oldest_age_last_success_and_failure(
+    app, clock, owner_client, receiver
+):
+    from tests.admin_helpers import console_client
+
+    failing_receiver = Receiver(default=500)
+    try:
+        healthy = create_hook(owner_client, receiver.url, "product.created")
+        failing = create_hook(owner_client, failing_receiver.url, "product.created")
+        add_product(app, name="First")
+        work(app)  # sent to one, failed at the other (retried in about 5 s)
+        sent_at = worker.iso(clock())
+        clock.advance(3)
+        add_product(app, name="Second")  # waiting at both
+        result = app.test_cli_runner().invoke(args=["webhooks", "status"])
+    finally:
+        failing_receiver.stop()
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines()}
+    assert lines[healthy["id"]].split()[1:5] == ["ok", "backlog=1", "oldest_pending=0s",
+                                                  f"last_success={sent_at}"]  # fmt: skip
+    assert "last_failure=never" in lines[healthy["id"]]
+    assert lines[failing["id"]].split()[1:6] == [
+        "failing", "backlog=2", "oldest_pending=3s", "last_success=never",
+        f"last_failure={sent_at}",
+    ]  # fmt: skip
+    assert "outbox webhooks: 3 pending, the oldest 3s old" in result.output
+    assert "outbox mail: 0 pending" in result.output
+    page = console_client(app, "owner@example.com").get("/admin/webhooks").text
+    row = page.split(f'id="queue-{failing["id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert '"Waiting">2<' in row and "3 s" in row and "never" in row
+    assert "Mail waiting: 0" in page
+
+
+def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_them(
+    make_app, owner_client
+):
+    from shop import deadlines
+    from shop.webhooks import pool
+
+    app, owner = owner_with_timeout(make_app, 5)
+    hung, healthy = Misbehaving("silent"), Receiver()
+    stop = threading.Event()
+    sender = pool.Sender(app, stop)
+    try:
+        slow = create_hook(owner, hung.url, "product.created")
+        fast = create_hook(owner, healthy.url, "product.created")
+        for n in range(3):
+            add_product(app, name=f"Tea {n}")  # 3 deliveries to each
+        with app.app_context():
+            assert sender.dispatch() == 4  # 2 to each origin; the third of each waits
+        for _ in range(1000):  # bounded poll: the healthy ones answered, the hung ones held
+            if len(healthy.requests) == 2 and len(hung.held) == 2 and sender.running == 2:
+                break
+            threading.Event().wait(0.01)
+        assert len(healthy.requests) == 2 and len(hung.held) == 2
+        with app.app_context():
+            assert sender.dispatch() == 1  # the healthy origin's third, past the hung backlog
+        for _ in range(1000):
+            if len(healthy.requests) == 3 and sender.running == 2:
+                break
+            threading.Event().wait(0.01)
+        assert len(healthy.requests) == 3 and len(hung.held) == 2  # never a third at once
+    finally:
+        stop.set()  # as SIGTERM does: the attempts in flight are cut and given back
+        deadlines.cut_all()
+        sender.threads.shutdown(wait=True)
+        hung.stop()
+        healthy.stop()
+    assert all(d["status"] == "succeeded" for d in deliveries(owner, fast["id"]))
+    held = deliveries(owner, slow["id"])
+    assert [d["attempts"] for d in held] == [[], [], []]  # cut on stop: released, not logged
+    assert all(d["status"] == "pending" and d["next_attempt_at"] for d in held)

@@ -3,6 +3,7 @@
 import json
 import socket
 import threading
+import time
 from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,6 +25,9 @@ class Receiver:
         self.answers = []
         self.default = default
         self.lock = threading.Lock()
+        # While ``holding`` is set, a request is read and held unanswered (not recorded)
+        # until ``released`` is set; ``held`` counts them.
+        self.holding, self.released, self.held = threading.Event(), threading.Event(), 0
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -31,12 +35,19 @@ class Receiver:
 
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if receiver.holding.is_set():
+                    with receiver.lock:
+                        receiver.held += 1
+                    receiver.released.wait(60)
+                    self.close_connection = True
+                    return
                 with receiver.lock:
                     receiver.requests.append(
                         {
                             "headers": {k.lower(): v for k, v in self.headers.items()},
                             "body": body,
                             "port": self.client_address[1],
+                            "at": time.time(),
                         }
                     )
                     status = receiver.answers.pop(0) if receiver.answers else receiver.default
@@ -71,6 +82,7 @@ class Receiver:
         self.stop()
 
     def stop(self) -> None:
+        self.released.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
@@ -151,3 +163,17 @@ def deliveries(client, hook_id) -> list[dict]:
     response = client.get(f"/webhooks/{hook_id}/deliveries")
     assert response.status_code == 200, response.json
     return response.json["items"]
+
+
+def asked(client, app, path: str) -> dict:
+    """POST a ping or replay (``path``), which is queued (202), run the worker once, and
+    answer the delivery as its log then shows it (through the 202's ``Location``)."""
+    response = client.post(path)
+    assert response.status_code == 202, response.json
+    assert response.json["kind"] in ("ping", "replay")
+    work(app)
+    shown = client.get(response.headers["Location"])
+    assert shown.status_code == 200, shown.json
+    assert shown.json["queued"] == []
+    assert response.json["id"] in [attempt["id"] for attempt in shown.json["attempts"]]
+    return shown.json

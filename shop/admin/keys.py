@@ -9,7 +9,16 @@ from flask import current_app, g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from shop import db
-from shop.admin.views import ID_RE, NUMBER_RE, PAGE_SIZE, _require, bp, csrf_token, sign
+from shop.admin.views import (
+    ID_RE,
+    NUMBER_RE,
+    PAGE_SIZE,
+    _require,
+    bp,
+    csrf_token,
+    for_people,
+    sign,
+)
 from shop.auth import key_rules, key_store
 from shop.auth.key_state import is_dormant
 from shop.auth.permissions import ALL_SCOPES
@@ -66,6 +75,10 @@ def _scope_groups() -> list[tuple[str, list[str]]]:
     return [(resource, scopes) for resource, scopes in groups.items() if scopes]
 
 
+# The create form's labels, for what the API says of a field.
+_LABELS = {"label": "Label", "expires_at": "Expires on"}
+
+
 def _form_page(form: dict, error: str | None = None, status: int = 200):
     """The create form; ``form`` holds what was typed, and the id the key will take."""
     return (
@@ -118,7 +131,7 @@ def create_key():
         ):
             return _already_created(form["key_id"])
         body, status, _ = error_response(error)
-        return _form_page(form, body["message"], status)
+        return _form_page(form, for_people(body["message"], _LABELS), status)
     return render_template("admin/created.html", key=created)
 
 

@@ -110,6 +110,26 @@ def password_reset_page():
         error = f"Choose a password of at least {MIN_LENGTH} characters."
         return render_template("admin/password_reset.html", token=token, error=error), 400
     if password_reset.confirm(token, password) is None:
-        error = "This link is invalid, used or expired: ask for a new one."
+        error = "This link is invalid, used or expired: ask for a new one below."
         return render_template("admin/password_reset.html", token=token, error=error), 400
     return redirect(url_for("admin.login", reset=1), 303)
+
+
+@bp.route("/password-reset/request", methods=["GET", "POST"])
+@limiter.shared_limit(
+    password_reset.REQUEST_LIMIT, scope=password_reset.REQUEST_SCOPE, methods=["POST"]
+)
+def password_reset_request():
+    """Ask for a reset e-mail (an administrator's account), as ``POST /auth/password-reset``:
+    the same answer whether or not the account exists."""
+    if request.method == "GET":
+        return render_template("admin/password_reset_request.html", error=None, sent=None)
+    email = request.form.get("email", "")[:320]
+    if not email.strip():
+        error = "Enter the email you sign in with."
+        return render_template("admin/password_reset_request.html", error=error, sent=None), 400
+    password_reset.request_reset(email, "admin")
+    page = render_template(
+        "admin/password_reset_request.html", error=None, sent=password_reset.ACCEPTED
+    )
+    return page

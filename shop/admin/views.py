@@ -47,8 +47,10 @@ bp = Blueprint(
 LOGIN_COOKIE = "shop_admin_signin"
 # Pages before sign-in: their forms carry a token derived from the sign-in cookie.
 _SIGN_IN_ENDPOINTS = frozenset({"admin.login", "admin.login_code"})
-# The reset page's form carries the reset token itself, which no other site can know.
-_PUBLIC_ENDPOINTS = _SIGN_IN_ENDPOINTS | {"admin.password_reset_page"}
+# The reset page's form carries the reset token itself, which no other site can know; a
+# forged request for a reset link only mails the account's owner (the API asks no token).
+_NO_TOKEN_ENDPOINTS = frozenset({"admin.password_reset_page", "admin.password_reset_request"})
+_PUBLIC_ENDPOINTS = _SIGN_IN_ENDPOINTS | _NO_TOKEN_ENDPOINTS
 PAGE_SIZE = 25
 NEXT_RE = re.compile(r"/admin(/[A-Za-z0-9_\-/]*)?")
 ID_RE = db.ID_RE  # the one id format (shop/db/ids.py)
@@ -86,7 +88,7 @@ def gate():
             return redirect(url_for("admin.login", **query), 303)
         if caller.kind != "admin":
             abort(403, "The admin console is for signed-in administrators, not API keys.")
-    if request.method == "POST" and request.endpoint != "admin.password_reset_page":
+    if request.method == "POST" and request.endpoint not in _NO_TOKEN_ENDPOINTS:
         if request.endpoint in _SIGN_IN_ENDPOINTS and not g.signin_cookie:
             return login_page("Your sign-in form had expired: please sign in again.", status=400)
         sent = request.form.get("csrf_token", "")
@@ -107,8 +109,9 @@ def security_headers(response):
 def error_page(error):
     """Every error of the console as a small HTML page, with the API's message and status."""
     body, status, headers = error_response(error)
+    message = for_people(body["message"])
     page = render_template(
-        "admin/error.html", status=status, message=body["message"], csrf_token=csrf_token
+        "admin/error.html", status=status, message=message, csrf_token=csrf_token
     )
     return page, status, headers
 
@@ -155,6 +158,23 @@ def minute_time(stamp: str | None) -> Markup:
 def exact_time(stamp: str | None) -> str:
     """A stored timestamp to the second, for a tooltip: ``2027-01-31 00:00:00 UTC``."""
     return parse(stamp).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+
+
+_FIELD_PREFIX = re.compile(r"(^|; )([a-z_][a-z0-9_.\[\]]*): (\S)")
+
+
+def for_people(message: str, labels: dict[str, str] | None = None) -> str:
+    """An API message as the console says it: the field name the JSON API puts first becomes
+    the form's label for it (``expires_at: must be`` -> ``Expires on: must be``), or goes
+    (``scopes: give at least one scope`` -> ``Give at least one scope``)."""
+
+    def said(match: re.Match) -> str:
+        label = (labels or {}).get(match.group(2))
+        if label:
+            return f"{match.group(1)}{label}: {match.group(3).lower()}"
+        return match.group(1) + match.group(3).upper()
+
+    return _FIELD_PREFIX.sub(said, message)
 
 
 def _require(permission: str) -> None:

@@ -6,7 +6,8 @@ replay and ping. Every action goes through ``shop.webhooks.store``, as the JSON 
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop.admin.views import PAGE_SIZE, _require, bp
+from shop import health
+from shop.admin.views import PAGE_SIZE, _require, bp, for_people
 from shop.errors import error_response
 from shop.webhooks import store
 from shop.webhooks.events import EVENTS, allowed_events
@@ -14,9 +15,20 @@ from shop.webhooks.events import EVENTS, allowed_events
 
 @bp.route("/webhooks")
 def webhooks():
-    """Every webhook, newest first, with its last success and since when it fails."""
+    """Every webhook, newest first, with its last success and since when it fails; and
+    the worker's panel: each endpoint's backlog, oldest pending age, last success and
+    failure, and the mail outbox's."""
     _require("webhooks.read")
-    return render_template("admin/webhooks.html", result=store.list_page(1, 100))
+    return render_template(
+        "admin/webhooks.html",
+        result=store.list_page(1, 100),
+        queue=store.status(),
+        outbox=health.outbox_backlog(),
+    )
+
+
+# The create form's labels, for what the API says of a field.
+_LABELS = {"url": "Endpoint URL", "description": "Description"}
 
 
 def _form_page(form: dict, error: str | None = None, status: int = 200):
@@ -47,7 +59,7 @@ def create_webhook():
         created = store.create(form, g.caller)
     except HTTPException as error:
         body, status, _ = error_response(error)
-        return _form_page(form, body["message"], status)
+        return _form_page(form, for_people(body["message"], _LABELS), status)
     return render_template("admin/webhook_created.html", hook=created)
 
 
@@ -67,17 +79,17 @@ def webhook(webhook_id):
 
 @bp.route("/webhooks/<id:webhook_id>/ping", methods=["POST"])
 def ping_webhook(webhook_id):
-    """Send a test event now, then back to the log, whose top row is its outcome."""
+    """Queue a test event, then back to the log, whose top row shows it when it lands."""
     _require("webhooks.update")
-    store.ping(webhook_id, g.caller)
+    store.ping(webhook_id)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="ping"), 303)
 
 
 @bp.route("/webhooks/<id:webhook_id>/deliveries/<id:delivery_id>/retry", methods=["POST"])
 def retry_delivery(webhook_id, delivery_id):
-    """Replay a delivery now, with its webhook-id, then back to the log."""
+    """Queue a replay of a delivery, with its webhook-id, then back to the log."""
     _require("webhooks.update")
-    store.retry(webhook_id, delivery_id, g.caller)
+    store.retry(webhook_id, delivery_id)
     return redirect(url_for("admin.webhook", webhook_id=webhook_id, sent="replay"), 303)
 
 

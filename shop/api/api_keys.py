@@ -9,7 +9,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
-from shop.api.common import Blueprint, PageQuerySchema, page_schema
+from shop.api.common import Blueprint, CreatedSinceQuerySchema, page_schema
 from shop.auth import key_rules, key_store, key_usage
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
@@ -190,7 +190,7 @@ class ApiKeyRollSchema(Schema):
     )
 
 
-class ApiKeyQuerySchema(PageQuerySchema):
+class ApiKeyQuerySchema(CreatedSinceQuerySchema):
     status = enum_field("ApiKeyStatus", KEY_STATUSES)
 
 
@@ -213,7 +213,9 @@ class ApiKeys(MethodView):
 
         Never shows a secret or a hash.
         """
-        return key_store.list_page(g.caller, args.get("status"), args["page"], args["page_size"])
+        return key_store.list_page(
+            g.caller, args.get("status"), args["page"], args["page_size"], since=args
+        )
 
     @blp.doc(operationId="createApiKey")
     @blp.arguments(ApiKeyCreateSchema)

@@ -4,7 +4,14 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    CreatedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import ActorSchema
 from shop.auth.decorators import require_permission
 
@@ -21,7 +28,7 @@ class AuditEntrySchema(Schema):
     details = fields.Dict(required=True)
 
 
-class AuditQuerySchema(PageQuerySchema):
+class AuditQuerySchema(CreatedSinceQuerySchema):
     event = fields.String(
         validate=validate.Length(max=100),
         metadata={"description": "Only entries of this event, such as `login.failed`."},
@@ -36,13 +43,15 @@ class AuditLog(MethodView):
     @require_permission("audit.read")
     def get(self, args):
         """The audit log, newest first"""
-        clause, params = "", {}
+        where = Where()
         if args.get("event"):
-            clause, params = " WHERE event = :event", {"event": args["event"]}
+            where.add("event = :event", event=args["event"])
+        changed_since(where, args, updated=False, created="at")  # an entry never changes
+        clause = where.sql()
         return paginate(
             "SELECT * FROM audit_log" + clause + " ORDER BY at DESC, id DESC",
             "SELECT COUNT(*) FROM audit_log" + clause,
-            params,
+            where.params,
             args,
             convert=audit.present,
         )

@@ -8,7 +8,14 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, slugs
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.errors import abort
@@ -60,7 +67,7 @@ class CategoryUpdateSchema(Schema):
     position = fields.Integer(strict=True, validate=_POSITION)
 
 
-class CategoryQuerySchema(PageQuerySchema):
+class CategoryQuerySchema(ChangedSinceQuerySchema):
     pass
 
 
@@ -90,10 +97,12 @@ class Categories(MethodView):
 
         Flat: rebuild the tree from `parent_id`. Ties in `position` go by name.
         """
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY position, name, id"
         return paginate(
-            f"SELECT {_COLUMNS} FROM categories ORDER BY position, name, id",
-            "SELECT COUNT(*) FROM categories",
-            {},
+            f"SELECT {_COLUMNS} FROM categories" + where.sql() + order,
+            "SELECT COUNT(*) FROM categories" + where.sql(),
+            where.params,
             args,
         )
 

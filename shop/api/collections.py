@@ -9,7 +9,14 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db, slugs
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import ProductSchema
 from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
@@ -87,7 +94,7 @@ class CollectionUpdateSchema(Schema):
     product_ids = ProductIds
 
 
-class CollectionQuerySchema(PageQuerySchema):
+class CollectionQuerySchema(ChangedSinceQuerySchema):
     pass
 
 
@@ -148,10 +155,12 @@ class Collections(MethodView):
     @blp.response(200, page_schema(CollectionSchema))
     def get(self, args):
         """List collections, by title"""
+        where = Where()
+        order = changed_since(where, args, "c.") or " ORDER BY c.title, c.id"
         return paginate(
-            _SELECT + " ORDER BY c.title, c.id",
-            "SELECT COUNT(*) FROM collections",
-            {},
+            _SELECT + where.sql() + order,
+            "SELECT COUNT(*) FROM collections c" + where.sql(),
+            where.params,
             args,
             convert=_present,
         )

@@ -25,11 +25,34 @@ from shop.api.dump import compile_dump
 from shop.errors import abort, error_response
 from shop.extensions import limiter
 from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
-from shop.openapi import ConventionsPlugin, ShopMarshmallowPlugin, register_components
-from shop.pages import LIKE, Where, like_pattern, paginate  # noqa: F401 - the blueprints' helpers
+from shop.openapi import (
+    ConventionsPlugin,
+    DateOrDateTime,
+    ShopMarshmallowPlugin,
+    register_components,
+)
+from shop.pages import (  # noqa: F401 - the blueprints' helpers
+    LIKE,
+    Where,
+    changed_since,
+    like_pattern,
+    paginate,
+)
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
+
+
+def read_body(req) -> bytes:
+    """The request body; 413 past the route's limit, also for a chunked body."""
+    data = req.get_data(cache=True)
+    limit = req.max_content_length
+    # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
+    # more byte from the server's own stream tells a body over the limit.
+    cut = req.content_length is None and limit is not None and len(data) >= limit
+    if cut and req.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+    return data
 
 
 class Parser(FlaskParser):
@@ -41,14 +64,7 @@ class Parser(FlaskParser):
         """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
         if not is_json_request(req):
             return missing
-        data = req.get_data(cache=True)
-        limit = req.max_content_length
-        # A chunked body is cut at the limit without a word (werkzeug's LimitedStream): one
-        # more byte from the server's own stream tells a body over the limit.
-        cut = req.content_length is None and limit is not None and len(data) >= limit
-        if cut and req.environ["wsgi.input"].read(1):
-            raise RequestEntityTooLarge()
-        return inbound.loads(data)
+        return inbound.loads(read_body(req))
 
     def load_json(self, req, schema):
         """The JSON body; a missing or non-JSON body is a 400 rather than an empty object."""
@@ -179,10 +195,23 @@ def _id_parameter_schema(_converter) -> dict:
     return {"type": "string", "pattern": f"^{db.ID_PATTERN}$"}
 
 
+class RowErrorSchema(Schema):
+    """One bad row of an imported file."""
+
+    row = fields.Integer(required=True, metadata={"description": "1 is the first data row."})
+    field = fields.String(required=True, metadata={"description": "The column."})
+    message = fields.String(required=True)
+
+
 class ErrorSchema(Schema):
-    """Every error body."""
+    """Every error body: ``message``; a file refused for its rows (``POST /products/import``)
+    also names each bad row in ``errors``."""
 
     message = fields.String(required=True)
+    errors = fields.List(
+        fields.Nested(RowErrorSchema),
+        metadata={"description": "Only from imports: every bad row, its column and why."},
+    )
 
 
 class Api(flask_smorest.Api):
@@ -226,6 +255,34 @@ class PageQuerySchema(Schema):
 
     page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+
+
+def _since(what: str) -> DateOrDateTime:
+    return DateOrDateTime(
+        metadata={
+            "description": f"Only records {what} at or after this ISO 8601 date or date-time"
+            " (UTC unless given)."
+        }
+    )
+
+
+class CreatedSinceQuerySchema(PageQuerySchema):
+    """A list of records that do not change once made: ``created_after``."""
+
+    created_after = _since("created")
+
+
+class ChangedSinceQuerySchema(CreatedSinceQuerySchema):
+    """A list an integration syncs: ``created_after`` and ``updated_after``; the latter sorts
+    the list by ``updated_at``, then ``id``, oldest first (``shop.pages.changed_since``)."""
+
+    updated_after = DateOrDateTime(
+        metadata={
+            "description": "Only records created or changed at or after this ISO 8601 date or"
+            " date-time (UTC unless given), sorted by `updated_at`, then `id`, oldest first:"
+            " pass the largest `updated_at` of your last run (docs/openapi.md)."
+        }
+    )
 
 
 _page_schemas = {}

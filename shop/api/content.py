@@ -16,9 +16,10 @@ from werkzeug.routing import BaseConverter
 from shop import audit, db, webhooks
 from shop.api.common import (
     Blueprint,
-    PageQuerySchema,
+    ChangedSinceQuerySchema,
     StrictBoolean,
     Where,
+    changed_since,
     page_schema,
     paginate,
 )
@@ -179,7 +180,7 @@ class SyncResultSchema(Schema):
     keys = fields.Nested(SyncKeysSchema, required=True, metadata={"description": "Which ones."})
 
 
-class RegistryQuerySchema(PageQuerySchema):
+class RegistryQuerySchema(ChangedSinceQuerySchema):
     page_size = fields.Integer(load_default=100, validate=validate.Range(min=1, max=100))
     type = fields.String(validate=Type)
     published = fields.Boolean()
@@ -245,11 +246,12 @@ class Registry(MethodView):
             where.add("type = :type", type=args["type"])
         if "published" in args:
             where.add("published = :published", published=args["published"])
+        order = changed_since(where, args, tie="key") or " ORDER BY key"
         clause = where.sql()
         return paginate(
             "SELECT key, type, published, checksum, updated_at FROM content_entries"
             + clause
-            + " ORDER BY key",
+            + order,
             "SELECT COUNT(*) FROM content_entries" + clause,
             where.params,
             args,

@@ -15,9 +15,10 @@ from shop.api.common import (
     LIKE,
     WRITE_ONLY,
     Blueprint,
-    PageQuerySchema,
+    ChangedSinceQuerySchema,
     StrictBoolean,
     Where,
+    changed_since,
     like_pattern,
     page_schema,
     paginate,
@@ -50,7 +51,7 @@ class CustomerUpdateSchema(Schema):
     )
 
 
-class CustomerQuerySchema(PageQuerySchema):
+class CustomerQuerySchema(ChangedSinceQuerySchema):
     q = fields.String(
         validate=validate.Length(max=200),
         metadata={"description": "Part of the email or name, any case."},
@@ -71,9 +72,10 @@ class Customers(MethodView):
             where.add(f"(LOWER(c.email) {LIKE} OR LOWER(c.name) {LIKE})", q=like_pattern(args["q"]))
         if "active" in args:
             where.add("c.active = :active", active=args["active"])
+        order = changed_since(where, args, "c.") or " ORDER BY c.created_at DESC, c.id DESC"
         clause = where.sql()
         return paginate(
-            SELECT + clause + " ORDER BY c.created_at DESC, c.id DESC",
+            SELECT + clause + order,
             "SELECT COUNT(*) FROM customers c" + clause,
             where.params,
             args,

@@ -14,7 +14,15 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    StrictBoolean,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.auth.decorators import require_permission
 from shop.clock import iso, now_iso
 from shop.errors import abort
@@ -159,15 +167,17 @@ def _check_code_free(values: dict, discount_id: str) -> None:
 @blp.route("")
 class Discounts(MethodView):
     @blp.doc(operationId="listDiscounts")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(DiscountSchema))
     @require_permission("discounts.read")
     def get(self, args):
         """List discount codes, newest first"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY created_at DESC, id DESC"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM discounts ORDER BY created_at DESC, id DESC",
-            "SELECT COUNT(*) FROM discounts",
-            {},
+            f"SELECT {_COLUMNS} FROM discounts" + where.sql() + order,
+            "SELECT COUNT(*) FROM discounts" + where.sql(),
+            where.params,
             args,
         )
         page["items"] = [baskets.discount_from_row(row) for row in page["items"]]

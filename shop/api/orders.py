@@ -13,8 +13,9 @@ from shop import totals
 from shop.api.common import (
     WRITE_ONLY,
     Blueprint,
-    PageQuerySchema,
+    ChangedSinceQuerySchema,
     Where,
+    changed_since,
     page_schema,
     paginate,
     readable,
@@ -30,12 +31,9 @@ from shop.services.orders import SELECT, change_status, load, present_all
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
 
-class OrderQuerySchema(PageQuerySchema):
+class OrderQuerySchema(ChangedSinceQuerySchema):
     status = order_status()
     customer_id = fields.String(validate=validate.Length(max=64))
-    created_after = DateOrDateTime(
-        metadata={"description": "ISO 8601 date or date-time (UTC unless given), inclusive."}
-    )
     created_before = DateOrDateTime(
         metadata={"description": "ISO 8601 date or date-time (UTC unless given), exclusive."}
     )
@@ -90,13 +88,12 @@ class Orders(MethodView):
             where.add("o.status = :status", status=args["status"])
         if args.get("customer_id"):
             where.add("o.customer_id = :customer_id", customer_id=args["customer_id"])
-        if args.get("created_after"):
-            where.add("o.created_at >= :after", after=_utc(args["created_after"]))
         if args.get("created_before"):
             where.add("o.created_at < :before", before=_utc(args["created_before"]))
+        order = changed_since(where, args, "o.") or " ORDER BY o.created_at DESC, o.id DESC"
         clause = where.sql()
         page = paginate(
-            SELECT + clause + " ORDER BY o.created_at DESC, o.id DESC",
+            SELECT + clause + order,
             "SELECT COUNT(*) FROM orders o" + clause if clause else totals.SQL[totals.ORDERS],
             where.params,
             args,

@@ -17,11 +17,6 @@ blp = Blueprint(
     description="Password reset by e-mail.",
 )
 
-ACCEPTED = (
-    "If an account with this email exists, we have sent it a link to choose a new password."
-    " It works once, within 30 minutes."
-)
-
 
 class PasswordResetRequestSchema(Schema):
     email = fields.String(required=True, validate=validate.Length(min=1, max=320))
@@ -46,7 +41,7 @@ class MessageSchema(Schema):
 
 @blp.route("")
 class PasswordResetRequest(MethodView):
-    @limiter.limit("5 per minute;20 per hour")
+    @limiter.shared_limit(password_reset.REQUEST_LIMIT, scope=password_reset.REQUEST_SCOPE)
     @blp.arguments(PasswordResetRequestSchema)
     @blp.response(202, MessageSchema)
     @blp.doc(operationId="requestPasswordReset", security=[])
@@ -58,7 +53,7 @@ class PasswordResetRequest(MethodView):
         times an hour.
         """
         password_reset.request_reset(data["email"], data["kind"])
-        return {"message": ACCEPTED}
+        return {"message": password_reset.ACCEPTED}
 
 
 @blp.route("/confirm")

@@ -11,7 +11,14 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import Permissions
 from shop.auth.decorators import require_auth, require_permission
 from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
@@ -111,13 +118,18 @@ class Catalogue(MethodView):
 @blp.route("/roles")
 class Roles(MethodView):
     @blp.doc(operationId="listRoles")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(RoleSchema))
     @require_permission("roles.read")
     def get(self, args):
         """List roles, by name"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY name"
         result = paginate(
-            "SELECT * FROM roles ORDER BY name", "SELECT COUNT(*) FROM roles", {}, args
+            "SELECT * FROM roles" + where.sql() + order,
+            "SELECT COUNT(*) FROM roles" + where.sql(),
+            where.params,
+            args,
         )
         for row in result["items"]:
             row["permissions"] = permissions_of(row["id"])

@@ -8,11 +8,19 @@ address, as the checkout would charge them (``services/pricing.py`` decides).
 import json
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
 from shop import settings as site
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    StrictBoolean,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import country_code
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
@@ -85,11 +93,11 @@ class ShippingMethodUpdateSchema(Schema):
     active = StrictBoolean()
     position = fields.Integer(strict=True, validate=validate.Range(min=-1_000_000, max=1_000_000))
 
-    @validates("weight_bands")
-    def _distinct_bands(self, bands, **_kwargs):
-        weights = [band["up_to_grams"] for band in bands]
+    @validates_schema  # after the fields: skipped when a band is itself invalid
+    def _distinct_bands(self, data, **_kwargs):
+        weights = [band["up_to_grams"] for band in data.get("weight_bands") or []]
         if len(set(weights)) != len(weights):
-            raise ValidationError("two bands end at the same weight.")
+            raise ValidationError("two bands end at the same weight.", "weight_bands")
 
 
 class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
@@ -100,7 +108,7 @@ class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
 class AvailableQuerySchema(Schema):
     country = country_code(described=False, required=True)
     items = fields.List(
-        fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[0-9]{1,5}$")),
+        fields.String(validate=validate.Regexp(r"^[^:]{1,64}:[1-9][0-9]{0,4}$")),
         validate=validate.Length(max=100),
         metadata={
             "description": "The basket: `variant_id:quantity` (or `product_id:quantity` for a"
@@ -147,15 +155,17 @@ def _values(data: dict) -> dict:
 @blp.route("")
 class ShippingMethods(MethodView):
     @blp.doc(operationId="listShippingMethods")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(ShippingMethodSchema))
     @require_permission("shipping.read")
     def get(self, args):
         """List shipping methods, by position"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY position, name, id"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM shipping_methods ORDER BY position, name, id",
-            "SELECT COUNT(*) FROM shipping_methods",
-            {},
+            f"SELECT {_COLUMNS} FROM shipping_methods" + where.sql() + order,
+            "SELECT COUNT(*) FROM shipping_methods" + where.sql(),
+            where.params,
             args,
         )
         page["items"] = [baskets.method_from_row(row) for row in page["items"]]
@@ -194,8 +204,6 @@ class AvailableShippingMethods(MethodView):
         entries = []
         for entry in args.get("items") or []:
             thing, quantity = entry.rsplit(":", 1)
-            if int(quantity) < 1:
-                abort(400, f"items: {entry}: the quantity must be at least 1.")
             entries.append((thing, int(quantity)))
         known = baskets.existing_variants([thing for thing, _ in entries])
         items = [

@@ -5,13 +5,20 @@ a line (country + region, then country, then ``*``); several taxes on one line (
 and a city) are entered as their sum. ``tax.*`` permissions, ``read:tax`` / ``write:tax``.
 """
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.countries import CODES
@@ -25,20 +32,21 @@ _COLUMNS = "id, country, region, tax_class, rate, name, created_at, updated_at"
 _TAKEN = "A rate for this country, region and tax class exists: change that one."
 
 
-def _rate(value: str) -> None:
-    try:
-        rate = Decimal(value)
-    except InvalidOperation:
-        raise ValidationError(
-            "Give the percentage as a decimal string, such as 20 or 5.5."
-        ) from None
-    if not rate.is_finite() or rate < 0 or rate > 100 or rate.as_tuple().exponent < -4:
-        raise ValidationError("Give a percentage from 0 to 100 with at most 4 decimals.")
+# A percentage from 0 to 100 with at most 4 decimals, said in the description's pattern.
+_rate = validate.Regexp(
+    r"^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$",
+    error="Give a percentage from 0 to 100 with at most 4 decimals, such as 20 or 5.5.",
+)
+_COUNTRY_ERROR = "Use an ISO 3166-1 alpha-2 code in capitals (DE), or * for any."
 
 
-def _country(value: str) -> None:
+def _known_country(value: str) -> None:
     if value != "*" and value not in CODES:
-        raise ValidationError("Use an ISO 3166-1 alpha-2 code in capitals (DE), or * for any.")
+        raise ValidationError(_COUNTRY_ERROR)
+
+
+# The pattern for the description (a plain string, not a 250-value enum), then the codes.
+_country = [validate.Regexp(r"^(\*|[A-Z]{2})$", error=_COUNTRY_ERROR), _known_country]
 
 
 class TaxRateSchema(Schema):
@@ -116,15 +124,17 @@ def _values(data: dict) -> dict:
 @blp.route("")
 class TaxRates(MethodView):
     @blp.doc(operationId="listTaxRates")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(TaxRateSchema))
     @require_permission("tax.read")
     def get(self, args):
         """List tax rates, by country, region and class"""
+        where = Where()
+        order = changed_since(where, args) or " ORDER BY country, region, tax_class, id"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM tax_rates ORDER BY country, region, tax_class, id",
-            "SELECT COUNT(*) FROM tax_rates",
-            {},
+            f"SELECT {_COLUMNS} FROM tax_rates" + where.sql() + order,
+            "SELECT COUNT(*) FROM tax_rates" + where.sql(),
+            where.params,
             args,
         )
         page["items"] = [_present(row) for row in page["items"]]

@@ -43,7 +43,9 @@ class TwoFactorConfirmSchema(Schema):
     otp = fields.String(required=True, validate=validate.Length(min=1, max=16))
 
 
-class RecoveryCodesSchema(Schema):
+class TwoFactorRecoveryCodesSchema(Schema):
+    """Named so that no generated model's local variable shadows its one field."""
+
     recovery_codes = fields.List(
         fields.String(),
         required=True,
@@ -90,7 +92,7 @@ class TwoFactorSetup(MethodView):
 class TwoFactorConfirm(MethodView):
     @limiter.limit("10 per minute")
     @blp.arguments(TwoFactorConfirmSchema)
-    @blp.response(200, RecoveryCodesSchema)
+    @blp.response(200, TwoFactorRecoveryCodesSchema)
     @blp.doc(operationId="confirmTwoFactor")
     @require_auth("admin")
     def post(self, data):

@@ -17,9 +17,10 @@ from shop import audit, db
 from shop.api.common import (
     LIKE,
     Blueprint,
-    PageQuerySchema,
+    ChangedSinceQuerySchema,
     StrictBoolean,
     Where,
+    changed_since,
     like_pattern,
     page_schema,
     paginate,
@@ -80,7 +81,7 @@ class UserUpdateSchema(Schema):
     active = StrictBoolean()
 
 
-class UserQuerySchema(PageQuerySchema):
+class UserQuerySchema(ChangedSinceQuerySchema):
     q = fields.String(
         validate=validate.Length(max=200),
         metadata={"description": "Part of the email or name, any case."},
@@ -139,9 +140,10 @@ class Users(MethodView):
             where.add("r.name = :role", role=args["role"])
         if "active" in args:
             where.add("u.active = :active", active=args["active"])
+        order = changed_since(where, args, "u.") or " ORDER BY u.email"
         clause = where.sql()
         return paginate(
-            USER_SELECT + clause + " ORDER BY u.email",
+            USER_SELECT + clause + order,
             "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id" + clause,
             where.params,
             args,

@@ -7,7 +7,12 @@ from flask import current_app, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop.api.common import Blueprint, PageQuerySchema, StrictBoolean, page_schema
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    StrictBoolean,
+    page_schema,
+)
 from shop.auth.decorators import require_permission
 from shop.extensions import limiter
 from shop.openapi import enum_field
@@ -22,8 +27,8 @@ DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped"]
 
 Url = validate.Length(min=1, max=2000)
 
-# Ping and replay send during the request: counted together per caller (the key or the
-# administrator), besides the few at once ``store`` lets run.
+# Ping and replay are queued for the worker (``shop/webhooks/manual.py``): counted together
+# per caller (the key or the administrator), besides the few a webhook may have waiting.
 SENDING_LIMIT = "10 per minute"
 
 
@@ -97,6 +102,7 @@ class WebhookUpdateSchema(Schema):
 
 
 class AttemptSchema(Schema):
+    id = fields.String(required=True)
     at = fields.String(required=True)
     kind = enum_field(
         "WebhookAttemptKind", ["scheduled", "replay", "ping", "skipped"], required=True
@@ -105,6 +111,21 @@ class AttemptSchema(Schema):
     duration_ms = fields.Integer(required=True)
     response_excerpt = fields.String(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)
+
+
+class QueuedSchema(Schema):
+    id = fields.String(required=True, metadata={"description": "The attempt's id, once made."})
+    kind = enum_field("WebhookRequestKind", ["ping", "replay"], required=True)
+    requested_at = fields.String(required=True)
+
+
+class QueuedAttemptSchema(QueuedSchema):
+    webhook_id = fields.String(required=True)
+    delivery_id = fields.String(required=True)
+    expires_at = fields.String(
+        required=True,
+        metadata={"description": "Not taken by the worker by then, it is logged as not sent."},
+    )
 
 
 class DeliverySchema(Schema):
@@ -121,21 +142,26 @@ class DeliverySchema(Schema):
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
     attempts = fields.List(fields.Nested(AttemptSchema), required=True)
+    queued = fields.List(
+        fields.Nested(QueuedSchema),
+        required=True,
+        metadata={"description": "Pings and replays asked for and not yet made."},
+    )
 
 
-class DeliveryQuerySchema(PageQuerySchema):
+class DeliveryQuerySchema(ChangedSinceQuerySchema):
     status = enum_field("WebhookDeliveryStatus", DELIVERY_STATUSES)
 
 
 @blp.route("")
 class Webhooks(MethodView):
     @blp.doc(operationId="listWebhooks")
-    @blp.arguments(PageQuerySchema, location="query")
+    @blp.arguments(ChangedSinceQuerySchema, location="query")
     @blp.response(200, page_schema(WebhookSchema))
     @require_permission("webhooks.read")
     def get(self, args):
         """List webhooks, newest first, with their health"""
-        return store.list_page(args["page"], args["page_size"])
+        return store.list_page(args["page"], args["page_size"], since=args)
 
     @blp.doc(operationId="createWebhook")
     @blp.arguments(WebhookCreateSchema)
@@ -179,21 +205,30 @@ class WebhookById(MethodView):
         store.delete(webhook_id)
 
 
+def _queued(request: dict):
+    """202 with the queued attempt, and where its outcome will show."""
+    where = f"/webhooks/{request['webhook_id']}/deliveries/{request['delivery_id']}"
+    return request, 202, {"Location": where}
+
+
 @blp.route("/<id:webhook_id>/ping")
 class WebhookPing(MethodView):
     @blp.doc(operationId="pingWebhook")
     @limiter.shared_limit(SENDING_LIMIT, scope="webhook-send", key_func=_caller_key)
-    @blp.response(200, DeliverySchema)
+    @blp.response(202, QueuedAttemptSchema, headers={"Location": {"schema": {"type": "string"}}})
     @require_permission("webhooks.update")
     def post(self, webhook_id):
-        """Send a test event now
+        """Queue a test event
 
-        A `webhook.ping` event is sent at once, signed like any other, and never retried;
-        the answer is its delivery with the attempt's outcome. At most 10 pings and replays
-        a minute per caller (429), and only a few at once per server: 503 with Retry-After
-        while they are busy.
+        A `webhook.ping` event, signed like any other, is queued for the worker, which sends
+        it within seconds (5 s timeout) and never retries it. The answer (202) is the
+        attempt to come: its `id`, and its delivery (`Location`,
+        `GET /webhooks/{webhook_id}/deliveries/{delivery_id}`), whose `attempts` show the
+        outcome once made and `queued` until then. Not taken within 60 s (the worker down),
+        it is logged as not sent. At most 10 pings and replays a minute per caller (429),
+        and 3 waiting per webhook (503 with Retry-After).
         """
-        return store.ping(webhook_id, g.caller)
+        return _queued(store.ping(webhook_id))
 
 
 @blp.route("/<id:webhook_id>/rotate-secret")
@@ -225,22 +260,32 @@ class WebhookDeliveries(MethodView):
         and the next retry.
         """
         return store.deliveries_page(
-            webhook_id, args.get("status"), args["page"], args["page_size"]
+            webhook_id, args.get("status"), args["page"], args["page_size"], since=args
         )
+
+
+@blp.route("/<id:webhook_id>/deliveries/<id:delivery_id>")
+class WebhookDelivery(MethodView):
+    @blp.doc(operationId="getWebhookDelivery")
+    @blp.response(200, DeliverySchema)
+    @require_permission("webhooks.read")
+    def get(self, webhook_id, delivery_id):
+        """One delivery, with every attempt and the pings or replays still queued"""
+        return store.delivery(webhook_id, delivery_id)
 
 
 @blp.route("/<id:webhook_id>/deliveries/<id:delivery_id>/retry")
 class WebhookDeliveryRetry(MethodView):
     @blp.doc(operationId="retryWebhookDelivery")
     @limiter.shared_limit(SENDING_LIMIT, scope="webhook-send", key_func=_caller_key)
-    @blp.response(200, DeliverySchema)
+    @blp.response(202, QueuedAttemptSchema, headers={"Location": {"schema": {"type": "string"}}})
     @require_permission("webhooks.update")
     def post(self, webhook_id, delivery_id):
-        """Replay a delivery now
+        """Queue a replay of a delivery
 
-        Sent at once with the same `webhook-id` (receivers deduplicate on it) and a fresh
-        timestamp and signature; a failed replay leaves the delivery's retries as they were.
-        Limited as ping is: 429 past 10 a minute per caller, 503 with Retry-After while the
-        server's few sending slots are busy.
+        The worker sends it again within seconds with the same `webhook-id` (receivers
+        deduplicate on it) and a fresh timestamp and signature; a failed replay leaves the
+        delivery's retries as they were. The answer (202) is the attempt to come, as for a
+        ping; limited as ping is.
         """
-        return store.retry(webhook_id, delivery_id, g.caller)
+        return _queued(store.retry(webhook_id, delivery_id))

@@ -34,9 +34,11 @@ def load_caller() -> None:
     g.stale_cookies = []
     if request.endpoint in ANONYMOUS_ENDPOINTS:
         return
-    header = request.headers.get("Authorization")
-    if header is not None:
-        scheme, _, credentials = header.strip().partition(" ")
+    # An empty header carries no credential: a generated client typed for keys then signs in
+    # with its cookie (docs/openapi.md).
+    header = request.headers.get("Authorization", "").strip()
+    if header:
+        scheme, _, credentials = header.partition(" ")
         if scheme.lower() != "bearer":
             abort(
                 401,
@@ -67,6 +69,7 @@ _SETUP_ENDPOINTS = frozenset(
         "admin.two_factor",
         "admin.two_factor_setup",
         "admin.two_factor_confirm",
+        "admin.two_factor_cancel",
     }
 )
 

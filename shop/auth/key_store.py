@@ -19,7 +19,7 @@ from shop.auth.key_rules import MAX_GRACE_SECONDS, check_ceiling
 from shop.auth.key_state import PREFIX, SECRET_RE, idle_days, present
 from shop.clock import iso, now
 from shop.errors import abort
-from shop.pages import Where, paginate
+from shop.pages import Where, changed_since, paginate
 
 
 def _insert(
@@ -199,8 +199,12 @@ def get(key_id: str, viewer: Caller | None = None) -> dict | None:
     return present(row) if row else None
 
 
-def list_page(viewer: Caller | None, status: str | None, page: int, page_size: int) -> dict:
-    """A page of the keys ``viewer`` may see, newest first, optionally of one status."""
+def list_page(
+    viewer: Caller | None, status: str | None, page: int, page_size: int, since=None
+) -> dict:
+    """A page of the keys ``viewer`` may see, newest first, optionally of one status and
+    made since ``since["created_after"]`` (a key has no ``updated_at``: its changes are
+    audited events)."""
     moment = now()
     where = Where(now=iso(moment))
     if viewer is not None and not viewer.is_owner:
@@ -215,6 +219,7 @@ def list_page(viewer: Caller | None, status: str | None, page: int, page_size: i
         where.add(f"k.revoked_at IS NULL AND {dated}")
     elif status == "active":
         where.add(f"k.revoked_at IS NULL AND NOT {dated}")
+    changed_since(where, since or {}, "k.", updated=False)
     return paginate(
         _SELECT + where.sql() + " ORDER BY k.created_at DESC, k.id DESC",
         "SELECT COUNT(*) FROM api_keys k" + where.sql(),

@@ -18,6 +18,15 @@ from shop.auth.passwords import hash_password
 from shop.clock import iso, now, now_iso
 
 PER_ACCOUNT_PER_HOUR = 3
+# One budget per address for asking, in the API and the console alike:
+# ``limiter.shared_limit(REQUEST_LIMIT, scope=REQUEST_SCOPE)``.
+REQUEST_LIMIT = "5 per minute;20 per hour"
+REQUEST_SCOPE = "password-reset-request"
+# What every request is told, whether or not the account exists.
+ACCEPTED = (
+    "If an account with this email exists, we have sent it a link to choose a new password."
+    " It works once, within 30 minutes."
+)
 
 _TABLES = {"admin": "users", "customer": "customers"}
 _FIND = {

@@ -54,6 +54,11 @@ def start(user_id: str, email: str) -> dict:
         " last_step = 0",
         {"id": user_id, "secret": secret, "now": now_iso()},
     )
+    return _shown(secret, email)
+
+
+def _shown(secret: str, email: str) -> dict:
+    """What the authenticator app must be shown for ``secret``: the key, its URI, a QR code."""
     issuer = settings.current()["shop_name"] or ISSUER_FALLBACK
     uri = pyotp.TOTP(secret).provisioning_uri(name=email, issuer_name=issuer)
     return {"secret": secret, "otpauth_uri": uri, "qr_svg": qr_svg(uri)}
@@ -187,6 +192,29 @@ def set_up(caller) -> dict:
         started = start(caller.id, caller.email)
         audit.record("two_factor.setup_started", {"user_id": caller.id})
     return started
+
+
+def pending_setup(caller) -> dict | None:
+    """The set-up in progress (a secret not yet confirmed), shown again; None when none.
+
+    The console keeps it until it is confirmed or cancelled, so the entry already scanned
+    stays the right one after a wrong code or a reload."""
+    row = state(caller.id)
+    if row is None or row["enabled_at"]:
+        return None
+    return _shown(row["secret"], caller.email)
+
+
+def cancel_setup(caller) -> bool:
+    """Drop the set-up in progress (its secret never was in force); False when none."""
+    with db.transaction():
+        dropped = db.execute(
+            "DELETE FROM user_two_factor WHERE user_id = :id AND enabled_at IS NULL",
+            {"id": caller.id},
+        )
+        if dropped:
+            audit.record("two_factor.setup_cancelled", {"user_id": caller.id})
+    return bool(dropped)
 
 
 def confirm_setup(caller, code: str) -> list[str]:

@@ -1,7 +1,8 @@
 """A product's images: stored, listed, ordered, served and resized once.
 
 Images live in the database (``product_images``), so every node serves them and
-``flask db backup`` keeps them (docs/catalogue-and-content.md#images says why). The bytes of
+``flask db backup`` keeps them (docs/catalogue-and-content.md#images says why), or in the
+folder ``SHOP_IMAGE_DIR`` when the operator names one (``image_files``). The bytes of
 an image id never change, so a served image is cached for a year. Each width of ``WIDTHS``
 is made on its first request from the stored original, kept in ``product_image_sizes`` and
 never recomputed; two first requests at once both make it and the second insert is a no-op.
@@ -13,7 +14,7 @@ from flask import current_app
 from shop import db
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import image_codec
+from shop.services import image_codec, image_files
 
 WIDTHS = (160, 320, 640, 1280)
 MAX_PER_PRODUCT = 250  # Shopify's limit per product
@@ -70,7 +71,8 @@ def prepare(upload: bytes) -> dict:
         abort(413, too_large(limit))
     if not upload:
         abort(400, "file: the file is empty.")
-    return image_codec.prepare(upload, current_app.config["MAX_IMAGE_PIXELS"])
+    image = image_codec.prepare(upload, current_app.config["MAX_IMAGE_PIXELS"])
+    return {**image, "data": image_files.keep(image)}
 
 
 def too_large(limit: int) -> str:
@@ -164,8 +166,10 @@ def served(image_id: str, width: int | None) -> dict:
         abort(404, "Image not found.")
     if width is None or original["width"] <= width:
         return {**original, "width": None}
-    data = db.value("SELECT data FROM product_images WHERE id = :id", {"id": image_id})
-    made = image_codec.resize(bytes(data), width)
+    stored = db.one("SELECT sha256, data FROM product_images WHERE id = :id", {"id": image_id})
+    if stored is None:
+        abort(404, "Image not found.")  # deleted meanwhile
+    made = image_codec.resize(image_files.read(stored["sha256"], stored["data"]), width)
     # Two first requests may both get here: the first insert wins, the other does nothing,
     # and both serve what is stored. An image deleted meanwhile inserts nothing.
     db.execute(
@@ -173,7 +177,7 @@ def served(image_id: str, width: int | None) -> dict:
         " data) SELECT :image_id, :width, :content_type, :height, :bytes, :sha256, :data"
         " WHERE EXISTS (SELECT 1 FROM product_images WHERE id = :image_id)"
         " ON CONFLICT (image_id, width) DO NOTHING",
-        {**made, "image_id": image_id},
+        {**made, "image_id": image_id, "data": image_files.keep(made)},
     )
     stored = _size(image_id, width)
     if stored is None:
@@ -184,15 +188,15 @@ def served(image_id: str, width: int | None) -> dict:
 def bytes_of(image_id: str, width: int | None) -> bytes:
     """The bytes ``served`` described (404 when the image was deleted since)."""
     if width is None:
-        data = db.value("SELECT data FROM product_images WHERE id = :id", {"id": image_id})
+        row = db.one("SELECT sha256, data FROM product_images WHERE id = :id", {"id": image_id})
     else:
-        data = db.value(
-            "SELECT data FROM product_image_sizes WHERE image_id = :id AND width = :width",
+        row = db.one(
+            "SELECT sha256, data FROM product_image_sizes WHERE image_id = :id AND width = :width",
             {"id": image_id, "width": width},
         )
-    if data is None:
+    if row is None:
         abort(404, "Image not found.")
-    return bytes(data)
+    return image_files.read(row["sha256"], row["data"])
 
 
 def _size(image_id: str, width: int) -> dict | None:

@@ -143,6 +143,14 @@ def ranked_page(query: ProductQuery, args: dict, fetch) -> dict:
     page, page_size = args["page"], args["page_size"]
     if query.match.empty:  # no word: nothing found
         return {"items": [], "page": page, "page_size": page_size, "total": 0}
+    conditions = query.where.conditions
+    if conditions in ([], ["p.active = 1"]) or conditions == ["p.active = :active"]:
+        active = None if not conditions else bool(query.where.params.get("active", True))
+        quick = query.match.quick_page(active, (page - 1) * page_size, page_size)
+        if quick is not None:
+            ids, total = quick
+            items = fetch(ids) if ids else []
+            return {"items": items, "page": page, "page_size": page_size, "total": total}
     rows = db.query(
         "SELECT p.id, COUNT(*) OVER () AS total FROM products p"
         + query.sql(ranked=True)

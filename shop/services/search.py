@@ -25,8 +25,10 @@ what is indexed reaches existing databases.
 
 User text never becomes query syntax: it is cut into words (letters and digits), each
 whitespace-separated piece a phrase, and the pieces must all match (AND); the last word
-typed is also a prefix, for type-ahead (``tea`` finds "Teapot", ``TS-RED`` finds the SKU
-``TS-RED-M``, ``blue tea`` finds "Blue Teapot"). Quotes, ``*``,
+typed is also a prefix of a word in the name, a SKU or an option value, for type-ahead
+(``tea`` finds "Teapot", ``TS-RED`` finds the SKU ``TS-RED-M``, ``blue tea`` finds "Blue
+Teapot"), not in the description, where a two-letter prefix would match every product's
+boilerplate. Quotes, ``*``,
 ``-``, ``AND``/``OR``/``NOT`` and parentheses are plain text. A query without any word
 matches nothing. On PostgreSQL the configuration's stop words ("the", "and") are ignored;
 SQLite keeps them.
@@ -51,42 +53,48 @@ _NAME = "p.name"
 _SKUS = """COALESCE((SELECT string_agg(v.sku, ' ') FROM product_variants v
     WHERE v.product_id = p.id AND v.active = 1 AND v.sku IS NOT NULL), '')"""
 _OPTIONS = """COALESCE((SELECT string_agg(x.value, ' ') FROM (SELECT DISTINCT o.value
-    FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
-    WHERE o.product_id = p.id AND v.active = 1) x), '')"""
+    FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id
+    WHERE v.product_id = p.id AND v.active = 1) x), '')"""
 _DESCRIPTION = "p.description"
 
-_SQLITE_COLUMNS = f"{_NAME}, {_SKUS}, {_OPTIONS}, {_DESCRIPTION}"
+# SQLite's index also holds the word "hidden" for an inactive product, in a column of its
+# own that user text never searches: the public's search filters in the index alone.
+_FLAGS = "CASE WHEN p.active = 1 THEN '' ELSE 'hidden' END"
+_SQLITE_COLUMNS = f"{_NAME}, {_SKUS}, {_OPTIONS}, {_DESCRIPTION}, {_FLAGS}"
 _SQLITE_WRITE = f"""
-    INSERT INTO product_search (product_id, name, skus, options, description)
+    INSERT INTO product_search (product_id, name, skus, options, description, flags)
     SELECT p.id, {_SQLITE_COLUMNS} FROM products p WHERE p.id = :id
     ON CONFLICT (product_id) DO UPDATE SET name = excluded.name, skus = excluded.skus,
-        options = excluded.options, description = excluded.description"""
+        options = excluded.options, description = excluded.description,
+        flags = excluded.flags"""
 _SQLITE_FILL = f"""
-    INSERT INTO product_search (product_id, name, skus, options, description)
+    INSERT INTO product_search (product_id, name, skus, options, description, flags)
     SELECT p.id, {_SQLITE_COLUMNS} FROM products p"""
+_SEARCHED = "{name skus options description}"  # the columns user text is matched in
+_TITLES = "{name skus options}"  # where the last word typed is also a prefix
 
 # The FTS5 table and the triggers that keep it: made by ``build`` (with the language's
 # tokenizer), not by the schema files, so that one text says what they are.
 _SQLITE_INDEX = (
     """CREATE VIRTUAL TABLE product_search_fts USING fts5 (
-        name, skus, options, description,
+        name, skus, options, description, flags,
         content = 'product_search', content_rowid = 'id',
         tokenize = '{tokenizer}', prefix = '2 3')""",
     """CREATE TRIGGER product_search_ai AFTER INSERT ON product_search BEGIN
-        INSERT INTO product_search_fts (rowid, name, skus, options, description)
-            VALUES (new.id, new.name, new.skus, new.options, new.description);
+        INSERT INTO product_search_fts (rowid, name, skus, options, description, flags)
+            VALUES (new.id, new.name, new.skus, new.options, new.description, new.flags);
     END""",
     """CREATE TRIGGER product_search_ad AFTER DELETE ON product_search BEGIN
         INSERT INTO product_search_fts (product_search_fts, rowid, name, skus, options,
-            description) VALUES ('delete', old.id, old.name, old.skus, old.options,
-            old.description);
+            description, flags) VALUES ('delete', old.id, old.name, old.skus, old.options,
+            old.description, old.flags);
     END""",
     """CREATE TRIGGER product_search_au AFTER UPDATE ON product_search BEGIN
         INSERT INTO product_search_fts (product_search_fts, rowid, name, skus, options,
-            description) VALUES ('delete', old.id, old.name, old.skus, old.options,
-            old.description);
-        INSERT INTO product_search_fts (rowid, name, skus, options, description)
-            VALUES (new.id, new.name, new.skus, new.options, new.description);
+            description, flags) VALUES ('delete', old.id, old.name, old.skus, old.options,
+            old.description, old.flags);
+        INSERT INTO product_search_fts (rowid, name, skus, options, description, flags)
+            VALUES (new.id, new.name, new.skus, new.options, new.description, new.flags);
     END""",
 )
 _SQLITE_DROP = (
@@ -95,8 +103,8 @@ _SQLITE_DROP = (
     "DROP TRIGGER IF EXISTS product_search_au",
     "DROP TABLE IF EXISTS product_search_fts",
 )
-# bm25 weights of name, skus, options, description.
-_SQLITE_RANK = "bm25(product_search_fts, 10.0, 10.0, 4.0, 1.0)"
+# bm25 weights of name, skus, options, description, flags.
+_SQLITE_RANK = "bm25(product_search_fts, 10.0, 10.0, 4.0, 1.0, 0.0)"
 
 # PostgreSQL's parser reads "SNK-100" as "snk" and the number "-100", and keeps e-mail,
 # URL and path forms whole: ASCII punctuation becomes spaces first, so a document is cut
@@ -111,13 +119,16 @@ def _pg_words(column: str) -> str:
 _PG_DOCUMENT = f"""
     setweight({_pg_words(_NAME)}, 'A') || setweight({_pg_words(_SKUS)}, 'A')
     || setweight({_pg_words(_OPTIONS)}, 'B') || setweight({_pg_words(_DESCRIPTION)}, 'C')"""
+# PostgreSQL's index row also keeps the product's ``active``, so the public's search ranks
+# and counts in the index alone.
 _PG_WRITE = f"""
-    INSERT INTO product_search (product_id, document)
-    SELECT p.id, {_PG_DOCUMENT} FROM products p WHERE p.id = :id
-    ON CONFLICT (product_id) DO UPDATE SET document = excluded.document"""
+    INSERT INTO product_search (product_id, document, active)
+    SELECT p.id, {_PG_DOCUMENT}, p.active FROM products p WHERE p.id = :id
+    ON CONFLICT (product_id) DO UPDATE SET document = excluded.document,
+        active = excluded.active"""
 _PG_FILL = f"""
-    INSERT INTO product_search (product_id, document)
-    SELECT p.id, {_PG_DOCUMENT} FROM products p"""
+    INSERT INTO product_search (product_id, document, active)
+    SELECT p.id, {_PG_DOCUMENT}, p.active FROM products p"""
 
 
 def _pg_params() -> dict:
@@ -164,6 +175,24 @@ def refresh(product_id: str) -> None:
         changed = db.execute(_PG_WRITE, {"id": product_id, **_pg_params()})
     if not changed:
         db.execute("DELETE FROM product_search WHERE product_id = :id", {"id": product_id})
+
+
+MISSING_BATCH = 1000
+
+
+def index_missing() -> int:
+    """Index the products without an index row, at most ``MISSING_BATCH`` (the worker's job):
+    those a node of the previous release created during a rolling upgrade, or a bulk load
+    wrote. Answers how many."""
+    missing = db.query(
+        "SELECT p.id FROM products p WHERE NOT EXISTS"
+        " (SELECT 1 FROM product_search s WHERE s.product_id = p.id) LIMIT :n",
+        {"n": MISSING_BATCH},
+    )
+    with db.transaction():
+        for row in missing:
+            refresh(row["id"])
+    return len(missing)
 
 
 def build() -> None:
@@ -226,11 +255,13 @@ class Match:
         found = pieces(text)
         self.empty = not found
         if _engine() == "sqlite":
-            # Each piece a quoted phrase of plain words, the last one's last word a prefix:
-            # "blue" "tea pot"*
-            phrases = ['"' + " ".join(words) + '"' for words in found]
+            # Each piece a quoted phrase of plain words in the searched columns; the last one
+            # also as a prefix in the titles:
+            # {...}: "blue" AND ({...}: "tea pot" OR {...}: "tea pot"*)
+            phrases = [f'{_SEARCHED} : "' + " ".join(words) + '"' for words in found]
             if phrases:
-                phrases[-1] += "*"
+                last = '"' + " ".join(found[-1]) + '"'
+                phrases[-1] = f"({phrases[-1]} OR {_TITLES} : {last}*)"
             matching = (
                 "SELECT s.product_id{score} FROM product_search_fts JOIN product_search s"
                 " ON s.id = product_search_fts.rowid WHERE product_search_fts MATCH :search"
@@ -240,12 +271,13 @@ class Match:
             self.ranked_join = f" JOIN ({matching.format(score=score)}) m ON m.product_id = p.id"
             self.ranked_condition = ""
             self.order = "m.score, p.id"
-            self.params = {"search": " ".join(phrases)}
+            self.params = {"search": " AND ".join(phrases)}
         else:
-            # 'blue' & ('tea' <-> 'pot':*): quoted lexemes, normalised by the configuration.
+            # 'blue' & ('tea' <-> 'pot' | 'tea' <-> 'pot':*AB): quoted lexemes, normalised by
+            # the configuration; the prefix in the titles only (weights A and B).
             phrases = [" <-> ".join(f"'{word}'" for word in words) for words in found]
             if phrases:
-                phrases[-1] += ":*"
+                phrases[-1] = f"{phrases[-1]} | {phrases[-1]}:*AB"
             tsquery = "to_tsquery(CAST(:language AS regconfig), :search)"
             self.condition = (
                 f"p.id IN (SELECT product_id FROM product_search WHERE document @@ {tsquery})"
@@ -255,3 +287,47 @@ class Match:
             self.order = f"ts_rank(s.document, {tsquery}) DESC, p.id"
             query = " & ".join(f"({phrase})" for phrase in phrases)
             self.params = {"search": query, "language": language()}
+            self.tsquery = tsquery
+
+    def quick_page(self, active: bool | None, offset: int, limit: int):
+        """A search of all products or of the active ones (``active`` None or True): the
+        page's product ids, ranked, and the total; None for any other filter.
+
+        The index alone ranks and counts the matches (on SQLite an inactive product's index
+        row says "hidden" in a column of its own; on PostgreSQL it keeps ``active``), so no
+        match is joined to its product: a few times cheaper than the general query on a term
+        that a tenth of the catalogue holds.
+        """
+        if active is False:
+            return None
+        if _engine() == "postgresql":
+            return self._pg_quick_page(active, offset, limit)
+        search = self.params["search"] + (" NOT flags : hidden" if active else "")
+        matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
+        total = db.value(f"SELECT COUNT(*) {matching}", {"search": search})
+        rows = db.query(
+            f"SELECT s.product_id FROM (SELECT rowid AS sid, {_SQLITE_RANK} AS score"
+            f" {matching} ORDER BY score, rowid LIMIT :limit OFFSET :offset) m"
+            " JOIN product_search s ON s.id = m.sid ORDER BY m.score, m.sid",
+            {"search": search, "limit": limit, "offset": offset},
+        )
+        return [row["product_id"] for row in rows], total
+
+    def _pg_quick_page(self, active: bool | None, offset: int, limit: int):
+        """PostgreSQL's ``quick_page``: ranked ids with their total, from the index alone."""
+        where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
+        rows = db.query(
+            "SELECT product_id, COUNT(*) OVER () AS total FROM product_search"
+            f" WHERE {where} ORDER BY ts_rank(document, {self.tsquery}) DESC, product_id"
+            " LIMIT :limit OFFSET :offset",
+            {**self.params, "limit": limit, "offset": offset},
+        )
+        if rows:
+            total = rows[0]["total"]
+        else:  # past the end, or nothing
+            total = (
+                0
+                if not offset
+                else db.value(f"SELECT COUNT(*) FROM product_search WHERE {where}", self.params)
+            )
+        return [row["product_id"] for row in rows], total

@@ -102,11 +102,14 @@ def check_sku(sku: str | None, own_id: str = "") -> None:
         {"sku": sku, "id": own_id},
     )
     if other:
-        abort(
-            409,
-            f"sku: {sku!r} is already used by variant {other['id']}"
-            f" of product {other['product_id']}.",
-        )
+        _sku_taken(sku, other)
+
+
+def _sku_taken(sku: str, other: dict) -> None:
+    abort(
+        409,
+        f"sku: {sku!r} is already used by variant {other['id']} of product {other['product_id']}.",
+    )
 
 
 def _check_free(product_id: str, key: str, own_id: str = "") -> None:
@@ -123,12 +126,17 @@ def _check_compare(price: int, compare_at: int | None) -> None:
         abort(400, "compare_at_price_cents: must be at least price_cents.")
 
 
+_INSERT_VALUES = (
+    "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+    " VALUES (:variant_id, :product_id, :name, :value)"
+)
+
+
 def _write_values(variant_id: str, product_id: str, values: dict) -> None:
     """The variant's rows of ``variant_option_values`` (the filters' and facets' index)."""
     db.execute("DELETE FROM variant_option_values WHERE variant_id = :id", {"id": variant_id})
     db.execute_many(
-        "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
-        " VALUES (:variant_id, :product_id, :name, :value)",
+        _INSERT_VALUES,
         [
             {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
             for n, v in values.items()
@@ -138,40 +146,58 @@ def _write_values(variant_id: str, product_id: str, values: dict) -> None:
 
 def _insert(product_id: str, options: list[dict], values: dict, fields: dict) -> str:
     """Insert one checked variant; answer its id."""
-    variant_id, moment = fields.get("id") or db.new_id(), now_iso()
-    position = fields.get("position") or (
-        db.value(
-            "SELECT COALESCE(MAX(position), 0) + 1 FROM product_variants WHERE product_id = :id",
+    return _insert_many(product_id, options, [(values, fields)])[0]
+
+
+def _insert_many(product_id: str, options: list[dict], checked: list[tuple]) -> list[str]:
+    """Insert checked variants (``(values, fields)`` each; without a position, after the
+    product's last) in two statements whatever their number; answer their ids."""
+    moment, top, rows, value_rows = now_iso(), None, [], []
+    if any(not fields.get("position") for _values, fields in checked):
+        top = db.value(
+            "SELECT COALESCE(MAX(position), 0) FROM product_variants WHERE product_id = :id",
             {"id": product_id},
         )
-    )
-    db.execute(
+    for values, fields in checked:
+        variant_id = fields.get("id") or db.new_id()
+        position = fields.get("position") or top + 1
+        top = None if top is None else max(top, position)
+        rows.append(
+            {
+                "sku": None,
+                "compare_at_price_cents": None,
+                "weight_grams": None,
+                "image_id": None,
+                "active": True,
+                **fields,
+                "id": variant_id,
+                "product_id": product_id,
+                "options": json.dumps(values, ensure_ascii=False),
+                "key": key_of(options, values),
+                "position": position,
+                "now": moment,
+            }
+        )
+        value_rows.extend(
+            {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
+            for n, v in values.items()
+        )
+    db.execute_many(
         "INSERT INTO product_variants (id, product_id, sku, options, option_key, price_cents,"
         " compare_at_price_cents, stock, weight_grams, image_id, active, position, stock_low,"
         " created_at, updated_at) VALUES (:id, :product_id, :sku, :options, :key, :price_cents,"
         " :compare_at_price_cents, :stock, :weight_grams, :image_id, :active, :position, 0,"
         " :now, :now)",
-        {
-            "sku": None,
-            "compare_at_price_cents": None,
-            "weight_grams": None,
-            "image_id": None,
-            "active": True,
-            **fields,
-            "id": variant_id,
-            "product_id": product_id,
-            "options": json.dumps(values, ensure_ascii=False),
-            "key": key_of(options, values),
-            "position": position,
-            "now": moment,
-        },
+        rows,
     )
-    _write_values(variant_id, product_id, values)
-    return variant_id
+    if value_rows:
+        db.execute_many(_INSERT_VALUES, value_rows)
+    return [row["id"] for row in rows]
 
 
-def create_variant(product_id: str, data: dict) -> dict:
-    """Add a variant to a product (price from the product's when left out, stock 0)."""
+def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
+    """Add a variant to a product (price from the product's when left out, stock 0;
+    ``announce=False``: the caller ends its write in ``product_changed`` itself)."""
     data = load(VariantCreateSchema, data)
     product = _product(product_id)
     values = data.pop("options", {})
@@ -183,8 +209,52 @@ def create_variant(product_id: str, data: dict) -> dict:
     data.setdefault("stock", 0)
     _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
     variant_id = _insert(product_id, product["options"], values, data)
-    product_changed(product_id)
+    if announce:
+        product_changed(product_id)
     return load_variant(variant_id)
+
+
+def create_variants(product_id: str, items: list[dict]) -> list[str]:
+    """Add several variants to a product with ``create_variant``'s rules and messages, its
+    checks made once for all of them and the rows written together (the importer's batch:
+    a few statements whatever their number); answer their ids in order. The caller ends its write in
+    ``product_changed``; the first refusal stops it (find the row with ``create_variant``)."""
+    product = _product(product_id)
+    options = product["options"]
+    taken = {
+        row["option_key"]: row["id"]
+        for row in db.query(
+            "SELECT id, option_key FROM product_variants WHERE product_id = :id",
+            {"id": product_id},
+        )
+    }
+    checked, skus = [], {}
+    for data in items:
+        data = load(VariantCreateSchema, data)
+        values = data.pop("options", {})
+        check_values(options, values)
+        key = key_of(options, values)
+        if key in taken:
+            abort(409, f"options: variant {taken[key]} already has these option values.")
+        data["id"] = taken[key] = db.new_id()
+        if data.get("sku") is not None:
+            if data["sku"] in skus:
+                _sku_taken(data["sku"], {"id": skus[data["sku"]], "product_id": product_id})
+            skus[data["sku"]] = data["id"]
+        check_image(product_id, data.get("image_id"))
+        data.setdefault("price_cents", product["price_cents"])
+        data.setdefault("stock", 0)
+        _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
+        checked.append((values, data))
+    if skus:
+        placeholders, params = db.in_list("sku", list(skus))
+        other = db.one(
+            "SELECT id, product_id, sku FROM product_variants WHERE sku IN " + placeholders,
+            params,
+        )
+        if other:
+            _sku_taken(other["sku"], other)
+    return _insert_many(product_id, options, checked)
 
 
 _SETTABLE = (

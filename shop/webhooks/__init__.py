@@ -11,8 +11,11 @@ change, with the function that renders the event's resource (its emitter's own);
 - ``signing``: secrets and the ``webhook-signature`` header.
 - ``delivery``: one HTTP attempt, with the address checks (no private addresses, no
   redirects, a bounded read, a time limit).
-- ``worker``: the loop that claims due deliveries, retries with backoff and disables an
-  endpoint that keeps failing.
+- ``worker``: one delivery's claim, attempt and record; retries with backoff, and disables
+  an endpoint that keeps failing.
+- ``pool``: the worker's loop: a few sending threads, at most a couple per origin, so one
+  endpoint never holds up another.
+- ``manual``: pings and replays, queued by the API for the worker.
 - ``store``: the webhooks and their delivery log, for the API and the console.
 """
 

@@ -8,7 +8,7 @@ already. At delivery the host is resolved and every address it resolves to must 
 ``SHOP_WEBHOOKS_ALLOW_PRIVATE``; the connection then goes to the address that was checked,
 so a second DNS answer cannot point it elsewhere. Redirects are not followed, the response
 body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout. A
-worker pass keeps each origin's connection open for its next delivery (``Connections``).
+worker keeps each origin's connection open for its next delivery (``Connections``).
 """
 
 import contextlib
@@ -21,6 +21,8 @@ import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from shop import deadlines
 
 MAX_URL = 2000
 MAX_READ = 16 * 1024  # bytes of a response body read at most
@@ -180,42 +182,58 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 
 
 class Connections:
-    """Connections kept open across the attempts of one worker pass, one per origin.
+    """Connections kept open between attempts, one per origin; shared by the worker's
+    sending threads (an attempt takes its origin's kept connection out, so no two use one).
 
-    An origin's address is resolved and checked when its connection opens; the pass then
-    reuses it (keep-alive) instead of a new TCP (and TLS) handshake per delivery. A pass is
-    short, so the check stays as fresh as the deliveries. ``close`` ends them all.
+    An origin's address is resolved and checked when its connection opens; later attempts
+    reuse it (keep-alive) instead of a new TCP (and TLS) handshake per delivery, for at most
+    ``KEEP_FOR`` seconds, so the check stays fresh. ``close`` ends them all.
     """
+
+    KEEP_FOR = 60.0
 
     def __init__(self, keep: bool = True):
         self.keep = keep
-        self._open: dict[tuple, http.client.HTTPConnection] = {}
+        self._open: dict[tuple, tuple[float, http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
 
     def get(self, parts, timeout: float, allow_private: bool) -> tuple:
         """The origin's open connection and True, or a new one and False (UrlError when its
         address is refused)."""
-        scheme, host, port = origin = _origin(parts)
-        conn = self._open.pop(origin, None)
-        if conn is not None:
-            return conn, True
+        scheme, host, port = key = origin(parts)
+        with self._lock:
+            kept = self._open.pop(key, None)
+        if kept is not None:
+            if time.monotonic() - kept[0] < self.KEEP_FOR:
+                return kept[1], True
+            kept[1].close()
         address = _resolve(host, port, allow_private)
         if scheme == "https":
-            return _PinnedHTTPSConnection(
+            conn = _PinnedHTTPSConnection(
                 address, host, port, timeout=timeout, context=_tls_context()
-            ), False
-        return _PinnedHTTPConnection(address, host, port, timeout=timeout), False
+            )
+        else:
+            conn = _PinnedHTTPConnection(address, host, port, timeout=timeout)
+        conn.opened_at = time.monotonic()
+        return conn, False
 
     def put(self, parts, conn) -> None:
-        """Keep ``conn`` for the origin's next attempt in this pass."""
-        self._open[_origin(parts)] = conn
+        """Keep ``conn`` for the origin's next attempt (closing one kept meanwhile)."""
+        with self._lock:
+            displaced = self._open.pop(origin(parts), None)
+            self._open[origin(parts)] = (getattr(conn, "opened_at", time.monotonic()), conn)
+        if displaced is not None:
+            displaced[1].close()
 
     def close(self) -> None:
-        for conn in self._open.values():
+        with self._lock:
+            kept = list(self._open.values())
+            self._open.clear()
+        for _, conn in kept:
             conn.close()
-        self._open.clear()
 
 
-def _origin(parts) -> tuple[str, str, int]:
+def origin(parts) -> tuple[str, str, int]:
     """A URL's scheme, host and port (the scheme's default when it names none)."""
     return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
@@ -255,7 +273,7 @@ def post(
     except (OSError, ValueError) as error:  # whatever the address gives, it is the outcome
         return Outcome(None, elapsed(), error=f"{type(error).__name__}: {error}"[:300])
     # The socket timeout bounds each read; the watchdog bounds the attempt as a whole.
-    watch = _WATCHDOG.arm(conn, started + timeout)
+    watch = deadlines.WATCHDOG.arm(conn, started + timeout)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     headers = {
         **headers,
@@ -287,63 +305,9 @@ def post(
             return Outcome(None, elapsed(), error=f"timed out after {timeout:g} s")
         return Outcome(None, elapsed(), error=f"{type(error).__name__}: {error}"[:300])
     finally:
-        _WATCHDOG.disarm(watch)
+        deadlines.WATCHDOG.disarm(watch)
         # Kept only when the whole response was read and the receiver keeps the connection.
         if pool.keep and response is not None and response.isclosed() and conn.sock:
             pool.put(parts, conn)
         else:
             conn.close()
-
-
-class _Watchdog:
-    """One thread per process that cuts the attempts still running at their deadline: a
-    blocked read then fails at once.
-
-    Arming and disarming only take a lock; the thread wakes at the earliest deadline it
-    knows of (a Timer thread per attempt cost more CPU than the attempt itself).
-    """
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._armed: dict[int, tuple[float, http.client.HTTPConnection]] = {}
-        self._wakes_at = None  # None: the thread waits for an attempt
-        self._thread = None
-        self._count = 0
-
-    def arm(self, conn, deadline: float) -> int:
-        with self._cond:
-            if self._thread is None or not self._thread.is_alive():  # none yet, or forked
-                self._thread = threading.Thread(target=self._run, name="webhook-watchdog")
-                self._thread.daemon = True
-                self._thread.start()
-            self._count += 1
-            self._armed[self._count] = (deadline, conn)
-            if self._wakes_at is None or deadline < self._wakes_at:
-                self._cond.notify()
-            return self._count
-
-    def disarm(self, token: int) -> None:
-        with self._cond:
-            self._armed.pop(token, None)
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                moment = time.monotonic()
-                for token, (deadline, conn) in list(self._armed.items()):
-                    if deadline <= moment:
-                        del self._armed[token]
-                        _cut(conn)
-                deadlines = [deadline for deadline, _ in self._armed.values()]
-                self._wakes_at = min(deadlines, default=None)
-                self._cond.wait(None if self._wakes_at is None else self._wakes_at - moment)
-
-
-def _cut(conn) -> None:
-    sock = conn.sock
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-_WATCHDOG = _Watchdog()

@@ -9,9 +9,6 @@ owner's permissions). Whoever changes a webhook's URL or events becomes its owne
 nobody redirects data they could not read themselves.
 """
 
-import math
-import threading
-from contextlib import contextmanager
 from datetime import timedelta
 
 from flask import current_app
@@ -19,44 +16,12 @@ from flask import current_app
 from shop import audit, db
 from shop.clock import iso, now, parse
 from shop.errors import abort
-from shop.webhooks import signing, worker
+from shop.webhooks import manual, signing
 from shop.webhooks.delivery import UrlError, check_url
 from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import store as store_event
 
 ROTATION_OVERLAP = timedelta(hours=24)
-
-# Ping and replay send during the request, so they are bounded: at most SENDING_AT_ONCE of
-# them per process at a time (a small share of its web threads; each attempt is cut at the
-# timeout) and one per caller; any other answers 503 with Retry-After at once. The routes
-# are rate-limited per caller as well (``shop/api/webhooks.py``).
-SENDING_AT_ONCE = 2
-_sending_lock = threading.Lock()
-_sending: set = set()
-
-
-@contextmanager
-def _sending_slot(caller):
-    """Hold one of the process's few slots for sending in a request (503 when none is free,
-    or when ``caller`` already holds one)."""
-    who = (caller.kind, caller.id)
-    with _sending_lock:
-        free = len(_sending) < SENDING_AT_ONCE and who not in _sending
-        if free:
-            _sending.add(who)
-    if not free:
-        wait = math.ceil(current_app.config["WEBHOOKS_TIMEOUT"])
-        abort(
-            503,
-            "Busy: other pings and replays are being sent; try again shortly.",
-            {"Retry-After": str(wait)},
-        )
-    try:
-        yield
-    finally:
-        with _sending_lock:
-            _sending.discard(who)
-
 
 _SELECT = """
     SELECT w.id, w.url, w.description, w.enabled, w.disabled_reason, w.disabled_at,
@@ -106,14 +71,16 @@ def found(webhook_id: str) -> dict:
     return record
 
 
-def list_page(page: int, page_size: int) -> dict:
-    """A page of webhooks, newest first."""
-    from shop.pages import paginate
+def list_page(page: int, page_size: int, since: dict | None = None) -> dict:
+    """A page of webhooks, newest first (``since``: ``shop.pages.changed_since``'s filters)."""
+    from shop.pages import Where, changed_since, paginate
 
+    where = Where()
+    order = changed_since(where, since or {}, "w.") or " ORDER BY w.created_at DESC, w.id DESC"
     return paginate(
-        _SELECT + " ORDER BY w.created_at DESC, w.id DESC",
-        "SELECT COUNT(*) FROM webhooks",
-        {},
+        _SELECT + where.sql() + order,
+        "SELECT COUNT(*) FROM webhooks w" + where.sql(),
+        where.params,
         {"page": page, "page_size": page_size},
         convert=present,
     )
@@ -275,24 +242,22 @@ def rotate_secret(webhook_id: str, caller) -> dict:
     return {**found(webhook_id), "secret": secret}
 
 
-def ping(webhook_id: str, caller) -> dict:
-    """Send a ``webhook.ping`` event now (once, never retried); answer its delivery."""
+def ping(webhook_id: str) -> dict:
+    """Queue a ``webhook.ping`` event for the worker (once, never retried); answer the
+    request: the id its attempt will have, in its delivery's log (``manual``)."""
     webhook = found(webhook_id)
     data = {"webhook_id": webhook_id, "url": webhook["url"], "message": "Ping from shop."}
-    with _sending_slot(caller):
-        with db.transaction():
-            moment = iso(now())
-            (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], moment, due=False)
-        worker.attempt(delivery_id, "ping")
-    return delivery(webhook_id, delivery_id)
+    with db.transaction():
+        moment = iso(now())
+        (delivery_id,) = store_event(PING, webhook_id, data, [webhook_id], moment, due=False)
+        return manual.queue(webhook_id, delivery_id, "ping")
 
 
-def retry(webhook_id: str, delivery_id: str, caller) -> dict:
-    """Send a delivery again now, with the same ``webhook-id``; answer it."""
+def retry(webhook_id: str, delivery_id: str) -> dict:
+    """Queue a replay of a delivery, with the same ``webhook-id``; answer the request."""
     delivery(webhook_id, delivery_id)  # 404 unless it is this webhook's
-    with _sending_slot(caller):
-        worker.attempt(delivery_id, "replay")
-    return delivery(webhook_id, delivery_id)
+    with db.transaction():
+        return manual.queue(webhook_id, delivery_id, "replay")
 
 
 _DELIVERIES = """
@@ -306,17 +271,23 @@ def _present_deliveries(rows: list[dict]) -> list[dict]:
     if not rows:
         return []
     marks, params = db.in_list("d", [row["id"] for row in rows])
-    attempts = {}
+    attempts, queued = {}, {}
     for attempt in db.query(
-        "SELECT delivery_id, at, kind, status_code, duration_ms, response_excerpt, error"
+        "SELECT id, delivery_id, at, kind, status_code, duration_ms, response_excerpt, error"
         f" FROM webhook_attempts WHERE delivery_id IN {marks} ORDER BY delivery_id, at, id",
         params,
     ):
         attempts.setdefault(attempt.pop("delivery_id"), []).append(attempt)
+    for request in db.query(
+        "SELECT id, delivery_id, kind, requested_at FROM webhook_requests"
+        f" WHERE delivery_id IN {marks} ORDER BY requested_at, id",
+        params,
+    ):
+        queued.setdefault(request.pop("delivery_id"), []).append(request)
     result = []
     for row in rows:
         tried = attempts.get(row["id"], [])
-        pending = row["status"] == "pending"
+        pending = row["status"] == "pending" and row["next_attempt_at"] is not None
         result.append(
             {
                 **row,
@@ -324,6 +295,7 @@ def _present_deliveries(rows: list[dict]) -> list[dict]:
                 "attempt_count": len(tried),
                 "next_attempt_at": row["next_attempt_at"] if pending else None,
                 "attempts": tried,
+                "queued": queued.get(row["id"], []),
             }
         )
     return result
@@ -340,20 +312,74 @@ def delivery(webhook_id: str, delivery_id: str) -> dict:
     return _present_deliveries([row])[0]
 
 
-def deliveries_page(webhook_id: str, status: str | None, page: int, page_size: int) -> dict:
-    """A page of a webhook's deliveries, newest first."""
-    from shop.pages import paginate
+def deliveries_page(
+    webhook_id: str, status: str | None, page: int, page_size: int, since: dict | None = None
+) -> dict:
+    """A page of a webhook's deliveries, newest first (``since``: as ``list_page``'s)."""
+    from shop.pages import Where, changed_since, paginate
 
     found(webhook_id)
-    where, params = "d.webhook_id = :webhook_id", {"webhook_id": webhook_id}
+    where = Where("d.webhook_id = :webhook_id", webhook_id=webhook_id)
     if status:
-        where += " AND d.status = :status"
-        params["status"] = status
+        where.add("d.status = :status", status=status)
+    order = changed_since(where, since or {}, "d.") or " ORDER BY d.created_at DESC, d.id DESC"
     result = paginate(
-        _DELIVERIES + " WHERE " + where + " ORDER BY d.created_at DESC, d.id DESC",
-        "SELECT COUNT(*) FROM webhook_deliveries d WHERE " + where,
-        params,
+        _DELIVERIES + where.sql() + order,
+        "SELECT COUNT(*) FROM webhook_deliveries d" + where.sql(),
+        where.params,
         {"page": page, "page_size": page_size},
     )
     result["items"] = _present_deliveries(result["items"])
     return result
+
+
+_STATUS = """
+    SELECT w.id, w.url, w.enabled, w.last_success_at, w.failing_since,
+           (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id
+             AND d.status = 'pending' AND d.next_attempt_at IS NOT NULL) AS backlog,
+           (SELECT MIN(d.created_at) FROM webhook_deliveries d WHERE d.webhook_id = w.id
+             AND d.status = 'pending' AND d.next_attempt_at IS NOT NULL) AS oldest_pending_at,
+           (SELECT MAX(a.at) FROM webhook_attempts a
+             JOIN webhook_deliveries d ON d.id = a.delivery_id
+             WHERE d.webhook_id = w.id AND a.kind <> 'skipped'
+             AND (a.status_code IS NULL OR a.status_code NOT BETWEEN 200 AND 299))
+             AS last_failure_at
+    FROM webhooks w ORDER BY w.created_at, w.id"""
+
+
+def status() -> list[dict]:
+    """Per endpoint, for operators (``flask webhooks status``, the console): deliveries
+    waiting (``backlog``), the oldest one's age in seconds, the last success (written at
+    most once a minute) and the last failed attempt."""
+    moment = now()
+    rows = db.query(_STATUS)
+    for row in rows:
+        oldest = row["oldest_pending_at"]
+        row["enabled"] = bool(row["enabled"])
+        row["oldest_pending_age_seconds"] = (
+            max(0, int((moment - parse(oldest)).total_seconds())) if oldest else None
+        )
+    return rows
+
+
+def status_lines() -> list[str]:
+    """``flask webhooks status``: a line per endpoint, then one per outbox."""
+    from shop import health
+
+    lines = []
+    for row in status():
+        state = "disabled" if not row["enabled"] else "failing" if row["failing_since"] else "ok"
+        age = row["oldest_pending_age_seconds"]
+        lines.append(
+            f"{row['id']}  {state:<8}  backlog={row['backlog']}"
+            f"  oldest_pending={'-' if age is None else f'{age}s'}"
+            f"  last_success={row['last_success_at'] or 'never'}"
+            f"  last_failure={row['last_failure_at'] or 'never'}  {row['url']}"
+        )
+    if not lines:
+        lines.append("No webhooks.")
+    for queue, state in health.outbox_backlog().items():
+        age = state["oldest_pending_age_seconds"]
+        oldest = "" if age is None else f", the oldest {age:.0f}s old"
+        lines.append(f"outbox {queue}: {state['pending']} pending{oldest}")
+    return lines

@@ -1,14 +1,13 @@
-"""Webhook delivery: the outbox's queue and its upkeep, run by the scheduler (``shop/jobs.py``).
+"""Webhook delivery: one delivery's attempt, its record and the queue's upkeep.
 
-A pass (``deliver_due``) claims due deliveries in a short transaction (``FOR UPDATE SKIP
-LOCKED`` on PostgreSQL, so workers on several nodes share the outbox; SQLite lets one writer
-in at a time) by pushing their next attempt a lease ahead (one attempt's timeout and
-``LEASE_MARGIN``; that moment is the lease's token), then sends them one by one outside any
-transaction, renewing a delivery's lease before its attempt when it runs short and
-recording each attempt as soon as it ends. A result is written only while the token is
-still the worker's, and a delivery another worker took meanwhile is not sent again. A
-worker that dies mid-pass leaves its deliveries due again within about a minute: at least
-once.
+The worker's loop (``shop/webhooks/pool.py``) claims a due delivery just before its attempt
+(``claim_seen``: pushing its next attempt a lease ahead, one attempt's timeout and
+``SHOP_WORKER_LEASE_MARGIN``; that moment is the lease's token) and sends it
+(``send_claimed``); ``deliver_due`` does the same one by one (``--once``). A lease running
+short is renewed before the attempt, each attempt is recorded as soon as it ends, and a
+result is written only while the token is still the worker's: a delivery another worker
+took meanwhile is not sent again. A killed worker's claims are due again when their
+leases end: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
 every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
@@ -38,7 +37,6 @@ ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
-LEASE_MARGIN = 30  # seconds a claim lasts beyond one attempt's timeout
 WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
@@ -72,7 +70,8 @@ def backoff(attempts_made: int) -> float:
 def lease_length() -> timedelta:
     """How long one claimed delivery is the worker's: one attempt's timeout and a margin, so
     a worker killed mid-pass leaves its claims due again within about a minute."""
-    return timedelta(seconds=current_app.config["WEBHOOKS_TIMEOUT"] + LEASE_MARGIN)
+    config = current_app.config
+    return timedelta(seconds=config["WEBHOOKS_TIMEOUT"] + config["WORKER_LEASE_MARGIN"])
 
 
 def claim(batch: int = BATCH) -> dict[str, str]:
@@ -97,12 +96,31 @@ def claim(batch: int = BATCH) -> dict[str, str]:
     return dict.fromkeys(ids, lease)
 
 
+def claim_seen(
+    rows: list[dict], table: str = "webhook_deliveries", column: str = "next_attempt_at"
+):
+    """Claim the items of ``rows`` (id, and ``next_attempt_at`` as read) that no other
+    worker claimed since: ``{id: lease token}``. Deliveries, or requests (``manual``)."""
+    lease, taken = iso(now() + lease_length()), {}
+    if rows:
+        with db.transaction():
+            for row in rows:
+                if db.execute(
+                    f"UPDATE {table} SET {column} = :lease"  # noqa: S608 - our names
+                    f" WHERE id = :id AND {column} = :seen",
+                    {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
+                ):
+                    taken[row["id"]] = lease
+    return taken
+
+
 def _renew(delivery_id: str, lease: str) -> str | None:
     """The lease to send under: the one held, or a fresh one when less than an attempt's
     time is left; None when another worker took the delivery after this one's ran out."""
     moment = now()
     length = lease_length()
-    if parse(lease) - moment >= length - timedelta(seconds=LEASE_MARGIN / 2):
+    margin = current_app.config["WORKER_LEASE_MARGIN"]
+    if parse(lease) - moment >= length - timedelta(seconds=margin / 2):
         return lease
     fresh = iso(moment + length)
     with db.transaction():
@@ -133,39 +151,49 @@ def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
     return values, params
 
 
-def _load(ids: list[str]) -> list[dict]:
+def load(ids: list[str]) -> list[dict]:
     marks, params = db.in_list("d", ids)
     return db.query(_LOAD + f" WHERE d.id IN {marks} ORDER BY d.id", params)
 
 
 def deliver_due(batch: int = BATCH, stop=None) -> int:
-    """One pass over the outbox: send what is due, each attempt recorded as soon as it
-    ends; answer how many deliveries were taken. When ``stop`` is set (SIGTERM) the
-    deliveries not yet tried are released to any worker at once."""
+    """One pass over the outbox, one delivery after another (``--once``; the worker's loop
+    sends concurrently: ``shop/webhooks/pool.py``); answer how many deliveries were taken.
+    When ``stop`` is set (SIGTERM) the deliveries not yet tried are released at once."""
     leases = claim(batch)
     if leases:
         owners, health, connections = {}, {}, delivery.Connections()
         try:
-            for row in _load(list(leases)):
-                if stop is not None and stop.is_set():
-                    _release(row["id"], leases[row["id"]])
-                    continue
-                lease = _renew(row["id"], leases[row["id"]])
-                if lease is None:  # another worker holds it now: it sends, not this one
-                    continue
-                row = {**row, **health.get(row["webhook_id"], {}), "lease": lease}
-                result = _try(row, "scheduled", owners, connections)
-                _record([result], health)
+            for delivery_id in sorted(leases):
+                send_claimed(delivery_id, leases[delivery_id], stop, connections, owners, health)
         finally:
             connections.close()
     return len(leases)
 
 
-def attempt(delivery_id: str, kind: str) -> dict | None:
-    """Send one delivery now (``replay`` or ``ping``) and record it; answer the attempt's
-    record, or None when the delivery is gone."""
-    rows = _load([delivery_id])
-    return _record([_try(rows[0], kind, {})])["records"][0] if rows else None
+def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owners=None,
+                 health=None) -> None:  # fmt: skip
+    """Send one claimed delivery and record the attempt as soon as it ends.
+
+    Renewed first when its lease runs short; skipped when another worker took it after the
+    lease ran out. An attempt that fails because the worker is stopping (``stop`` set: its
+    connection was cut) is not recorded: the delivery is released, due at once, for any
+    worker to send (at least once: the receiver may have seen it).
+    """
+    if stop is not None and stop.is_set():  # stopping before it began: given back, untried
+        _release(delivery_id, lease)
+        return
+    owners, health = ({} if owners is None else owners), ({} if health is None else health)
+    rows = load([delivery_id])
+    lease = _renew(delivery_id, lease) if rows else None
+    if lease is None:  # gone, or another worker holds it now: it sends, not this one
+        return
+    row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
+    result = try_send(row, "scheduled", owners, connections)
+    if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
+        _release(delivery_id, lease)
+        return
+    record([result], health)
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -192,7 +220,7 @@ def readable(event_type: str, subject_id, owner: dict, rights: frozenset) -> boo
     return rule(subject_id, viewer)
 
 
-def _try(row: dict, kind: str, owners: dict, connections=None) -> tuple:
+def try_send(row: dict, kind: str, owners: dict, connections=None) -> tuple:
     """Send a delivery unless its webhook's owner may not read what it carries now: a lost
     right disables the webhook; a record the owner may not see is skipped."""
     if row["event_type"] != PING:
@@ -231,7 +259,7 @@ def _send(row: dict, connections) -> delivery.Outcome:
         row["url"],
         body,
         headers,
-        timeout=config["WEBHOOKS_TIMEOUT"],
+        timeout=row.get("timeout") or config["WEBHOOKS_TIMEOUT"],
         allow_private=config["WEBHOOKS_ALLOW_PRIVATE"],
         connections=connections,
     )
@@ -251,7 +279,7 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def _record(results: list[tuple], health: dict | None = None) -> dict:
+def record(results: list[tuple], health: dict | None = None) -> dict:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
     Answer the endpoints' health as written, by webhook id (into ``health``)."""
     health = {} if health is None else health
@@ -261,7 +289,7 @@ def _record(results: list[tuple], health: dict | None = None) -> dict:
     with db.transaction():
         for row, outcome, kind in results:
             record = {
-                "id": db.new_id(),
+                "id": _attempt_id(row),
                 "delivery_id": row["id"],
                 "at": at,
                 "kind": kind,
@@ -303,6 +331,18 @@ def _record(results: list[tuple], health: dict | None = None) -> dict:
         for owner in lost.values():
             _disable_without_rights(owner, moment)
     return {"records": records, "health": health}
+
+
+def _attempt_id(row: dict) -> str:
+    """A new attempt's id: an asked-for attempt's own (``manual``), its request done, while
+    the request is still the writer's; otherwise a fresh one."""
+    asked = row.get("request")
+    if asked and db.execute(
+        "DELETE FROM webhook_requests WHERE id = :id AND due_at = :lease",
+        {"id": asked["id"], "lease": asked["lease"]},
+    ):
+        return asked["id"]
+    return db.new_id()
 
 
 def _health(webhook_id: str, row: dict, ok: bool, moment) -> dict:

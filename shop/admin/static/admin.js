@@ -19,3 +19,8 @@ document.querySelectorAll("button[data-copy]").forEach((button) => {
     }
   });
 });
+
+// A page waiting for the worker (a queued ping or replay) reloads itself until it lands.
+document.querySelectorAll("[data-refresh]").forEach((element) => {
+  setTimeout(() => window.location.reload(), Number(element.dataset.refresh) * 1000);
+});

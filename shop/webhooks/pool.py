@@ -1,0 +1,158 @@
+"""The worker's webhook sender: deliveries to one origin never hold up another's.
+
+A dispatcher thread claims due deliveries only as they can start: at most
+``SHOP_WEBHOOKS_CONCURRENCY`` attempts run at once (a thread each), and at most
+``SHOP_WEBHOOKS_PER_ORIGIN`` of them to one origin (scheme, host and port of the URL). An
+origin that hangs, drips, refuses or fails holds its few threads until each attempt's
+timeout and no more; its other deliveries stay in the outbox unclaimed (another worker
+process may take them, within its own limits), and the dispatcher claims the other
+origins' deliveries past them. A delivery is claimed (its lease: the attempt's timeout and
+``SHOP_WORKER_LEASE_MARGIN``) just before its attempt starts, and the attempt is recorded as
+soon as it ends (``worker.send_claimed``).
+
+The dispatcher looks again when an attempt ends and at least every
+``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds, so a new event waits about that long at most while
+a thread is free. With k origins misbehaving at once, k x per-origin threads are busy: keep
+the concurrency above that (the defaults, 8 and 2, leave 6 threads to the healthy ones
+while one origin hangs). The limits are per worker process.
+
+On stop (SIGTERM) nothing more is claimed, the attempts still running are cut at once and
+their deliveries released, due again for any worker (at least once: a receiver may have
+seen the cut request; it deduplicates on ``webhook-id``).
+"""
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+from shop import db, deadlines
+from shop.clock import iso, now
+from shop.outages import Unavailable, note_outage
+from shop.webhooks import delivery, manual, worker
+
+log = logging.getLogger("shop.webhooks")
+
+_CANDIDATES = """
+    SELECT d.id, d.webhook_id, d.next_attempt_at, w.url FROM webhook_deliveries d
+    JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.next_attempt_at <= :now AND w.enabled = 1{skip}
+    ORDER BY d.next_attempt_at, d.id LIMIT :limit"""
+
+
+def origin_of(url: str) -> tuple:
+    """The origin a URL's deliveries count against: scheme, host and port."""
+    try:
+        return delivery.origin(urlsplit(url))
+    except ValueError:  # refused at creation; counted on its own all the same
+        return ("invalid", url, 0)
+
+
+class Sender:
+    """The dispatcher and its threads, for one worker process (``run`` until ``stop``)."""
+
+    def __init__(self, app, stop: threading.Event):
+        config = app.config
+        self.app, self.stop = app, stop
+        self.size = config["WEBHOOKS_CONCURRENCY"]
+        self.per_origin = config["WEBHOOKS_PER_ORIGIN"]
+        self.interval = config["WEBHOOKS_POLL_INTERVAL"]
+        self.lock = threading.Lock()
+        self.busy: dict[tuple, int] = {}  # origin -> attempts running
+        self.running = 0
+        self.wake = threading.Event()
+        self.origins: dict[str, tuple] = {}  # webhook id -> its origin, as last seen
+        self.connections = delivery.Connections()
+        self.threads = ThreadPoolExecutor(self.size, thread_name_prefix="webhook-send")
+
+    def run(self) -> None:
+        """Claim and start deliveries until stopped; then cut the attempts still running,
+        wait for their threads (each releases its delivery) and close the connections."""
+        with self.app.app_context():
+            while not self.stop.is_set():
+                self.wake.clear()
+                try:
+                    self.dispatch()
+                except Unavailable as error:  # one line per outage; the next pass heals it
+                    note_outage(error.dependency, error, meanwhile="the worker waits")
+                    db.get_db().close()
+                except Exception:  # noqa: BLE001 - the worker outlives any one failure
+                    log.exception("webhook dispatch failed; retrying")
+                    db.get_db().close()
+                self.wake.wait(self.interval)
+            deadlines.cut_all()
+            self.threads.shutdown(wait=True)
+            self.connections.close()
+
+    def dispatch(self) -> int:
+        """Claim what may start now and start it, asked-for attempts (pings, replays) first;
+        answer how many were started."""
+        started = 0
+        for rows, claim, send in (
+            (lambda _full: manual.due(worker.BATCH), manual.claim_seen, manual.send),
+            (self._due_deliveries, worker.claim_seen, worker.send_claimed),
+        ):
+            with self.lock:
+                free = self.size - self.running
+                full = {origin for origin, n in self.busy.items() if n >= self.per_origin}
+            if free <= 0:
+                break
+            chosen = self._choose(rows(full), free)
+            leases = claim([row for row, _ in chosen])
+            for row, origin in chosen:
+                if row["id"] in leases:
+                    self._start(send, row["id"], leases[row["id"]], origin)
+                    started += 1
+        return started
+
+    def _due_deliveries(self, full: set) -> list[dict]:
+        """Due deliveries, oldest first, past the webhooks of origins already at their limit
+        (so a hung origin's backlog never hides the others')."""
+        skip = sorted(hook for hook, origin in self.origins.items() if origin in full)
+        params = {"now": iso(now()), "limit": worker.BATCH}
+        clause = ""
+        if skip:
+            marks, more = db.in_list("w", skip)
+            clause, params = f" AND d.webhook_id NOT IN {marks}", {**params, **more}
+        return db.query(_CANDIDATES.format(skip=clause), params)
+
+    def _choose(self, rows: list[dict], free: int) -> list[tuple]:
+        """Up to ``free`` of ``rows`` (in order), each origin within its limit."""
+        chosen, planned = [], {}
+        for row in rows:
+            origin = self.origins[row["webhook_id"]] = origin_of(row["url"])
+            with self.lock:
+                running = self.busy.get(origin, 0)
+            if running + planned.get(origin, 0) >= self.per_origin:
+                continue
+            planned[origin] = planned.get(origin, 0) + 1
+            chosen.append((row, origin))
+            if len(chosen) >= free:
+                break
+        return chosen
+
+    def _start(self, send, item_id: str, lease: str, origin: tuple) -> None:
+        with self.lock:
+            self.running += 1
+            self.busy[origin] = self.busy.get(origin, 0) + 1
+        self.threads.submit(self._send, send, item_id, lease, origin)
+
+    def _send(self, send, item_id: str, lease: str, origin: tuple) -> None:
+        """One attempt on a sending thread: recorded, or released on stop."""
+        try:
+            with self.app.app_context():
+                try:
+                    send(item_id, lease, self.stop, self.connections)
+                except Unavailable as error:  # its lease ends; the delivery is due again
+                    note_outage(error.dependency, error, meanwhile="the worker waits")
+                    db.get_db().close()
+                except Exception:  # noqa: BLE001 - one delivery never stops the others
+                    log.exception("webhook attempt %s: not recorded", item_id)
+                    db.get_db().close()
+        finally:
+            with self.lock:
+                self.running -= 1
+                self.busy[origin] -= 1
+                if not self.busy[origin]:
+                    del self.busy[origin]
+            self.wake.set()
