@@ -80,6 +80,7 @@ export const tshirt: Schemas["ProductCreate"] = {
   stock: 4,
   active: true,
   category_id: null,
+  tax_class: "standard",
   options: [{ name: "Size", values: ["S", "M", "L"] }],
 };
 export function sizes(product: Schemas["ProductDetail"]): string[] {

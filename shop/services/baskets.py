@@ -126,19 +126,29 @@ def existing_variants(ids: list[str]) -> set[str]:
     }
 
 
-def variant_of(item: dict) -> str:
-    """The line's variant: the one named, or the lone variant of the product named (the
-    checkout's and the quote's rule)."""
-    if "variant_id" in item:
-        return item["variant_id"]
-    product_id = item["product_id"]
-    ids = [
-        row["id"]
+def with_variants(items: list[dict]) -> list[dict]:
+    """The lines, each with its variant: the one named, or the lone variant of the product
+    named (the checkout's and the quote's rule), one statement for all the lines naming a
+    product."""
+    named = sorted({item["product_id"] for item in items if "variant_id" not in item})
+    found = {}
+    if named:
+        marks, params = db.in_list("p", named)
         for row in db.query(
-            "SELECT id FROM product_variants WHERE product_id = :id ORDER BY position, id",
-            {"id": product_id},
-        )
+            f"SELECT product_id, id FROM product_variants WHERE product_id IN {marks}"
+            " ORDER BY position, id",
+            params,
+        ):
+            found.setdefault(row["product_id"], []).append(row["id"])
+    return [
+        item if "variant_id" in item else {**item, "variant_id": _lone(item, found)}
+        for item in items
     ]
+
+
+def _lone(item: dict, found: dict) -> str:
+    product_id = item["product_id"]
+    ids = found.get(product_id, [])
     if not ids:
         abort(400, f"items: product {product_id} does not exist or is not for sale.")
     if len(ids) > 1:
@@ -153,7 +163,7 @@ def variant_of(item: dict) -> str:
 def product_lines(items: list[dict]) -> list[dict]:
     """The pricing lines of basket items (``variant_id`` or ``product_id``, ``quantity``),
     read, not taken: a 400 names an unknown or inactive variant or product."""
-    wanted = [{**item, "variant_id": variant_of(item)} for item in items]
+    wanted = with_variants(items)
     ids, params = db.in_list("v", sorted({item["variant_id"] for item in wanted}))
     found = {
         row["variant_id"]: row

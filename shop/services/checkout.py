@@ -45,7 +45,11 @@ _DECREMENT = """
     UPDATE product_variants SET stock = stock - :quantity
     WHERE id = :id AND stock >= :quantity AND active = 1
       AND product_id IN (SELECT id FROM products WHERE active = 1)
-    RETURNING product_id, sku, options, price_cents, weight_grams"""
+    RETURNING product_id, sku, options, price_cents, weight_grams,
+        (SELECT name FROM products p WHERE p.id = product_variants.product_id) AS name,
+        (SELECT tax_class FROM products p WHERE p.id = product_variants.product_id) AS tax_class,
+        (SELECT category_id FROM products p WHERE p.id = product_variants.product_id)
+            AS category_id"""
 
 _NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
 
@@ -225,7 +229,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
     Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
     database.
     """
-    wanted = [{**item, "variant_id": baskets.variant_of(item)} for item in items]
+    wanted = baskets.with_variants(items)
     if len({item["variant_id"] for item in wanted}) < len(wanted):
         abort(400, "items: two lines name the same variant; give it one line.")
     taken = {}
@@ -234,17 +238,12 @@ def _take_stock(items: list[dict]) -> list[dict]:
         if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
             _refuse(item)
         taken[item["variant_id"]] = row
-    products = {}
     for product_id in sorted({row["product_id"] for row in taken.values()}):
-        products[product_id] = db.one(
-            "SELECT name, tax_class, category_id FROM products WHERE id = :id", {"id": product_id}
-        )
         if variants.refresh(product_id) == 0:
             webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
     for item in wanted:
-        variant = taken[item["variant_id"]]
-        product = products[variant["product_id"]]
+        variant = product = taken[item["variant_id"]]  # the product's fields come with it
         lines.append(
             {
                 "product_id": variant["product_id"],
