@@ -419,6 +419,8 @@ def _abandon(limit: int) -> None:
 
 def register(app: Flask) -> None:
     """Attach the commands to the app."""
+    from shop.payments_cli import payments_group
+
     for command in (
         db_group,
         init_db_command,
@@ -427,5 +429,6 @@ def register(app: Flask) -> None:
         jobs_group,
         webhooks_group,
         mail_group,
+        payments_group,
     ):
         app.cli.add_command(command)
