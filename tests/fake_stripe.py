@@ -250,12 +250,12 @@ def fake_stripe():
     fake.close()
 
 
-@pytest.fixture
-def stripe_app(make_app, fake_stripe):
-    """An app with the `stripe` method, talking to the fake."""
-    return make_app(
-        STRIPE_API_KEY=API_KEY,
-        STRIPE_WEBHOOK_SECRET=SECRET,
-        STRIPE_API_BASE=fake_stripe.url,
-        STRIPE_TIMEOUT=2,
-    )
+def settings(fake: FakeStripe, **more) -> dict:
+    """The app settings of a shop with the `stripe` method, talking to ``fake``."""
+    return {
+        "STRIPE_API_KEY": API_KEY,
+        "STRIPE_WEBHOOK_SECRET": SECRET,
+        "STRIPE_API_BASE": fake.url,
+        "STRIPE_TIMEOUT": 2,
+        **more,
+    }

@@ -7,22 +7,13 @@ import time
 import pytest
 
 from shop import db
-from tests.fake_stripe import API_KEY, SECRET, deliver, fake_stripe, sign  # noqa: F401
+from tests.fake_stripe import deliver, settings, sign
 from tests.orders_helpers import add_product, basket
-
-pytestmark = pytest.mark.usefixtures("fake_stripe")
 
 
 @pytest.fixture
-def app(make_app, fake_stripe):  # noqa: F811 - the fixture above, used by this one
-    return make_app(
-        STRIPE_API_KEY=API_KEY,
-        STRIPE_WEBHOOK_SECRET=SECRET,
-        STRIPE_API_BASE=fake_stripe.url,
-        STRIPE_TIMEOUT=2,
-        WEBHOOKS_ALLOW_PRIVATE=True,
-        WEBHOOKS_ALLOW_HTTP=True,
-    )
+def app(make_app, fake_stripe):
+    return make_app(**settings(fake_stripe, WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True))
 
 
 def _subscribe(owner, *events):
@@ -52,12 +43,10 @@ def _counts(app, order_id):
                 {"id": order_id},
             ),
             "events": db.value("SELECT COUNT(*) FROM stripe_events"),
-            "receipts": db.value(
-                "SELECT COUNT(*) FROM mail_outbox WHERE subject LIKE '%is paid'"
-            ),
+            "receipts": db.value("SELECT COUNT(*) FROM mail_outbox WHERE subject LIKE '%is paid'"),
             "audit_paid": db.value(
                 "SELECT COUNT(*) FROM audit_log WHERE event = 'order.status_changed'"
-                " AND details LIKE '%\"to\": \"paid\"%'"
+                ' AND details LIKE \'%"to": "paid"%\''
             ),
         }
 

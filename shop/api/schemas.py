@@ -157,9 +157,12 @@ class PaymentSchema(Schema):
         required=True, metadata={"description": "Stripe: the PaymentIntent id (empty until made)."}
     )
     client_secret = fields.String(
+        required=True,
+        allow_none=True,
         metadata={
             "description": "Stripe only, in the answers of checkout and"
-            " `POST /orders/{id}/payment` to the customer: for Stripe.js `confirmPayment`."
+            " `POST /orders/{id}/payment` to the customer: for Stripe.js `confirmPayment`;"
+            " null elsewhere."
         }
     )
 

@@ -52,6 +52,7 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
             "amount_cents": row["payment_amount_cents"],
             "status": row["payment_status"],
             "reference": row["payment_reference"],
+            "client_secret": None,  # only in the answers that start a card payment
         }
     address = row["shipping_address"]
     return {
