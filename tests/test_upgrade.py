@@ -156,6 +156,10 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
 
     # the new release writes on the adopted data too
     assert customer.post(f"/orders/{seeded['order_id']}/cancel").status_code == 409  # paid
+    # 0014: an order of the previous release can be refunded, priced from its own lines
+    preview = owner.get(f"/orders/{seeded['order_id']}/refunds/preview")
+    assert preview.status_code == 200 and preview.json["refundable_cents"] > 0
+    assert preview.json["refunded_cents"] == 0
     assert owner.delete(f"/products/{seeded['product_ids'][2]}").status_code == 204
 
     # a node of the previous release, during a rolling upgrade, on the upgraded schema
