@@ -163,7 +163,7 @@ class PaymentSchema(Schema):
             "description": "Stripe only, in the answers of checkout and"
             " `POST /orders/{id}/payment` to the customer: for Stripe.js `confirmPayment`;"
             " null elsewhere."
-        }
+        },
     )
 
 

@@ -46,6 +46,8 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
     row = _order_payment(order_id, customer_id)
     if row["provider"] != "stripe":
         abort(409, f"Order {row['number']} is not paid by card: there is nothing to start.")
+    if not row["reference"] and row["status"] != PAYABLE:
+        abort(409, f"Order {row['number']} is {row['status']}: there is nothing to pay.")
     try:
         if row["reference"]:
             intent = stripe_gateway.retrieve_intent(row["reference"])
@@ -100,7 +102,8 @@ def _payment_of(obj: dict) -> dict | None:
         "SELECT p.id, p.order_id, p.status, p.reference, o.total_cents, o.currency, o.number,"
         " o.status AS order_status FROM payments p JOIN orders o ON o.id = p.order_id"
         " WHERE p.provider = 'stripe' AND (p.reference = :ref OR p.order_id = :order_id)",
-        {"ref": intent_id or "", "order_id": order_id or ""},
+        # Never match an empty reference (an intent not made yet) or id by accident.
+        {"ref": intent_id or "-", "order_id": order_id or "-"},
     )
 
 
