@@ -30,7 +30,7 @@ def _stock(app, product_id):
     return product_row(app, product_id)["stock"]
 
 
-def test_lines_then_the_rest_partially_then_refunded(app, customer_client, owner_client):
+def test_lines_then_the_rest_partially_then_refunded(app, customer_client, owner_client, make_key):
     order, (product,) = _paid_order(app, customer_client, owner_client)
     url = f"/orders/{order['id']}/refunds"
     preview = owner_client.get(url + "/preview").json
@@ -48,8 +48,10 @@ def test_lines_then_the_rest_partially_then_refunded(app, customer_client, owner
     # Over the cap by one minor unit: 400 saying the maximum.
     over = owner_client.post(url, json={"amount_cents": 2001})
     assert over.status_code == 400 and "maximum is 2000" in over.json["message"]
-    rest = owner_client.post(url, json={"amount_cents": 2000})
-    assert rest.status_code == 201
+    reader = make_key("read:order")
+    assert reader.post(url, json={"amount_cents": 2000}).status_code == 403
+    rest = make_key("write:order").post(url, json={"amount_cents": 2000})
+    assert rest.status_code == 204  # write without read: nothing answered
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "refunded"
     listed = owner_client.get(url).json["items"]
     assert [r["amount_cents"] for r in listed] == [1000, 2000]

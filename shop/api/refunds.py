@@ -8,7 +8,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from shop.api.common import Blueprint
+from shop.api.common import WRITE_ONLY, Blueprint, readable
 from shop.api.schemas import PaymentSchema
 from shop.auth.decorators import require_auth, require_permission
 from shop.openapi import responds
@@ -141,6 +141,7 @@ class OrderRefunds(MethodView):
     @blp.alt_response(
         200, schema=RefundSchema, description="A replay: the first refund.", success=True
     )
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
     @require_permission("orders.refund")
     def post(self, headers, data, order_id):
         """Refund an order, and/or put units back on the shelf
@@ -151,12 +152,13 @@ class OrderRefunds(MethodView):
         A Stripe order is refunded through Stripe (503 with `Retry-After` if it cannot be
         reached: retry with the same `Idempotency-Key`); a manual one is recorded. The order
         becomes `partially_refunded` or `refunded`; `order.refunded` is emitted and the
-        customer mailed.
+        customer mailed. A caller without `orders.read` gets 204 and no body.
         """
         refund, created = refunds.create_refund(
             order_id, data, g.caller, headers.get("idempotency_key")
         )
-        return refund, 201 if created else 200
+        shown = readable("orders.read", refund)
+        return shown if shown is not refund else (refund, 201 if created else 200)
 
     @blp.doc(operationId="listRefunds")
     @blp.response(200, RefundListSchema)
