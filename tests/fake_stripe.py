@@ -3,7 +3,8 @@
 ``FakeStripe`` serves PaymentIntents (create, retrieve, list) and Refunds (create, list) on
 127.0.0.1 with the shapes of Stripe's API reference, honours ``Idempotency-Key`` (the same
 key answers the first response), and can be told to fail (``mode = "error"``: 500;
-``"down"``: the connection is closed unanswered). It builds events and signs them exactly as
+``"down"``: the connection is closed unanswered; ``"lose"``: the request is done, its answer
+lost). It builds events and signs them exactly as
 Stripe does (``Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.payload")>``) and
 delivers them to the app through a test client. No test reaches the internet.
 """
@@ -77,7 +78,7 @@ class FakeStripe:
         body = handler.rfile.read(length).decode() if length else ""
         with self.lock:
             self.calls.append((method, parts.path))
-        if self.mode == "down":
+        if self.mode == "down":  # nothing reaches Stripe
             handler.close_connection = True
             handler.connection.shutdown(2)
             return
@@ -92,6 +93,10 @@ class FakeStripe:
                 status, answer = self._route(method, parts.path, params)
                 if key:
                     self.responses[(method, parts.path, key)] = (status, answer)
+        if self.mode == "lose":  # done at Stripe, but the answer never arrives
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return
         self._answer(handler, status, answer)
 
     def _answer(self, handler, status, answer):
@@ -197,20 +202,24 @@ class FakeStripe:
         with self.lock:
             status, refund = self._create_refund({"payment_intent": intent_id, "amount": amount})
             assert status == 200, refund
-            intent = self.intents[intent_id]
-            refunds = [r for r in self.refunds.values() if r["payment_intent"] == intent_id]
-            charge = {
-                "id": "ch_" + intent_id[3:],
-                "object": "charge",
-                "amount": intent["amount_received"],
-                "amount_refunded": sum(r["amount"] for r in refunds),
-                "currency": intent["currency"],
-                "payment_intent": intent_id,
-                "refunded": sum(r["amount"] for r in refunds) >= intent["amount_received"],
-                "refunds": self._page(sorted(refunds, key=lambda r: r["id"], reverse=True), 0),
-                "metadata": {},
-            }
-            return self.event("charge.refunded", charge)
+            return self.charge_refunded(intent_id)
+
+    def charge_refunded(self, intent_id) -> dict:
+        """The ``charge.refunded`` event of the intent's charge, with its refunds."""
+        intent = self.intents[intent_id]
+        refunds = [r for r in self.refunds.values() if r["payment_intent"] == intent_id]
+        charge = {
+            "id": "ch_" + intent_id[3:],
+            "object": "charge",
+            "amount": intent["amount_received"],
+            "amount_refunded": sum(r["amount"] for r in refunds),
+            "currency": intent["currency"],
+            "payment_intent": intent_id,
+            "refunded": sum(r["amount"] for r in refunds) >= intent["amount_received"],
+            "refunds": self._page(sorted(refunds, key=lambda r: r["id"], reverse=True), 0),
+            "metadata": {},
+        }
+        return self.event("charge.refunded", charge)
 
     def event(self, kind: str, obj: dict) -> dict:
         return {

@@ -133,6 +133,21 @@ def test_stripe_orders_are_refunded_through_stripe_and_dashboard_refunds_recorde
     preview = owner_client.get(url + "/preview").json
     assert preview["refundable_cents"] == 3000 - 1200
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "partially_refunded"
+    # Done at Stripe but its answer lost: pending, then completed by the webhook, once.
+    fake_stripe.mode = "lose"
+    lost = owner_client.post(url, json={"amount_cents": 300})
+    assert lost.status_code == 503
+    fake_stripe.mode = None
+    assert owner_client.get(url).json["items"][-1]["status"] == "pending"
+    event = fake_stripe.charge_refunded(order["payment"]["reference"])
+    assert deliver(app.test_client(), event).status_code == 200
+    listed = owner_client.get(url).json["items"]
+    assert [(r["amount_cents"], r["status"]) for r in listed] == [
+        (500, "succeeded"),
+        (700, "succeeded"),
+        (300, "succeeded"),
+    ]
+    assert len(fake_stripe.refunds) == 3
 
 
 def test_reconcile_reports_and_fixes_a_paid_intent_left_pending(

@@ -345,13 +345,23 @@ def _complete(order_id: str, refund_id: str) -> None:
 
 
 def record_external(order_id: str, refunded_total: int, charge: dict) -> None:
-    """Record, once, money Stripe says was refunded beyond what we recorded."""
+    """Record, once, money Stripe says was refunded beyond what we recorded; a refund of ours
+    left ``pending`` (Stripe did it, its answer was lost) is completed instead."""
+    known = (charge.get("refunds") or {}).get("data") or []
+    for item in known:
+        ours = (item.get("metadata") or {}).get("refund_id")
+        if ours and db.execute(
+            "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
+            " WHERE id = :id AND order_id = :order_id AND status = 'pending'",
+            {"ref": item["id"], "now": now_iso(), "id": ours, "order_id": order_id},
+        ):
+            _complete(order_id, ours)
     order = _order(order_id)
     extra = refunded_total - order["refunded_cents"]
     if extra <= 0:
         return
-    known = (charge.get("refunds") or {}).get("data") or []
-    reference = known[0]["id"] if known else f"{charge.get('id')}:{refunded_total}"
+    theirs = [item for item in known if not (item.get("metadata") or {}).get("refund_id")]
+    reference = theirs[0]["id"] if theirs else f"{charge.get('id')}:{refunded_total}"
     if db.value("SELECT COUNT(*) FROM refunds WHERE reference = :ref", {"ref": reference}):
         return
     db.execute(
