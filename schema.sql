@@ -339,7 +339,8 @@ CREATE TABLE IF NOT EXISTS orders (
     shipping_cents BIGINT NOT NULL DEFAULT 0,
     tax_cents BIGINT NOT NULL DEFAULT 0,
     pricing TEXT,
-    discount_id TEXT
+    discount_id TEXT,
+    refunded_cents BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -387,8 +388,42 @@ CREATE TABLE IF NOT EXISTS payments (
     status TEXT NOT NULL,
     reference TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    note TEXT
 );
+
+-- Stripe events (each id once) and refunds (issue 27, migration 0014).
+CREATE TABLE IF NOT EXISTS stripe_events (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    order_id TEXT,
+    received_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS refunds (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    amount_cents BIGINT NOT NULL CHECK (amount_cents >= 0),
+    currency TEXT NOT NULL,
+    lines TEXT NOT NULL DEFAULT '[]',
+    shipping INTEGER NOT NULL DEFAULT 0,
+    restock TEXT NOT NULL DEFAULT '[]',
+    reason TEXT,
+    provider TEXT NOT NULL,
+    reference TEXT,
+    status TEXT NOT NULL,
+    idempotency_key TEXT,
+    request_hash TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    by_kind TEXT,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS refunds_order ON refunds (order_id, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS refunds_order_key ON refunds (order_id, idempotency_key);
+CREATE UNIQUE INDEX IF NOT EXISTS refunds_reference ON refunds (reference);
 
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,

@@ -18,6 +18,7 @@ from shop import db
 from shop.cli_products import products_group
 from shop.demo import demo_command
 from shop.errors import Unavailable
+from shop.payments_cli import payments_group
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
 
@@ -441,5 +442,6 @@ def register(app: Flask) -> None:
         webhooks_group,
         mail_group,
         demo_command,
+        payments_group,
     ):
         app.cli.add_command(command)

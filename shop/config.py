@@ -173,6 +173,12 @@ def _read(env) -> dict:
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
+        # Card payments (docs/payments.md): the `stripe` method exists when both are set.
+        "STRIPE_API_KEY": env.get("STRIPE_API_KEY", "").strip() or None,
+        "STRIPE_WEBHOOK_SECRET": env.get("STRIPE_WEBHOOK_SECRET", "").strip() or None,
+        "STRIPE_TIMEOUT": _int(env, "SHOP_STRIPE_TIMEOUT", 10, minimum=1),
+        # For the test suite's fake Stripe only; unset in production.
+        "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
         # Product search: the stemming language (shop/services/search.py).
         "SEARCH_LANGUAGE": _search_language(env),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

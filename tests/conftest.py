@@ -18,6 +18,7 @@ import pytest
 
 from shop import create_app
 from shop.migrate import load_schema, schema_ready
+from tests.fake_stripe import fake_stripe  # noqa: F401 - the fake Stripe of the payment tests
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
 from tests.openapi_check import ValidatingClient
 

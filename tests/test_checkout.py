@@ -67,6 +67,7 @@ def test_checkout_places_a_pending_order_priced_from_the_database(app, customer_
         "amount_cents": 7397,
         "status": "pending",
         "reference": "SO-000001",
+        "client_secret": None,
     }
     [entry] = order["status_history"]
     assert entry["status"] == "pending"

@@ -131,13 +131,17 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
         line["variant_id"] == line["product_id"] and line["options"] == "{}" for line in lines
     )
 
-    # 0013: the built-in roles hold the pricing permissions a new shop's start with.
+    # 0013: the built-in roles hold the pricing and refund permissions a new shop's start with.
     with app.app_context():
         from shop.auth.permissions import BUILTIN_ROLES
         from shop.auth.roles import role_by_name
 
         for name, permissions in BUILTIN_ROLES.items():
-            priced = {p for p in permissions if p.split(".")[0] in ("shipping", "tax", "discounts")}
+            priced = {
+                p
+                for p in permissions
+                if p.split(".")[0] in ("shipping", "tax", "discounts") or p == "orders.refund"
+            }
             assert priced and priced <= role_by_name(name)["permissions"], name
 
     # 0009: the upgrade built the search index from the adopted rows
@@ -165,6 +169,10 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
 
     # the new release writes on the adopted data too
     assert customer.post(f"/orders/{seeded['order_id']}/cancel").status_code == 409  # paid
+    # 0014: an order of the previous release can be refunded, priced from its own lines
+    preview = owner.get(f"/orders/{seeded['order_id']}/refunds/preview")
+    assert preview.status_code == 200 and preview.json["refundable_cents"] > 0
+    assert preview.json["refunded_cents"] == 0
     assert owner.delete(f"/products/{seeded['product_ids'][2]}").status_code == 204
 
     # a node of the previous release, during a rolling upgrade, on the upgraded schema

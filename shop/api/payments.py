@@ -18,7 +18,7 @@ from shop.api.schemas import (
 from shop.auth.decorators import require_auth
 from shop.extensions import limiter
 from shop.openapi import responds
-from shop.services import baskets, checkout, orders, payments
+from shop.services import baskets, checkout, orders, payments, stripe_payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 
@@ -99,8 +99,9 @@ class CheckoutSchema(BasketSchema):
         required=True,
         validate=_known_method,
         metadata={
-            "description": "`manual`: bank transfer or cash on delivery.",
-            "enum": payments.names(),
+            "description": "`manual`: bank transfer or cash on delivery; `stripe`: card"
+            " payment through Stripe, when the shop has configured it (docs/payments.md).",
+            "enum": payments.names(every=True),
         },
     )
 
@@ -143,7 +144,10 @@ class Checkout(MethodView):
         be used, is a 400 whose message starts with the field and a reason
         (`discount_code: expired: ...`). With the
         `manual` payment method the order stays `pending` until an administrator marks it
-        `paid`. Limited to 10 requests a minute per client address, invalid ones included.
+        `paid`. With `stripe`, the PaymentIntent is created once the order is written, and
+        `payment.client_secret` is for Stripe.js; if Stripe cannot be reached the order stays
+        `pending` and the answer is a 503 with `Retry-After` (`POST /orders/{id}/payment`
+        starts it again). Limited to 10 requests a minute per client address, invalid ones included.
         """
         key = headers.get("idempotency_key")
         order_id, created, order = checkout.place_order(
@@ -158,6 +162,9 @@ class Checkout(MethodView):
         )
         # The webhook's payload when one was rendered: the same order, as the API shows it.
         order = order or orders.load(order_id, g.caller.id)
+        if payments.get(data["payment_method"]).starts_after_commit:
+            # After the commit, never inside it: 503 + Retry-After if Stripe is unreachable.
+            order = {**order, "payment": stripe_payments.start(order_id, g.caller.id)}
         return order, 201 if created else 200
 
 

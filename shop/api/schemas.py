@@ -140,9 +140,31 @@ class PaymentSchema(Schema):
     provider = fields.String(required=True)
     amount_cents = fields.Integer(required=True)
     status = enum_field(
-        "PaymentStatusValue", ["pending", "paid", "cancelled", "refunded"], required=True
+        "PaymentStatusValue",
+        [
+            "pending",
+            "paid",
+            "failed",
+            "review",
+            "cancelled",
+            "partially_refunded",
+            "refunded",
+        ],
+        required=True,
+        metadata={"description": "`review`: the provider's amount or currency did not match."},
     )
-    reference = fields.String(required=True)
+    reference = fields.String(
+        required=True, metadata={"description": "Stripe: the PaymentIntent id (empty until made)."}
+    )
+    client_secret = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Stripe only, in the answers of checkout and"
+            " `POST /orders/{id}/payment` to the customer: for Stripe.js `confirmPayment`;"
+            " null elsewhere."
+        },
+    )
 
 
 def order_status(**kwargs) -> fields.String:

@@ -62,8 +62,13 @@ class Caller:
     @property
     def actor(self) -> dict:
         """How the audit log names this caller."""
-        label = self.label if self.kind == "api_key" else self.email
+        label = self.label if self.kind in ("api_key", "system") else self.email
         return {"kind": self.kind, "id": self.id, "label": label}
+
+
+def system(label: str) -> Caller:
+    """The service acting on its own (a payment provider's webhook, a CLI command)."""
+    return Caller(kind="system", id=None, label=label)
 
 
 def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | None = None):

@@ -10,7 +10,7 @@ CATALOGUE = {
     "categories": ("read", "create", "update", "delete"),
     "collections": ("read", "create", "update", "delete"),
     "content": ("read", "create", "update", "delete"),
-    "orders": ("read", "update_status"),
+    "orders": ("read", "update_status", "refund"),
     "customers": ("read", "update", "delete"),
     "settings": ("read", "update"),
     "users": ("read", "create", "update", "delete"),

@@ -24,6 +24,8 @@ NEXT = {
     "paid": ("shipped", "refunded"),
     "shipped": ("delivered",),
     "delivered": ("refunded",),
+    # Set by a partial refund (``services/refunds.py``), which keeps the rest moving.
+    "partially_refunded": ("shipped", "delivered", "refunded"),
     "cancelled": (),
     "refunded": (),
 }
@@ -50,6 +52,7 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
             "amount_cents": row["payment_amount_cents"],
             "status": row["payment_status"],
             "reference": row["payment_reference"],
+            "client_secret": None,  # only in the answers that start a card payment
         }
     address = row["shipping_address"]
     return {
@@ -157,29 +160,74 @@ def change_status(order_id: str, status: str, note: str | None, customer_id=None
         if row is None:
             abort(404, "Order not found.")
         _check_move(row, status)
-        moment = now_iso()
-        moved = db.execute(
-            "UPDATE orders SET status = :status, updated_at = :now"
-            " WHERE id = :id AND status = :current",
-            {"status": status, "now": moment, "id": order_id, "current": row["status"]},
-        )
-        if not moved:  # another request moved it since we read it (PostgreSQL)
+        if not _move(row, status, note):  # another request moved it since we read it
             abort(409, f"Order {row['number']} changed meanwhile; reload it and try again.")
-        record_history(order_id, status, note, moment)
-        _follow_payment(order_id, status, moment)
-        restocked = status in RESTOCKING and _restock(order_id, moment)
-        details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
-        details.update(to=status, restocked=restocked)
-        if note:
-            details["note"] = note
-        audit.record("order.status_changed", details)
-        webhooks.emit("order.status_changed", order_id, load)
-        if status == "cancelled":
-            baskets.give_back_use(order_id)
-            webhooks.emit("order.cancelled", order_id, load)
         order = load(order_id)
         mail.queue_order_mail(order, placed=False)
     return order
+
+
+def settle(order_id: str, note: str | None) -> bool:
+    """Mark a pending order ``paid``, once: answer whether this call did it.
+
+    The one guarded transition every path to ``paid`` shares (the Stripe webhook, the
+    storefront's confirm, an administrator's move goes through ``change_status`` and the same
+    ``_move``): whichever comes first moves it, emits ``order.paid`` and queues the receipt;
+    the others find it no longer pending and change nothing.
+    """
+    with db.transaction():
+        row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
+        if row is None or row["status"] != "pending" or not _move(row, "paid", note):
+            return False
+        mail.queue_order_mail(load(order_id), placed=False)
+    return True
+
+
+def _move(row: dict, status: str, note: str | None) -> bool:
+    """The guarded move of ``row`` to ``status`` and all it entails; False if it lost a race.
+
+    Runs in the caller's transaction: the history entry, the payment, the restock, the
+    audit entry and the events happen only with the move.
+    """
+    order_id, moment = row["id"], now_iso()
+    moved = db.execute(
+        "UPDATE orders SET status = :status, updated_at = :now"
+        " WHERE id = :id AND status = :current",
+        {"status": status, "now": moment, "id": order_id, "current": row["status"]},
+    )
+    if not moved:
+        return False
+    record_history(order_id, status, note, moment)
+    _follow_payment(order_id, status, moment)
+    restocked = status in RESTOCKING and _restock(order_id, moment)
+    details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
+    details.update(to=status, restocked=restocked)
+    if note:
+        details["note"] = note
+    audit.record("order.status_changed", details)
+    webhooks.emit("order.status_changed", order_id, load)
+    if status == "cancelled":
+        baskets.give_back_use(order_id)
+        webhooks.emit("order.cancelled", order_id, load)
+    if status == "paid":
+        webhooks.emit("order.paid", order_id, load)
+    return True
+
+
+def record_refund_status(order: dict, status: str, note: str | None) -> None:
+    """A refund moved the order to ``partially_refunded`` or ``refunded`` (the caller holds
+    the order's refund lock, in its transaction); stock is not touched: refunds restock
+    per line, on their own."""
+    moment = now_iso()
+    db.execute(
+        "UPDATE orders SET status = :status, updated_at = :now WHERE id = :id",
+        {"status": status, "now": moment, "id": order["id"]},
+    )
+    record_history(order["id"], status, note, moment)
+    _follow_payment(order["id"], status, moment)
+    details = {"order_id": order["id"], "number": order["number"], "from": order["status"]}
+    audit.record("order.status_changed", {**details, "to": status, "restocked": False})
+    webhooks.emit("order.status_changed", order["id"], load)
 
 
 def _check_move(row: dict, status: str) -> None:

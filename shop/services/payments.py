@@ -27,6 +27,12 @@ class Provider:
 
     name = ""
     description = ""
+    # Whether the payment is started by a network call after the checkout commits.
+    starts_after_commit = False
+
+    def enabled(self) -> bool:
+        """Whether this provider may be chosen now (its settings are present)."""
+        return True
 
     def start(self, order: dict) -> PaymentStart:
         """Ask for the money of a new order (``id``, ``number``, ``total_cents``, ``currency``)."""
@@ -38,7 +44,12 @@ class Provider:
 
 
 # Where a payment stands once its order reaches these statuses.
-_FOLLOW = {"paid": "paid", "cancelled": "cancelled", "refunded": "refunded"}
+_FOLLOW = {
+    "paid": "paid",
+    "cancelled": "cancelled",
+    "refunded": "refunded",
+    "partially_refunded": "partially_refunded",
+}
 
 
 class Manual(Provider):
@@ -52,6 +63,23 @@ class Manual(Provider):
         return PaymentStart(status="pending", reference=order["number"])
 
 
+class Stripe(Provider):
+    """Cards through Stripe (``services/stripe_payments.py``), when its keys are set."""
+
+    name = "stripe"
+    description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
+    starts_after_commit = True
+
+    def enabled(self) -> bool:
+        from shop.services import stripe_gateway
+
+        return stripe_gateway.configured()
+
+    def start(self, order: dict) -> PaymentStart:
+        """Pending, with no intent yet: it is created once the checkout has committed."""
+        return PaymentStart(status="pending", reference="")
+
+
 _PROVIDERS: dict[str, Provider] = {}
 
 
@@ -61,13 +89,15 @@ def register(provider: Provider) -> None:
 
 
 def get(name: str) -> Provider | None:
-    """The provider called ``name``, if registered."""
-    return _PROVIDERS.get(name)
+    """The provider called ``name``, if registered and enabled."""
+    provider = _PROVIDERS.get(name)
+    return provider if provider is not None and provider.enabled() else None
 
 
-def names() -> list[str]:
-    """Every registered provider's name."""
-    return sorted(_PROVIDERS)
+def names(every: bool = False) -> list[str]:
+    """Every enabled provider's name (``every``: registered ones, enabled or not)."""
+    return sorted(name for name, p in _PROVIDERS.items() if every or p.enabled())
 
 
 register(Manual())
+register(Stripe())

@@ -240,3 +240,19 @@ def price(
         "currency": currency,
         "applied": applied,
     }
+
+
+def refund_share(line_total: int, quantity: int, already: int, count: int) -> int:
+    """What ``count`` more units of a line are worth back, ``already`` units refunded before.
+
+    Cumulative floor of the line's own priced total (after its discount, with its tax when
+    prices exclude it): refunding every unit, in any steps, gives back exactly that total.
+    """
+    if quantity <= 0:
+        return 0
+    return line_total * (already + count) // quantity - line_total * already // quantity
+
+
+def shipping_charged(shipping_cents: int, shipping_tax_cents: int, inclusive: bool) -> int:
+    """The shipping the customer paid: its tax is added when prices exclude tax."""
+    return shipping_cents if inclusive else shipping_cents + shipping_tax_cents

@@ -1,6 +1,7 @@
--- 0013: the built-in roles of a shop made before issue 26 get the pricing permissions that
--- a new shop's built-in roles start with (shop/auth/permissions.py BUILTIN_ROLES): admin all of
--- shipping, tax and discounts; editor discounts; support their reads. Once, here: a right an
+-- 0013: the built-in roles of a shop made before issues 26 and 27 get the pricing and refund
+-- permissions that a new shop's built-in roles start with (shop/auth/permissions.py
+-- BUILTIN_ROLES): admin all of shipping, tax and discounts and orders.refund; editor
+-- discounts; support their reads and orders.refund. Once, here: a right an
 -- operator later withdraws from a built-in role stays withdrawn. The owner role gets every
 -- permission at each upgrade already (seed_builtin_roles). Data only: no table changes.
 
@@ -8,7 +9,11 @@ INSERT INTO role_permissions (role_id, permission)
 SELECT r.id, g.permission
 FROM roles r
 JOIN (
-    SELECT 'admin' AS role, 'shipping.read' AS permission
+    SELECT 'admin' AS role, 'orders.refund' AS permission
+    UNION ALL
+    SELECT 'support', 'orders.refund'
+    UNION ALL
+    SELECT 'admin', 'shipping.read'
     UNION ALL
     SELECT 'admin' AS role, 'shipping.create' AS permission
     UNION ALL

@@ -1,0 +1,50 @@
+"""``POST /payments/stripe/webhook``: Stripe's events (docs/payments.md).
+
+Public (no session, no key): the ``Stripe-Signature`` over the raw body is the credential.
+A bad or stale signature (5 minutes) is a 400 and writes nothing; a verified event is
+applied once (``services/stripe_payments.handle_event``) and answered 200, duplicates too.
+"""
+
+from flask import g, request
+from flask.views import MethodView
+from marshmallow import Schema, fields
+
+from shop.api.common import Blueprint
+from shop.auth.caller import system
+from shop.errors import abort
+from shop.services import stripe_gateway, stripe_payments
+
+blp = Blueprint(
+    "stripe_webhook", __name__, url_prefix="/payments/stripe", description="Stripe's webhook."
+)
+
+
+class ReceivedSchema(Schema):
+    received = fields.Boolean(required=True)
+    duplicate = fields.Boolean(required=True)
+
+
+EVENT_BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}},
+}
+
+
+@blp.route("/webhook")
+class StripeWebhook(MethodView):
+    @blp.doc(operationId="receiveStripeEvent", requestBody=EVENT_BODY)
+    @blp.response(200, ReceivedSchema)
+    def post(self):
+        """Receive a Stripe event
+
+        Register this URL in Stripe's dashboard with the events
+        `payment_intent.succeeded`, `payment_intent.payment_failed`,
+        `payment_intent.canceled` and `charge.refunded`. 404 when Stripe is not configured.
+        """
+        if not stripe_gateway.configured():
+            abort(404, "Card payments are not configured.")
+        event = stripe_gateway.verify(request.get_data(), request.headers.get("Stripe-Signature"))
+        if not isinstance(event.get("id"), str):
+            abort(400, "Not a Stripe event.")
+        g.caller = system("Stripe")
+        return {"received": True, "duplicate": not stripe_payments.handle_event(event)}

@@ -1,0 +1,270 @@
+"""A local fake of the few Stripe endpoints the shop calls, for tests (issue 27).
+
+``FakeStripe`` serves PaymentIntents (create, retrieve, list) and Refunds (create, list) on
+127.0.0.1 with the shapes of Stripe's API reference, honours ``Idempotency-Key`` (the same
+key answers the first response), and can be told to fail (``mode = "error"``: 500;
+``"down"``: the connection is closed unanswered; ``"lose"``: the request is done, its answer
+lost). It builds events and signs them exactly as
+Stripe does (``Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.payload")>``) and
+delivers them to the app through a test client. No test reaches the internet.
+"""
+
+import hashlib
+import hmac
+import itertools
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+SECRET = "whsec_test_" + "s" * 24
+API_KEY = "sk_test_fake"
+
+
+def _nested(pairs) -> dict:
+    """Stripe's form encoding (``metadata[order_id]=x``) as a dict."""
+    out = {}
+    for key, value in pairs:
+        parts = key.replace("]", "").split("[")
+        here = out
+        for part in parts[:-1]:
+            here = here.setdefault(part, {})
+        here[parts[-1]] = value
+    return out
+
+
+class FakeStripe:
+    def __init__(self):
+        self.intents, self.refunds, self.responses = {}, {}, {}
+        self.mode = None  # None, "error" or "down"
+        self.calls = []  # (method, path) of every request
+        self.lock = threading.Lock()
+        self.counter = itertools.count(1)
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                fake._serve(self, "GET")
+
+            def do_POST(self):
+                fake._serve(self, "POST")
+
+            def do_DELETE(self):
+                fake._serve(self, "DELETE")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self.counter):06d}{secrets.token_hex(4)}"
+
+    # -- HTTP ---------------------------------------------------------------------------
+    def _serve(self, handler, method):
+        parts = urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length).decode() if length else ""
+        with self.lock:
+            self.calls.append((method, parts.path))
+        if self.mode == "down":  # nothing reaches Stripe
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return
+        if self.mode == "error":
+            return self._answer(handler, 500, {"error": {"type": "api_error", "message": "x"}})
+        params = _nested(parse_qsl(body if method == "POST" else parts.query))
+        key = handler.headers.get("Idempotency-Key")
+        with self.lock:
+            if key and (method, parts.path, key) in self.responses:
+                status, answer = self.responses[(method, parts.path, key)]
+            else:
+                status, answer = self._route(method, parts.path, params)
+                if key:
+                    self.responses[(method, parts.path, key)] = (status, answer)
+        if self.mode == "lose":  # done at Stripe, but the answer never arrives
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return
+        self._answer(handler, status, answer)
+
+    def _answer(self, handler, status, answer):
+        data = json.dumps(answer).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.send_header("Request-Id", self._id("req"))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _route(self, method, path, params):
+        if path == "/v1/payment_intents" and method == "POST":
+            return 200, self._create_intent(params)
+        if path == "/v1/payment_intents" and method == "GET":
+            return 200, self._list_intents(params)
+        if path.startswith("/v1/payment_intents/") and method == "GET":
+            intent = self.intents.get(path.rsplit("/", 1)[1])
+            return (200, intent) if intent else self._missing("payment_intent")
+        if path == "/v1/refunds" and method == "POST":
+            return self._create_refund(params)
+        if path == "/v1/refunds" and method == "GET":
+            found = [
+                r
+                for r in self.refunds.values()
+                if r["payment_intent"] == params.get("payment_intent")
+            ]
+            return 200, self._page(sorted(found, key=lambda r: r["id"], reverse=True), False)
+        return self._missing("route")
+
+    def _missing(self, what):
+        return 404, {"error": {"type": "invalid_request_error", "message": f"No such {what}"}}
+
+    def _page(self, data, has_more):
+        return {"object": "list", "data": data, "has_more": has_more, "url": "/v1/x"}
+
+    def _create_intent(self, params):
+        intent_id = self._id("pi")
+        intent = {
+            "id": intent_id,
+            "object": "payment_intent",
+            "amount": int(params["amount"]),
+            "amount_received": 0,
+            "currency": params["currency"],
+            "status": "requires_payment_method",
+            "client_secret": f"{intent_id}_secret_{secrets.token_hex(8)}",
+            "metadata": params.get("metadata", {}),
+            "created": int(time.time()),
+            "livemode": False,
+            "last_payment_error": None,
+            "cancellation_reason": None,
+        }
+        self.intents[intent_id] = intent
+        return intent
+
+    def _list_intents(self, params):
+        found = sorted(self.intents.values(), key=lambda i: i["id"], reverse=True)
+        since = (params.get("created") or {}).get("gte")
+        if since:
+            found = [i for i in found if i["created"] >= int(since)]
+        if params.get("starting_after"):
+            ids = [i["id"] for i in found]
+            found = found[ids.index(params["starting_after"]) + 1 :]
+        limit = int(params.get("limit", 10))
+        return self._page(found[:limit], len(found) > limit)
+
+    def _create_refund(self, params):
+        intent = self.intents.get(params.get("payment_intent"))
+        if intent is None:
+            return self._missing("payment_intent")
+        amount = int(params.get("amount") or intent["amount_received"])
+        already = sum(
+            r["amount"] for r in self.refunds.values() if r["payment_intent"] == intent["id"]
+        )
+        if already + amount > intent["amount_received"]:
+            return 400, {"error": {"type": "invalid_request_error", "code": "amount_too_large"}}
+        refund = {
+            "id": self._id("re"),
+            "object": "refund",
+            "amount": amount,
+            "currency": intent["currency"],
+            "payment_intent": intent["id"],
+            "status": "succeeded",
+            "metadata": params.get("metadata", {}),
+            "created": int(time.time()),
+        }
+        self.refunds[refund["id"]] = refund
+        return 200, refund
+
+    # -- what Stripe does on its side, and its events ------------------------------------
+    def succeed(self, intent_id, amount=None, currency=None) -> dict:
+        """The customer paid: the intent succeeded; answer the event Stripe sends."""
+        with self.lock:
+            intent = self.intents[intent_id]
+            intent["status"] = "succeeded"
+            intent["amount_received"] = intent["amount"] if amount is None else amount
+            if currency:
+                intent["currency"] = currency
+            return self.event("payment_intent.succeeded", dict(intent))
+
+    def refund_in_dashboard(self, intent_id, amount) -> dict:
+        """A refund made in Stripe's dashboard; answer its ``charge.refunded`` event."""
+        with self.lock:
+            status, refund = self._create_refund({"payment_intent": intent_id, "amount": amount})
+            assert status == 200, refund
+            return self.charge_refunded(intent_id)
+
+    def charge_refunded(self, intent_id) -> dict:
+        """The ``charge.refunded`` event of the intent's charge, with its refunds."""
+        intent = self.intents[intent_id]
+        refunds = [r for r in self.refunds.values() if r["payment_intent"] == intent_id]
+        charge = {
+            "id": "ch_" + intent_id[3:],
+            "object": "charge",
+            "amount": intent["amount_received"],
+            "amount_refunded": sum(r["amount"] for r in refunds),
+            "currency": intent["currency"],
+            "payment_intent": intent_id,
+            "refunded": sum(r["amount"] for r in refunds) >= intent["amount_received"],
+            "refunds": self._page(sorted(refunds, key=lambda r: r["id"], reverse=True), 0),
+            "metadata": {},
+        }
+        return self.event("charge.refunded", charge)
+
+    def event(self, kind: str, obj: dict) -> dict:
+        return {
+            "id": self._id("evt"),
+            "object": "event",
+            "api_version": "2025-01-27",
+            "created": int(time.time()),
+            "type": kind,
+            "livemode": False,
+            "pending_webhooks": 1,
+            "request": {"id": None, "idempotency_key": None},
+            "data": {"object": obj},
+        }
+
+
+def sign(payload: str, secret: str = SECRET, at: int | None = None) -> str:
+    """``Stripe-Signature`` as Stripe computes it."""
+    at = int(time.time()) if at is None else at
+    digest = hmac.new(secret.encode(), f"{at}.{payload}".encode(), hashlib.sha256).hexdigest()
+    return f"t={at},v1={digest}"
+
+
+def deliver(client, event: dict, secret: str = SECRET, at: int | None = None):
+    """POST a signed event to the app's webhook endpoint, as Stripe does."""
+    payload = json.dumps(event)
+    return client.post(
+        "/payments/stripe/webhook",
+        data=payload,
+        headers={"Stripe-Signature": sign(payload, secret, at), "Content-Type": "application/json"},
+    )
+
+
+@pytest.fixture
+def fake_stripe():
+    fake = FakeStripe()
+    yield fake
+    fake.close()
+
+
+def settings(fake: FakeStripe, **more) -> dict:
+    """The app settings of a shop with the `stripe` method, talking to ``fake``."""
+    return {
+        "STRIPE_API_KEY": API_KEY,
+        "STRIPE_WEBHOOK_SECRET": SECRET,
+        "STRIPE_API_BASE": fake.url,
+        "STRIPE_TIMEOUT": 2,
+        **more,
+    }
