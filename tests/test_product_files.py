@@ -398,3 +398,22 @@ def test_a_file_that_cannot_be_read_is_a_400(owner_client):
         )
         assert response.status_code == 400, (words, response.json)
         assert words in response.json["message"], response.json
+
+
+def test_csv_export_defuses_formulas_and_imports_back_unchanged(owner_client):
+    """A cell a spreadsheet would run (`=HYPERLINK(...)`, `+`, `-`, `@`, tab, CR) gets a
+    leading `'` in CSV (OWASP's CSV injection advice); the import takes it off again."""
+    names = ['=HYPERLINK("http://evil.example","x")', "+1", "-dash", "@SUM(A1)", "'=quoted"]
+    for name in names:
+        made = owner_client.post("/products", json={"name": name, "price_cents": 100})
+        assert made.status_code == 201, made.json
+    data = export(owner_client)
+    cells = sorted(row["product_name"] for row in parse_csv(data))
+    assert cells == sorted(["'" + name for name in names])
+    assert sorted(
+        json.loads(line)["product_name"] for line in export(owner_client, "jsonl").splitlines()
+    ) == sorted(names)
+    response = send(owner_client, data)
+    assert response.status_code == 200, response.json
+    assert (response.json["unchanged"], response.json["updated"]) == (5, 0)
+    assert export(owner_client) == data

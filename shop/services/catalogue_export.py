@@ -111,6 +111,23 @@ def rows():
         after = products[-1]["id"]
 
 
+# A CSV text cell a spreadsheet would run as a formula starts with one of these; it gets a
+# leading ``'`` (OWASP's advice on CSV injection), and so does one that already starts with
+# ``'`` before them, so that ``csv_text`` gives back exactly what was exported.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defused(text: str) -> str:
+    return "'" + text if text.lstrip("'").startswith(_FORMULA_START) else text
+
+
+def csv_text(cell: str) -> str:
+    """The text of a CSV cell ``_defused`` wrote (one leading ``'`` taken off)."""
+    if cell.startswith("'") and cell.lstrip("'").startswith(_FORMULA_START):
+        return cell[1:]
+    return cell
+
+
 def _csv_cell(value) -> str:
     if value is None:
         return ""
@@ -118,7 +135,7 @@ def _csv_cell(value) -> str:
         return "true" if value else "false"
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    return _defused(str(value))
 
 
 def as_csv(typed_rows):

@@ -27,7 +27,7 @@ from shop import db, inbound
 from shop.errors import abort
 from shop.money import from_text
 from shop.services import products, variants
-from shop.services.catalogue_export import COLUMNS, shop_currency
+from shop.services.catalogue_export import COLUMNS, csv_text, shop_currency
 
 KINDS = dict(COLUMNS)
 FORMATS = {"csv": Format.CSV, "jsonl": Format.NL}
@@ -95,6 +95,11 @@ def read_rows(data: bytes, kind: str | None) -> list[dict]:
     unknown = sorted({str(k) for row in rows for k in row} - set(KINDS))
     if unknown:
         abort(400, f"{unknown[0]}: not a column of the import; the columns are {list(KINDS)}.")
+    if kind == "csv":  # text cells the export defused against formulas
+        for row in rows:
+            for key, value in row.items():
+                if KINDS[key].startswith("text") and isinstance(value, str):
+                    row[key] = csv_text(value)
     return rows
 
 

@@ -11,7 +11,8 @@ the list answers when that value replaces the group's own filter (the other filt
   count (the list's ``category``/``category_id`` filter takes sub-categories too), most first;
 - ``price_bands``: the fixed ``PRICE_BANDS`` below, in minor units, each with the count the
   list answers for ``min_price``/``max_price`` of the band (all bands, zeros included);
-- ``options``: per option name, per value, the products with an active variant of it.
+- ``options``: per option name, per value, the products with an active variant of it
+  (at most ``MAX_FACET_VALUES`` values a name, the most common first).
 """
 
 from shop import db
@@ -59,6 +60,9 @@ PRICE_BANDS = (
 MAX_OPTION_NAMES = 10
 MAX_OPTION_VALUES = 100
 MAX_OPTION_TEXT = 200
+# An option facet answers at most this many values, the most common first: a catalogue of
+# many distinct values (a value per product) would otherwise send them all to every visitor.
+MAX_FACET_VALUES = 100
 
 
 def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) -> tuple:
@@ -252,7 +256,9 @@ def _option_facets(args: dict, only_active: bool) -> list[dict]:
             "name": name,
             "values": [
                 {"value": value, "count": n}
-                for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))
+                for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))[
+                    :MAX_FACET_VALUES
+                ]
             ],
         }
         for name, values in sorted(counts.items())
