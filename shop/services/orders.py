@@ -21,7 +21,9 @@ from shop.services import baskets, payments, variants
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
     "pending": ("paid", "cancelled"),
-    "paid": ("shipped", "refunded"),
+    "paid": ("partially_shipped", "shipped", "refunded"),
+    # Some lines left in shipments (services/shipments.py), the rest still to go.
+    "partially_shipped": ("shipped", "refunded"),
     "shipped": ("delivered",),
     "delivered": ("refunded",),
     "cancelled": (),
@@ -105,13 +107,13 @@ def _pricing(stored: str | None) -> dict:
 
 
 def present_all(rows: list[dict]) -> list[dict]:
-    """Whole orders from their rows: items and histories in one query each."""
+    """Whole orders from their rows: items, histories and shipments in one query each."""
     if not rows:
         return []
     ids, params = db.in_list("o", [row["id"] for row in rows])
     items, history = {}, {}
     for item in db.query(
-        "SELECT order_id, product_id, variant_id, name, sku, options, unit_price_cents,"
+        "SELECT order_id, line, product_id, variant_id, name, sku, options, unit_price_cents,"
         " quantity, line_total_cents, discount_cents, tax_cents, tax_rate,"
         " COALESCE(total_cents, line_total_cents) AS total_cents"
         f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
@@ -125,7 +127,36 @@ def present_all(rows: list[dict]) -> list[dict]:
         params,
     ):
         history.setdefault(entry["order_id"], []).append(entry)
-    return [_present(row, items.get(row["id"], []), history.get(row["id"], [])) for row in rows]
+    sent = shipments_of(ids, params)
+    return [
+        {
+            **_present(row, items.get(row["id"], []), history.get(row["id"], [])),
+            "shipments": sent.get(row["id"], []),
+        }
+        for row in rows
+    ]
+
+
+def shipments_of(ids: str, params: dict) -> dict[str, list[dict]]:
+    """The shipments of the orders ``db.in_list`` gave, oldest first, by order id."""
+    found, by_id = {}, {}
+    for row in db.query(
+        "SELECT id, order_id, carrier, tracking_number, tracking_url, created_at"
+        f" FROM shipments WHERE order_id IN {ids} ORDER BY order_id, created_at, id",
+        params,
+    ):
+        shipment = {**row, "lines": []}
+        by_id[row["id"]] = shipment
+        found.setdefault(row.pop("order_id"), []).append(shipment)
+        del shipment["order_id"]
+    if by_id:
+        for line in db.query(
+            "SELECT l.shipment_id, l.line, l.quantity FROM shipment_lines l"
+            f" WHERE l.order_id IN {ids} ORDER BY l.shipment_id, l.line",
+            params,
+        ):
+            by_id[line.pop("shipment_id")]["lines"].append(line)
+    return found
 
 
 def load(order_id: str, customer_id: str | None = None) -> dict | None:
@@ -140,11 +171,14 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
     return present_all([row])[0] if row else None
 
 
-def change_status(order_id: str, status: str, note: str | None, customer_id=None) -> dict:
+def change_status(
+    order_id: str, status: str, note: str | None, customer_id=None, notify: bool = True
+) -> dict:
     """Move an order to ``status`` along ``NEXT``; answer the whole order.
 
     With ``customer_id`` the order must be that customer's (404 otherwise). The move, its
     history entry, the payment's status, the restock and the audit entry are one transaction.
+    Without ``notify`` the caller mails the customer itself (a shipment, with its tracking).
     """
     with db.transaction():
         if customer_id is None:
@@ -178,7 +212,8 @@ def change_status(order_id: str, status: str, note: str | None, customer_id=None
             baskets.give_back_use(order_id)
             webhooks.emit("order.cancelled", order_id, load)
         order = load(order_id)
-        mail.queue_order_mail(order, placed=False)
+        if notify:
+            mail.queue_order_mail(order, placed=False)
     return order
 
 

@@ -10,6 +10,7 @@ EVENTS = {
     "order.placed": "orders.read",
     "order.status_changed": "orders.read",
     "order.cancelled": "orders.read",
+    "order.shipped": "orders.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",
