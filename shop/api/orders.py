@@ -129,11 +129,12 @@ class OrderStatus(MethodView):
     def patch(self, data, order_id):
         """Move an order to its next status
 
-        Moves: `pending` -> `paid` | `cancelled`, `paid` -> `shipped` | `refunded`,
-        `shipped` -> `delivered`, `delivered` -> `refunded`; `cancelled` and `refunded` are
-        final. Any other move is a 409 naming the allowed next statuses. Cancelling or
-        refunding puts the stock back, once. A caller without `orders.read` gets 204 and no
-        body.
+        Moves: `pending` -> `paid` | `cancelled`, `paid` -> `partially_shipped` | `shipped` |
+        `refunded`, `partially_shipped` -> `shipped` | `refunded`, `shipped` -> `delivered`,
+        `delivered` -> `refunded`; `cancelled` and `refunded` are final. Record a shipment
+        with `POST /orders/{id}/shipments` to keep its tracking and lines. Any other move is a
+        409 naming the allowed next statuses. Cancelling or refunding puts the stock back,
+        once. A caller without `orders.read` gets 204 and no body.
         """
         return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
 
