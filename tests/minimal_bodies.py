@@ -141,8 +141,12 @@ class _Python:
             if parameter["in"] == "path":
                 args.append(repr(minimal(self.spec, parameter["schema"])))
         args.append("client=client")
-        _kind, schema = body_of(operation)
-        args.append(f"body={self.value(schema, operation['operationId'], 'body')}")
+        kind, schema = body_of(operation)
+        # The generator prefixes the body's type names with its kind when there are several.
+        parent = operation["operationId"]
+        if len(operation["requestBody"]["content"]) > 1:
+            parent += "_" + {"application/json": "json", "multipart/form-data": "files"}[kind]
+        args.append(f"body={self.value(schema, parent, 'body')}")
         for parameter in parameters:
             if parameter["in"] != "path" and parameter.get("required"):
                 value = self.value(parameter["schema"], "", parameter["name"])

@@ -405,3 +405,44 @@ def test_pages_of_a_ranked_search_skip_hidden_products_and_count_exactly(
     assert len({item["id"] for page in staff for item in page["items"]}) == 7
     hidden = owner_client.get("/products?q=kettle&active=false").json
     assert sorted(item["name"] for item in hidden["items"]) == ["Kettle 1", "Kettle 4"]
+
+
+def test_the_issues_filter_names_take_ids_or_slugs_and_facets_equal_the_totals(client, shop):
+    kitchen, sale = shop["categories"]["kitchen"], shop["sale"]
+    for query in (f"category={kitchen['id']}", "category=kitchen", f"category_id={kitchen['id']}"):
+        assert found(client, query + "&sort=name") == ["Blue Teapot", "Green tea leaves"], query
+    for query in (f"collection={sale['id']}", "collection=sale"):
+        assert found(client, query + "&sort=name") == ["Blue Teapot", "Running Shoes"], query
+    assert found(client, "price_min=1000&price_max=3500&sort=price") == ["Mug", "Blue Teapot"]
+    assert found(client, "category=no-such&in_stock=true") == []  # unknown: empty, as by id
+    assert found(client, "collection=no-such") == []
+    same = f"category={kitchen['id']}&category_id={kitchen['id']}&price_min=9&min_price=9"
+    assert found(client, same + "&sort=name") == ["Blue Teapot", "Green tea leaves"]
+    for filters in (
+        {"category": "kitchen", "in_stock": "true"},
+        {"collection": "sale", "price_max": "9999"},
+        {"price_min": "1000", "q": "tea"},
+    ):
+        body = client.get("/products/facets", query_string=filters).json
+        assert body["total"] == client.get("/products", query_string=filters).json["total"]
+        for category in body["categories"]:
+            replaced = {**filters, "category": category["slug"]}
+            total = client.get("/products", query_string=replaced).json["total"]
+            assert category["count"] == total, (filters, category)
+        for band in body["price_bands"]:
+            bounds = {"price_min": band["min_price"], "price_max": band["max_price"]}
+            others = {k: v for k, v in {**filters, **bounds}.items() if v is not None}
+            total = client.get("/products", query_string=others).json["total"]
+            assert band["count"] == total, (filters, band)
+    picked = client.get("/products/facets?category=kitchen").json["categories"]
+    assert {c["slug"]: c["count"] for c in picked} == {"kitchen": 2, "teaware": 1, "sport": 1}
+    spec = client.get("/openapi.json").json
+    for path in ("/products", "/products/facets"):
+        response = client.get(f"{path}?price_min=1&min_price=2")
+        assert response.status_code == 400, path
+        assert "price_min, min_price" in response.json["message"]
+        response = client.get(f"{path}?collection=sale&collection_id={sale['id']}")
+        assert "collection, collection_id" in response.json["message"]  # a slug and its id
+        documented = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"]}
+        for name in ("category", "collection", "price_min", "price_max", "category_id"):
+            assert documented[name]["description"], (path, name)

@@ -10,7 +10,7 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import db, totals
+from shop import db, slugs, totals
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
@@ -50,6 +50,14 @@ _SORTS = {
 }
 
 
+def _id_or_slug(meaning: str) -> fields.String:
+    """A filter naming a category or collection by id or by slug."""
+    return fields.String(
+        validate=validate.Length(min=1, max=slugs.MAX_LENGTH),
+        metadata={"description": f"{meaning}; an unknown one matches nothing."},
+    )
+
+
 class ProductFilterSchema(Schema):
     """The filters of the product list and its facets (they combine with AND)."""
 
@@ -66,13 +74,31 @@ class ProductFilterSchema(Schema):
         metadata={"description": "The product with this slug (exact)."},
     )
     sku = fields.String(validate=Sku, metadata={"description": "The product with this SKU."})
+    category = _id_or_slug("The category of this id or slug and its sub-categories")
     category_id = fields.String(
-        validate=CategoryId, metadata={"description": "This category and its sub-categories."}
+        validate=CategoryId,
+        metadata={"description": "`category` by id only (kept for compatibility)."},
     )
-    collection_id = fields.String(validate=validate.Length(max=64))
-    min_price = fields.Integer(validate=Price, metadata={"description": "In minor units."})
-    max_price = fields.Integer(validate=Price, metadata={"description": "In minor units."})
-    in_stock = fields.Boolean()
+    collection = _id_or_slug("Products in the collection of this id or slug")
+    collection_id = fields.String(
+        validate=validate.Length(max=64),
+        metadata={"description": "`collection` by id only (kept for compatibility)."},
+    )
+    price_min = fields.Integer(
+        validate=Price, metadata={"description": "`price_cents` at least this, in minor units."}
+    )
+    price_max = fields.Integer(
+        validate=Price, metadata={"description": "`price_cents` at most this, in minor units."}
+    )
+    min_price = fields.Integer(
+        validate=Price, metadata={"description": "`price_min` (kept for compatibility)."}
+    )
+    max_price = fields.Integer(
+        validate=Price, metadata={"description": "`price_max` (kept for compatibility)."}
+    )
+    in_stock = fields.Boolean(
+        metadata={"description": "`true`: in stock (stock > 0); `false`: out of stock."}
+    )
     active = fields.Boolean(
         metadata={"description": "Needs `products.read` (or a key with `read:product`)."}
     )
@@ -129,9 +155,34 @@ def _options() -> dict[str, list[str]]:
     return found
 
 
+# The issue's names of the filters and the names the list had first: both work. One filter
+# given by both names with different values is a 400 naming them.
+_ALIASES = (
+    ("category", "category_id"),
+    ("collection", "collection_id"),
+    ("price_min", "min_price"),
+    ("price_max", "max_price"),
+)
+
+
+def _unaliased(args: dict) -> dict:
+    """``args`` with each filter under one name: the prices as ``min_price``/``max_price``,
+    ``category``/``collection`` (id or slug) over an equal ``category_id``/``collection_id``."""
+    args = dict(args)
+    for name, old in _ALIASES:
+        if name in args and old in args:
+            if args[name] != args[old]:
+                abort(400, f"{name}, {old}: the same filter with different values; give one.")
+            del args[old]
+        if name.startswith("price_") and name in args:
+            args[old] = args.pop(name)
+    return args
+
+
 def _query(args: dict) -> ProductQuery:
     """The list's filters, ``option.*`` included; ``active`` only for a caller who may see
     inactive products."""
+    args = _unaliased(args)
     if "active" in args:
         if g.caller is None:
             abort(401, "active: sign in or send an API key to filter on active.")

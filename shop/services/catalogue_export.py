@@ -17,7 +17,7 @@ import io
 import json
 
 from shop import db, settings
-from shop.services.money import to_text
+from shop.money import to_text
 
 # The header, in order: (column, kind). Kinds tell the importer how to read a cell.
 COLUMNS = (

@@ -25,9 +25,9 @@ from werkzeug.exceptions import HTTPException
 
 from shop import db, inbound
 from shop.errors import abort
+from shop.money import from_text
 from shop.services import products, variants
 from shop.services.catalogue_export import COLUMNS, shop_currency
-from shop.services.money import from_text
 
 KINDS = dict(COLUMNS)
 FORMATS = {"csv": Format.CSV, "jsonl": Format.NL}

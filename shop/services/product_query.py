@@ -8,7 +8,7 @@ the list answers when that value replaces the group's own filter (the other filt
 
 - ``total``: the filtered list's ``total`` (every filter applied);
 - ``categories``: every category holding matching products in it or below it, with that
-  count (the list's ``category_id`` filter takes sub-categories too), most first;
+  count (the list's ``category``/``category_id`` filter takes sub-categories too), most first;
 - ``price_bands``: the fixed ``PRICE_BANDS`` below, in minor units, each with the count the
   list answers for ``min_price``/``max_price`` of the band (all bands, zeros included);
 - ``options``: per option name, per value, the products with an active variant of it.
@@ -27,6 +27,20 @@ IN_CATEGORY_TREE = """p.category_id IN (
         SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id
     )
     SELECT id FROM tree)"""
+
+# The ``category`` and ``collection`` filters name one by id or by slug: the id wins should
+# one row's slug be another's id (a slug may be 24 hex digits too). An unknown one matches
+# nothing, as an unknown ``category_id`` does: an empty list, not an error.
+BY_ID_OR_SLUG = {
+    table: f"""SELECT id FROM {table} WHERE id = :{key} OR (slug = :{key}
+        AND NOT EXISTS (SELECT 1 FROM {table} WHERE id = :{key}))"""
+    for table, key in (("categories", "category"), ("collections", "collection"))
+}
+IN_CATEGORY_REF_TREE = IN_CATEGORY_TREE.replace(
+    "SELECT id FROM categories WHERE id = :category_id", BY_ID_OR_SLUG["categories"]
+)
+IN_COLLECTION = f"""EXISTS (SELECT 1 FROM collection_products cp
+    WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}) AND cp.product_id = p.id)"""
 
 # Price bands of the facets, in minor units: (min_price, max_price), both inclusive as the
 # list's filters are; the last band has no upper end. Chosen for a shop whose currency has
@@ -86,12 +100,16 @@ class ProductQuery:
             )
         if "category_id" in args:
             where.add(IN_CATEGORY_TREE, category_id=args["category_id"])
+        if "category" in args:
+            where.add(IN_CATEGORY_REF_TREE, category=args["category"])
         if "collection_id" in args:
             where.add(
                 "EXISTS (SELECT 1 FROM collection_products cp"
                 " WHERE cp.collection_id = :collection_id AND cp.product_id = p.id)",
                 collection_id=args["collection_id"],
             )
+        if "collection" in args:
+            where.add(IN_COLLECTION, collection=args["collection"])
         if "min_price" in args:
             where.add("p.price_cents >= :min_price", min_price=args["min_price"])
         if "max_price" in args:
@@ -182,7 +200,7 @@ def facets(args: dict, *, only_active: bool) -> dict:
         + priced.sql(),
         params,
     )
-    placed = ProductQuery(_without(args, "category_id"), only_active=only_active)
+    placed = ProductQuery(_without(args, "category_id", "category"), only_active=only_active)
     direct = db.query(
         "SELECT m.category_id, COUNT(*) AS n"
         f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
