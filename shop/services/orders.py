@@ -127,7 +127,7 @@ def present_all(rows: list[dict]) -> list[dict]:
         params,
     ):
         history.setdefault(entry["order_id"], []).append(entry)
-    sent = shipments_of(ids, params)
+    sent = shipments_of([row["id"] for row in rows if row["status"] not in UNSHIPPED])
     return [
         {
             **_present(row, items.get(row["id"], []), history.get(row["id"], [])),
@@ -137,9 +137,16 @@ def present_all(rows: list[dict]) -> list[dict]:
     ]
 
 
-def shipments_of(ids: str, params: dict) -> dict[str, list[dict]]:
-    """The shipments of the orders ``db.in_list`` gave, oldest first, by order id."""
+# Statuses in which an order has never shipped: no need to look for its shipments.
+UNSHIPPED = frozenset({"pending", "paid", "cancelled"})
+
+
+def shipments_of(order_ids: list[str]) -> dict[str, list[dict]]:
+    """The shipments of these orders, oldest first, by order id."""
     found, by_id = {}, {}
+    if not order_ids:
+        return found
+    ids, params = db.in_list("s", order_ids)
     for row in db.query(
         "SELECT id, order_id, carrier, tracking_number, tracking_url, created_at"
         f" FROM shipments WHERE order_id IN {ids} ORDER BY order_id, created_at, id",
