@@ -645,3 +645,28 @@ CREATE TABLE IF NOT EXISTS discounts (
 
 CREATE INDEX IF NOT EXISTS discounts_created ON discounts (created_at, id);
 
+-- Shipments (migration 0015): what left for an order, by which carrier and tracking number,
+-- and how many units of which lines; a line's shipped quantity is the sum of its rows.
+CREATE TABLE IF NOT EXISTS shipments (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    carrier TEXT NOT NULL,
+    tracking_number TEXT NOT NULL,
+    tracking_url TEXT,
+    created_at TEXT NOT NULL,
+    by_kind TEXT,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS shipments_order ON shipments (order_id, created_at, id);
+
+CREATE TABLE IF NOT EXISTS shipment_lines (
+    shipment_id TEXT NOT NULL REFERENCES shipments (id) ON DELETE CASCADE,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    quantity INTEGER NOT NULL CHECK (quantity > 0),
+    PRIMARY KEY (shipment_id, line)
+);
+
+CREATE INDEX IF NOT EXISTS shipment_lines_order ON shipment_lines (order_id, line);

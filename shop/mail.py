@@ -309,6 +309,7 @@ def queue_rendered(recipient: str, subject: str, template: str, **context) -> st
 ORDER_HEADLINES = {
     "pending": "Thank you: we have your order and are waiting for its payment.",
     "paid": "Thank you: your order is paid and we are preparing it.",
+    "partially_shipped": "Part of your order is on its way.",
     "shipped": "Your order is on its way.",
     "delivered": "Your order has been delivered.",
     "cancelled": "Your order has been cancelled.",

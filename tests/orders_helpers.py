@@ -74,3 +74,23 @@ def basket(*lines, address=None, method="manual") -> dict:
         "shipping_address": dict(address or ADDRESS),
         "payment_method": method,
     }
+
+
+def order_for_console(app, admin_email: str, to=("paid",)) -> dict:
+    """An order of two lines by a new customer, moved along ``to`` by ``admin_email``
+    (through the API, as the shop would): for the console's browser tests."""
+    from conftest import PASSWORD
+
+    customer, admin = app.test_client(), app.test_client()
+    body = {"email": "ada@example.com", "password": PASSWORD, "name": "Ada Lovelace"}
+    assert customer.post("/auth/register", json=body).status_code == 201
+    teapot = add_product(app, "Teapot", price_cents=3200, stock=10, sku="TEA-1")
+    cup = add_product(app, "Cup", price_cents=900, stock=10, sku="CUP-1")
+    response = customer.post("/payments/checkout", json=basket((teapot, 2), (cup, 3)))
+    assert response.status_code == 201, response.json
+    login = {"email": admin_email, "password": PASSWORD}
+    assert admin.post("/auth/login", json=login).status_code == 200
+    for status in to:
+        moved = admin.patch(f"/orders/{response.json['id']}/status", json={"status": status})
+        assert moved.status_code == 200, moved.json
+    return response.json

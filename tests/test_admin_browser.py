@@ -20,6 +20,8 @@ import pytest
 from conftest import PASSWORD
 from live import ROOT, LiveServer
 
+from tests.orders_helpers import order_for_console
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FLAGS = (
@@ -88,7 +90,8 @@ def live(make_app, database_url, clock):
         hook = store.create(
             {"url": LONG_URL, "description": "the warehouse", "events": ["order.placed"]}, caller
         )
-        store.ping(hook["id"], caller)
+        store.ping(hook["id"])
+    order = order_for_console(app, "owner@example.com")
     server = LiveServer(
         {
             "DATABASE_URL": database_url,
@@ -97,6 +100,7 @@ def live(make_app, database_url, clock):
         }
     )
     server.key_id, server.webhook_id = key["id"], hook["id"]
+    server.order_id = order["id"]
     yield server
     server.stop()
 
@@ -256,7 +260,7 @@ def console_pages(live) -> list[str]:
     from shop import create_app
 
     app = create_app({"TESTING": True, "DATABASE_URL": "sqlite:///:memory:"})
-    records = {"key_id": live.key_id, "webhook_id": live.webhook_id}
+    records = {"key_id": live.key_id, "webhook_id": live.webhook_id, "order_id": live.order_id}
     pages = []
     for rule in app.url_map.iter_rules():
         if not rule.endpoint.startswith("admin.") or rule.endpoint in NOT_PAGES:

@@ -37,6 +37,7 @@ def test_checkout_places_a_pending_order_priced_from_the_database(app, customer_
     }
     assert order["items"] == [
         {
+            "line": 1,
             "product_id": teapot,
             "variant_id": teapot,  # the default variant has the product's id
             "name": "Teapot",
@@ -48,6 +49,7 @@ def test_checkout_places_a_pending_order_priced_from_the_database(app, customer_
             **UNTAXED(5000),
         },
         {
+            "line": 2,
             "product_id": cups,
             "variant_id": cups,
             "name": "Cups",
@@ -60,6 +62,7 @@ def test_checkout_places_a_pending_order_priced_from_the_database(app, customer_
         },
     ]
     assert order["subtotal_cents"] == order["total_cents"] == 7397
+    assert order["shipments"] == []
     assert order["currency"] == "EUR"
     assert order["shipping_address"] == {**ADDRESS, "line2": None, "region": None}
     assert order["payment"] == {

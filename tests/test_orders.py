@@ -7,7 +7,8 @@ from tests.orders_helpers import add_product, basket, catalogue_client, product_
 
 NEXT = {
     "pending": {"paid", "cancelled"},
-    "paid": {"shipped", "refunded"},
+    "paid": {"partially_shipped", "shipped", "refunded"},
+    "partially_shipped": {"shipped", "refunded"},
     "shipped": {"delivered"},
     "delivered": {"refunded"},
     "cancelled": set(),
@@ -17,6 +18,7 @@ NEXT = {
 PATH = {
     "pending": [],
     "paid": ["paid"],
+    "partially_shipped": ["paid", "partially_shipped"],
     "shipped": ["paid", "shipped"],
     "delivered": ["paid", "shipped", "delivered"],
     "cancelled": ["cancelled"],

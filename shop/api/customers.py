@@ -140,7 +140,8 @@ class CustomerById(MethodView):
             row = get_customer(customer_id)
             open_order = db.value(
                 "SELECT number FROM orders WHERE customer_id = :id"
-                " AND status IN ('pending', 'paid', 'shipped') ORDER BY created_at LIMIT 1",
+                " AND status IN ('pending', 'paid', 'partially_shipped', 'shipped')"
+                " ORDER BY created_at LIMIT 1",
                 {"id": customer_id},
             )
             if open_order:

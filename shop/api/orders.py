@@ -26,7 +26,9 @@ from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
 from shop.errors import abort
 from shop.openapi import DateOrDateTime, responds
+from shop.services import shipments
 from shop.services.orders import SELECT, change_status, load, present_all
+from shop.services.shipments import ShipmentCreateSchema
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
@@ -127,11 +129,12 @@ class OrderStatus(MethodView):
     def patch(self, data, order_id):
         """Move an order to its next status
 
-        Moves: `pending` -> `paid` | `cancelled`, `paid` -> `shipped` | `refunded`,
-        `shipped` -> `delivered`, `delivered` -> `refunded`; `cancelled` and `refunded` are
-        final. Any other move is a 409 naming the allowed next statuses. Cancelling or
-        refunding puts the stock back, once. A caller without `orders.read` gets 204 and no
-        body.
+        Moves: `pending` -> `paid` | `cancelled`, `paid` -> `partially_shipped` | `shipped` |
+        `refunded`, `partially_shipped` -> `shipped` | `refunded`, `shipped` -> `delivered`,
+        `delivered` -> `refunded`; `cancelled` and `refunded` are final. Record a shipment
+        with `POST /orders/{id}/shipments` to keep its tracking and lines. Any other move is a
+        409 naming the allowed next statuses. Cancelling or refunding puts the stock back,
+        once. A caller without `orders.read` gets 204 and no body.
         """
         return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
 
@@ -148,3 +151,28 @@ class OrderCancel(MethodView):
         The stock goes back on the shelf. An order that is no longer `pending` is a 409.
         """
         return change_status(order_id, "cancelled", None, customer_id=g.caller.id)
+
+
+@blp.route("/<id:order_id>/shipments")
+class OrderShipments(MethodView):
+    @blp.doc(operationId="createShipment")
+    @responds(
+        409,
+        e409="The order is not paid or partially shipped, or a line has fewer units left to"
+        " ship than asked.",
+    )
+    @blp.arguments(ShipmentCreateSchema)
+    @blp.response(201, OrderSchema)
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
+    @require_permission("orders.update_status")
+    def post(self, data, order_id):
+        """Ship some or all of an order
+
+        Records the carrier, tracking number and optional tracking page (http or https) and
+        the units of each line shipped (default: every unit not yet shipped). The order
+        becomes `partially_shipped` while units remain, else `shipped`; the customer gets an
+        e-mail with the tracking link and `order.shipped` carries the order with this
+        shipment under `shipment`. Only a `paid` or `partially_shipped` order ships; more
+        units than ordered minus shipped is a 409. A caller without `orders.read` gets 204.
+        """
+        return readable("orders.read", shipments.create(order_id, data))

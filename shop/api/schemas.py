@@ -14,6 +14,7 @@ from shop.countries import CODES
 from shop.openapi import enum_field
 from shop.services.catalogue_input import OptionSchema
 from shop.services.orders import STATUSES
+from shop.services.shipments import ShipmentLineSchema
 
 
 def _not_blank(value: str) -> None:
@@ -248,7 +249,28 @@ class PriceBreakdownSchema(Schema):
     )
 
 
+class OrderLineSchema(OrderItemSchema):
+    line = fields.Integer(
+        required=True, metadata={"description": "The line's number in its order, from 1."}
+    )
+
+
+class ShipmentSchema(Schema):
+    id = fields.String(required=True)
+    carrier = fields.String(required=True)
+    tracking_number = fields.String(required=True)
+    tracking_url = fields.String(required=True, allow_none=True)
+    lines = fields.List(fields.Nested(ShipmentLineSchema), required=True)
+    created_at = fields.String(required=True)
+
+
 class OrderSchema(PriceBreakdownSchema):
+    items = fields.List(fields.Nested(OrderLineSchema), required=True)
+    shipments = fields.List(
+        fields.Nested(ShipmentSchema),
+        required=True,
+        metadata={"description": "Oldest first (`POST /orders/{id}/shipments`)."},
+    )
     id = fields.String(required=True)
     number = fields.String(required=True)
     customer = fields.Nested(OrderCustomerSchema, required=True)

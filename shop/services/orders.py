@@ -21,11 +21,14 @@ from shop.services import baskets, payments, variants
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
     "pending": ("paid", "cancelled"),
-    "paid": ("shipped", "refunded"),
+    "paid": ("partially_shipped", "shipped", "refunded"),
+    # Some lines left in shipments (services/shipments.py), the rest still to go.
+    "partially_shipped": ("shipped", "refunded"),
     "shipped": ("delivered",),
     "delivered": ("refunded",),
-    # Set by a partial refund (``services/refunds.py``), which keeps the rest moving.
-    "partially_refunded": ("shipped", "delivered", "refunded"),
+    # Set by a partial refund (``services/refunds.py``), which keeps the rest moving: what is
+    # left may still ship, in parts too (the refunds stay on the order, refunded_cents).
+    "partially_refunded": ("partially_shipped", "shipped", "delivered", "refunded"),
     "cancelled": (),
     "refunded": (),
 }
@@ -108,13 +111,13 @@ def _pricing(stored: str | None) -> dict:
 
 
 def present_all(rows: list[dict]) -> list[dict]:
-    """Whole orders from their rows: items and histories in one query each."""
+    """Whole orders from their rows: items, histories and shipments in one query each."""
     if not rows:
         return []
     ids, params = db.in_list("o", [row["id"] for row in rows])
     items, history = {}, {}
     for item in db.query(
-        "SELECT order_id, product_id, variant_id, name, sku, options, unit_price_cents,"
+        "SELECT order_id, line, product_id, variant_id, name, sku, options, unit_price_cents,"
         " quantity, line_total_cents, discount_cents, tax_cents, tax_rate,"
         " COALESCE(total_cents, line_total_cents) AS total_cents"
         f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
@@ -128,7 +131,43 @@ def present_all(rows: list[dict]) -> list[dict]:
         params,
     ):
         history.setdefault(entry["order_id"], []).append(entry)
-    return [_present(row, items.get(row["id"], []), history.get(row["id"], [])) for row in rows]
+    sent = shipments_of([row["id"] for row in rows if row["status"] not in UNSHIPPED])
+    return [
+        {
+            **_present(row, items.get(row["id"], []), history.get(row["id"], [])),
+            "shipments": sent.get(row["id"], []),
+        }
+        for row in rows
+    ]
+
+
+# Statuses in which an order has never shipped: no need to look for its shipments.
+UNSHIPPED = frozenset({"pending", "paid", "cancelled"})
+
+
+def shipments_of(order_ids: list[str]) -> dict[str, list[dict]]:
+    """The shipments of these orders, oldest first, by order id."""
+    found, by_id = {}, {}
+    if not order_ids:
+        return found
+    ids, params = db.in_list("s", order_ids)
+    for row in db.query(
+        "SELECT id, order_id, carrier, tracking_number, tracking_url, created_at"
+        f" FROM shipments WHERE order_id IN {ids} ORDER BY order_id, created_at, id",
+        params,
+    ):
+        shipment = {**row, "lines": []}
+        by_id[row["id"]] = shipment
+        found.setdefault(row.pop("order_id"), []).append(shipment)
+        del shipment["order_id"]
+    if by_id:
+        for line in db.query(
+            "SELECT l.shipment_id, l.line, l.quantity FROM shipment_lines l"
+            f" WHERE l.order_id IN {ids} ORDER BY l.shipment_id, l.line",
+            params,
+        ):
+            by_id[line.pop("shipment_id")]["lines"].append(line)
+    return found
 
 
 def load(order_id: str, customer_id: str | None = None) -> dict | None:
@@ -143,11 +182,14 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
     return present_all([row])[0] if row else None
 
 
-def change_status(order_id: str, status: str, note: str | None, customer_id=None) -> dict:
+def change_status(
+    order_id: str, status: str, note: str | None, customer_id=None, notify: bool = True
+) -> dict:
     """Move an order to ``status`` along ``NEXT``; answer the whole order.
 
     With ``customer_id`` the order must be that customer's (404 otherwise). The move, its
     history entry, the payment's status, the restock and the audit entry are one transaction.
+    Without ``notify`` the caller mails the customer itself (a shipment, with its tracking).
     """
     with db.transaction():
         if customer_id is None:
@@ -163,7 +205,8 @@ def change_status(order_id: str, status: str, note: str | None, customer_id=None
         if not _move(row, status, note):  # another request moved it since we read it
             abort(409, f"Order {row['number']} changed meanwhile; reload it and try again.")
         order = load(order_id)
-        mail.queue_order_mail(order, placed=False)
+        if notify:
+            mail.queue_order_mail(order, placed=False)
     return order
 
 

@@ -13,6 +13,7 @@ EVENTS = {
     "order.paid": "orders.read",
     "order.refunded": "orders.read",
     "order.payment_review": "orders.read",
+    "order.shipped": "orders.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",

@@ -1,0 +1,143 @@
+"""The console's Orders pages (issue 27): the list (by status, searched by number or e-mail,
+paged) and an order's page with its lines, totals, payment, shipments and history, and the
+actions the viewer may take: mark paid (manual payment), ship with tracking, cancel.
+
+Reading needs ``orders.read``; every action needs ``orders.update_status``, as the JSON API's
+``PATCH /orders/{id}/status`` and ``POST /orders/{id}/shipments`` do, and goes through the
+same services (``services/orders.py``, ``services/shipments.py``), so a page can never allow
+what the API refuses. A refused action comes back as the order page with the API's message.
+"""
+
+from urllib.parse import urlencode
+
+from flask import redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
+from shop.errors import abort, error_response
+from shop.money import display
+from shop.services import order_list, orders, shipments
+
+_DONE = {
+    "paid": "Marked paid.",
+    "cancelled": "Order cancelled.",
+    "shipped": "Shipment recorded; the customer has been e-mailed the tracking.",
+}
+
+
+@bp.route("/orders")
+def orders_list():
+    """Orders, newest first: filter by status, search by number or e-mail."""
+    _require("orders.read")
+    status = request.args.get("status")
+    if status not in orders.STATUSES:
+        status = None
+    q = request.args.get("q", "")[:200]
+    page = request.args.get("page", "1")
+    page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+    result = order_list.find(status, q, page, PAGE_SIZE)
+    pages = max(1, -(-result["total"] // PAGE_SIZE))
+
+    def page_url(number=None, **changes):
+        query = {"status": status, "q": q, "page": number, **changes}
+        return url_for("admin.orders_list") + "?" + urlencode({k: v for k, v in query.items() if v})
+
+    return render_template(
+        "admin/orders.html",
+        result=result,
+        status=status,
+        statuses=orders.STATUSES,
+        q=q,
+        pages=pages,
+        page_url=page_url,
+        money=display,
+    )
+
+
+def _order_page(order_id: str, error: str | None = None, status: int = 200):
+    order = orders.load(order_id)
+    if order is None:
+        abort(404, "Order not found.")
+    shipped = {}
+    for shipment in order["shipments"]:
+        for line in shipment["lines"]:
+            shipped[line["line"]] = shipped.get(line["line"], 0) + line["quantity"]
+    page = render_template(
+        "admin/order.html",
+        order=order,
+        shipped=shipped,
+        names={item["line"]: item["name"] for item in order["items"]},
+        next_statuses=orders.NEXT[order["status"]],
+        shippable=order["status"] in shipments.SHIPPABLE,
+        money=lambda cents: display(cents, order["currency"]),
+        done=_DONE.get(request.args.get("done", "")),
+        error=error,
+    )
+    return page, status
+
+
+@bp.route("/orders/<id:order_id>")
+def order_page(order_id):
+    """One order: lines, totals, payment, shipments, history, and the viewer's actions."""
+    _require("orders.read")
+    return _order_page(order_id)
+
+
+def _act(order_id: str, done: str, action):
+    """Run a console action; back to the order page, saying what happened or why not."""
+    _require("orders.update_status")
+    try:
+        action()
+    except HTTPException as error:
+        if error.code == 404:
+            raise
+        body, code, _ = error_response(error)
+        _require("orders.read")
+        return _order_page(order_id, for_people(body["message"], _LABELS), code)
+    return redirect(url_for("admin.order_page", order_id=order_id, done=done), 303)
+
+
+@bp.route("/orders/<id:order_id>/paid", methods=["POST"])
+def mark_paid(order_id):
+    """Mark a pending order paid: a bank transfer or cash arrived (manual payment)."""
+    note = request.form.get("note", "")[:500].strip() or "Marked paid in the console"
+    return _act(order_id, "paid", lambda: orders.change_status(order_id, "paid", note))
+
+
+@bp.route("/orders/<id:order_id>/cancel", methods=["POST"])
+def cancel_order(order_id):
+    """Cancel an order (pending only, as the lifecycle says); the stock goes back."""
+    note = request.form.get("note", "")[:500].strip() or "Cancelled in the console"
+    return _act(order_id, "cancelled", lambda: orders.change_status(order_id, "cancelled", note))
+
+
+# The ship form's labels, for what the API says of a field.
+_LABELS = {
+    "carrier": "Carrier",
+    "tracking_number": "Tracking number",
+    "tracking_url": "Tracking link",
+}
+
+
+@bp.route("/orders/<id:order_id>/shipments", methods=["POST"])
+def ship_order(order_id):
+    """Record a shipment: the units of each line given (all that remain when none are)."""
+    return _act(order_id, "shipped", lambda: shipments.create(order_id, _shipment_form()))
+
+
+def _shipment_form() -> dict:
+    """The ship form as the API's body, checked by the same schema."""
+    form = {field: request.form.get(field, "").strip()[:2000] for field in _LABELS}
+    form["tracking_url"] = form["tracking_url"] or None
+    lines = []
+    for key, value in list(request.form.items())[:500]:
+        if key.startswith("line-") and NUMBER_RE.fullmatch(key[5:]) and value.strip():
+            if not NUMBER_RE.fullmatch(value.strip()):
+                abort(400, f"Line {key[5:]}: the quantity must be a whole number.")
+            if int(value):
+                lines.append({"line": int(key[5:]), "quantity": int(value)})
+    if request.form.get("partial") and not lines:
+        abort(400, "Give the quantity of at least one line, or ship everything left.")
+    if lines:
+        form["lines"] = lines
+    return shipments.load(form)
