@@ -459,6 +459,9 @@ def test_all_scopes_are_the_documented_ones():
         "customer",
         "setting",
         "webhook",
+        "shipping",
+        "tax",
+        "discount",
     }
     assert set(ALL_SCOPES) == {f"{a}:{r}" for a in ("read", "write") for r in resources}
 
