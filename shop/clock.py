@@ -26,8 +26,12 @@ def now() -> datetime:
 
 
 def iso(moment: datetime) -> str:
-    """A datetime as stored and served: ISO 8601, UTC, microseconds, with a Z."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """A datetime as stored and served: ISO 8601, UTC, microseconds, with a Z.
+
+    The year is written with four digits whatever it is (glibc's ``%Y`` writes year 35 as
+    ``35``, which is neither ISO 8601 nor sorts as text)."""
+    moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S.%f}Z"
 
 
 def utc(moment: datetime) -> datetime:
