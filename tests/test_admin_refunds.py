@@ -44,9 +44,13 @@ def test_refund_lines_with_restock_then_an_amount_then_over_the_max(app, owner, 
     assert _refund(owner, order, amount="10.00").status_code == 303
     assert [r["amount_cents"] for r in _refunds(owner_client, order)] == [2500, 1000]
     left = order["total_cents"] - 3500
-    over = _refund(owner, order, amount=f"{(left + 1) / 100:.2f}")
+    form = {**hidden_fields(owner.get(f"/admin/orders/{order['id']}").text)}
+    form["amount"] = f"{(left + 1) / 100:.2f}"
+    over = owner.post(f"/admin/orders/{order['id']}/refunds", data=form)
     assert over.status_code == 400 and f"maximum is {left}" in over.text
     assert 'id="action-error"' in over.text and len(_refunds(owner_client, order)) == 2
+    # The refused form keeps its key, so resending it cannot start a second refund.
+    assert hidden_fields(over.text)["idempotency_key"] == form["idempotency_key"]
 
 
 def test_a_double_submitted_form_refunds_once(owner, owner_client, paid):

@@ -80,7 +80,10 @@ def _order_page(order_id: str, error: str | None = None, status: int = 200):
         refunds=refunds.list_refunds(order_id),
         preview=refunds.preview(order_id) if g.caller.can("orders.refund") else None,
         refundable=order["status"] in refunds.REFUNDABLE,
-        refund_key=secrets.token_urlsafe(24),
+        # A refused refund keeps its key: resending it (Stripe was unreachable) retries that
+        # refund instead of starting a second one.
+        refund_key=(error and request.form.get("idempotency_key", "")[:255])
+        or secrets.token_urlsafe(24),
         done=_DONE.get(request.args.get("done", "")),
         error=error,
     )
@@ -102,9 +105,10 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
     except HTTPException as error:
         if error.code == 404:
             raise
-        body, code, _ = error_response(error)
+        body, code, headers = error_response(error)  # a 503 keeps its Retry-After
         _require("orders.read")
-        return _order_page(order_id, for_people(body["message"], _LABELS), code)
+        page, code = _order_page(order_id, for_people(body["message"], _LABELS), code)
+        return page, code, headers
     return redirect(url_for("admin.order_page", order_id=order_id, done=done), 303)
 
 
