@@ -4,7 +4,14 @@ with restock, by amount, over the maximum, a double-submitted form, and ``orders
 import pytest
 from admin_helpers import console_client, hidden_fields
 
+from tests.fake_stripe import settings
 from tests.orders_helpers import add_product, basket, product_row
+from tests.test_refunds import _paid_order
+
+
+@pytest.fixture
+def app(make_app, fake_stripe):
+    return make_app(**settings(fake_stripe))
 
 
 @pytest.fixture
@@ -72,3 +79,22 @@ def test_without_orders_refund_no_form_and_403(app, make_admin, owner_client, pa
     refused = _refund(client, order, amount="5.00")
     assert refused.status_code == 403 and "orders.refund" in refused.text
     assert _refunds(owner_client, order) == []
+
+
+def test_stripe_unreachable_then_the_same_form_again_refunds_once(
+    app, owner, customer_client, owner_client, fake_stripe
+):
+    order, _ = _paid_order(
+        app, customer_client, owner_client, lines=((1500, 2),), method="stripe", fake=fake_stripe
+    )
+    form = {**hidden_fields(owner.get(f"/admin/orders/{order['id']}").text), "amount": "5.00"}
+    fake_stripe.mode = "down"
+    down = owner.post(f"/admin/orders/{order['id']}/refunds", data=form)
+    assert down.status_code == 503 and down.headers["Retry-After"]
+    assert "kept as pending" in down.text
+    fake_stripe.mode = None
+    again = {**hidden_fields(down.text), "amount": "5.00"}  # the page the 503 showed
+    assert owner.post(f"/admin/orders/{order['id']}/refunds", data=again).status_code == 303
+    refunds = _refunds(owner_client, order)
+    assert [(r["amount_cents"], r["status"]) for r in refunds] == [(500, "succeeded")]
+    assert len(fake_stripe.refunds) == 1
