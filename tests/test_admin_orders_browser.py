@@ -1,5 +1,6 @@
 """The console's order page in a real headless Chromium (issue 27), on a 390 px phone: find
-the order, ship part of it with tracking, then the rest; the page never scrolls sideways.
+the order, ship part of it with tracking, then the rest, then refund a unit; the page never
+scrolls sideways.
 Screenshots go to ``artifacts/``; ``SHOP_DOCS_SCREENSHOT=1`` refreshes docs/admin-order-*.png
 (docs/payments.md). The ``browser`` and ``live`` fixtures are the console's browser test's.
 """
@@ -39,6 +40,8 @@ def shoot(driver, name: str) -> None:
 
 def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - fixtures
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
 
     browser.get(live.url + "/admin/login?next=/admin/orders")
     arrive(browser, "Sign in")
@@ -47,18 +50,23 @@ def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - f
     browser.set_window_size(390, 844)
     browser.find_element(By.ID, "q").send_keys("ada@")
     browser.find_element(By.CSS_SELECTOR, "form.search button").click()
+    # Same title before and after the search: wait for the searched page itself.
+    WebDriverWait(browser, 10).until(expected_conditions.url_contains("q=ada"))
     arrive(browser, "Orders")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.orders tbody tr")
     assert len(rows) == 1 and "paid" in rows[0].text
     rows[0].find_element(By.TAG_NAME, "a").click()
+    WebDriverWait(browser, 10).until(expected_conditions.title_contains("Order "))
     number = browser.title.split(" · ")[0]
     arrive(browser, number)
     assert fits(browser)
     assert "Mark paid" not in browser.page_source  # already paid
 
     # Ship one teapot: the quantity box of its line, carrier, tracking and link.
-    teapot = browser.find_element(By.XPATH, "//label[starts-with(normalize-space(), 'Teapot')]")
-    browser.find_element(By.ID, teapot.get_attribute("for")).send_keys("1")
+    teapot = browser.find_element(
+        By.XPATH, "//form[@id='ship']//label[starts-with(normalize-space(), 'Teapot')]"
+    ).get_attribute("for")  # line-<n>
+    browser.find_element(By.ID, teapot).send_keys("1")
     browser.find_element(By.ID, "carrier").send_keys("UPS")
     browser.find_element(By.ID, "tracking_number").send_keys("1Z999AA10123456784")
     browser.find_element(By.ID, "tracking_url").send_keys("https://ups.example/track/1Z999")
@@ -87,6 +95,16 @@ def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - f
     assert not browser.find_elements(By.ID, "ship")
     assert fits(browser)
     assert "Actions" not in browser.find_element(By.TAG_NAME, "main").text
+
+    # Refund one teapot, putting it back on the shelf: the refunds list shows it.
+    browser.find_element(By.ID, teapot.replace("line", "refund")).send_keys("1")
+    browser.find_element(By.ID, teapot.replace("line", "restock")).send_keys("1")
+    browser.find_element(By.ID, "refund-reason").send_keys("Chipped lid")
+    browser.find_element(By.CSS_SELECTOR, "#refund button[type=submit]").click()
+    arrive(browser, number)
+    assert "Refund recorded" in browser.find_element(By.CSS_SELECTOR, ".alert").text
+    assert "Chipped lid" in browser.find_element(By.ID, "refunds").text
+    assert fits(browser)
 
 
 def test_the_orders_list_fits_a_phone(browser, live):  # noqa: F811 - fixtures

@@ -167,3 +167,17 @@ def test_reconcile_reports_and_fixes_a_paid_intent_left_pending(
     assert fixed.exit_code == 0 and "1 difference(s) fixed" in fixed.output
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "paid"
     assert "0 difference(s)" in runner.invoke(args=["payments", "reconcile"]).output
+
+
+def test_a_partially_refunded_order_still_ships_the_rest(app, customer_client, owner_client):
+    order, _ = _paid_order(app, customer_client, owner_client)
+    url = f"/orders/{order['id']}"
+    assert owner_client.post(url + "/refunds", json={"amount_cents": 500}).status_code == 201
+    assert owner_client.get(url).json["status"] == "partially_refunded"
+    ship = {"carrier": "UPS", "tracking_number": "1Z1"}
+    one = {**ship, "lines": [{"line": 1, "quantity": 1}]}
+    first = owner_client.post(url + "/shipments", json=one)
+    assert first.status_code == 201, first.json
+    assert owner_client.get(url).json["status"] == "partially_shipped"
+    assert owner_client.post(url + "/shipments", json=ship).status_code == 201
+    assert owner_client.get(url).json["status"] == "shipped"

@@ -1,27 +1,34 @@
 """The console's Orders pages (issue 27): the list (by status, searched by number or e-mail,
 paged) and an order's page with its lines, totals, payment, shipments and history, and the
-actions the viewer may take: mark paid (manual payment), ship with tracking, cancel.
+actions the viewer may take: mark paid (manual payment), ship with tracking, cancel, refund.
 
 Reading needs ``orders.read``; every action needs ``orders.update_status``, as the JSON API's
 ``PATCH /orders/{id}/status`` and ``POST /orders/{id}/shipments`` do, and goes through the
 same services (``services/orders.py``, ``services/shipments.py``), so a page can never allow
 what the API refuses. A refused action comes back as the order page with the API's message.
+
+Refunds need ``orders.refund`` (as ``POST /orders/{id}/refunds``) and go through
+``services/refunds.py``. The refund form carries a random idempotency key rendered into the
+page, so the same form posted twice (a double click, a resent POST) refunds once: the second
+post answers the first refund. The form's amount is in the order's currency ("12.50").
 """
 
+import secrets
 from urllib.parse import urlencode
 
-from flask import redirect, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
 from shop.errors import abort, error_response
-from shop.money import display
-from shop.services import order_list, orders, shipments
+from shop.money import display, from_text
+from shop.services import order_list, orders, refunds, shipments
 
 _DONE = {
     "paid": "Marked paid.",
     "cancelled": "Order cancelled.",
     "shipped": "Shipment recorded; the customer has been e-mailed the tracking.",
+    "refunded": "Refund recorded.",
 }
 
 
@@ -70,6 +77,13 @@ def _order_page(order_id: str, error: str | None = None, status: int = 200):
         next_statuses=orders.NEXT[order["status"]],
         shippable=order["status"] in shipments.SHIPPABLE,
         money=lambda cents: display(cents, order["currency"]),
+        refunds=refunds.list_refunds(order_id),
+        preview=refunds.preview(order_id) if g.caller.can("orders.refund") else None,
+        refundable=order["status"] in refunds.REFUNDABLE,
+        # A refused refund keeps its key: resending it (Stripe was unreachable) retries that
+        # refund instead of starting a second one.
+        refund_key=(error and request.form.get("idempotency_key", "")[:255])
+        or secrets.token_urlsafe(24),
         done=_DONE.get(request.args.get("done", "")),
         error=error,
     )
@@ -83,17 +97,18 @@ def order_page(order_id):
     return _order_page(order_id)
 
 
-def _act(order_id: str, done: str, action):
+def _act(order_id: str, done: str, action, permission: str = "orders.update_status"):
     """Run a console action; back to the order page, saying what happened or why not."""
-    _require("orders.update_status")
+    _require(permission)
     try:
         action()
     except HTTPException as error:
         if error.code == 404:
             raise
-        body, code, _ = error_response(error)
+        body, code, headers = error_response(error)  # a 503 keeps its Retry-After
         _require("orders.read")
-        return _order_page(order_id, for_people(body["message"], _LABELS), code)
+        page, code = _order_page(order_id, for_people(body["message"], _LABELS), code)
+        return page, code, headers
     return redirect(url_for("admin.order_page", order_id=order_id, done=done), 303)
 
 
@@ -129,15 +144,56 @@ def _shipment_form() -> dict:
     """The ship form as the API's body, checked by the same schema."""
     form = {field: request.form.get(field, "").strip()[:2000] for field in _LABELS}
     form["tracking_url"] = form["tracking_url"] or None
-    lines = []
-    for key, value in list(request.form.items())[:500]:
-        if key.startswith("line-") and NUMBER_RE.fullmatch(key[5:]) and value.strip():
-            if not NUMBER_RE.fullmatch(value.strip()):
-                abort(400, f"Line {key[5:]}: the quantity must be a whole number.")
-            if int(value):
-                lines.append({"line": int(key[5:]), "quantity": int(value)})
+    lines = _quantities("line-")
     if request.form.get("partial") and not lines:
         abort(400, "Give the quantity of at least one line, or ship everything left.")
     if lines:
         form["lines"] = lines
     return shipments.load(form)
+
+
+@bp.route("/orders/<id:order_id>/refunds", methods=["POST"])
+def refund_order(order_id):
+    """Refund lines or an amount (and/or the shipping), restocking what the form says."""
+    key = request.form.get("idempotency_key", "")[:255] or None
+    return _act(
+        order_id,
+        "refunded",
+        lambda: refunds.create_refund(order_id, _refund_form(order_id), g.caller, key),
+        "orders.refund",
+    )
+
+
+def _quantities(prefix: str) -> list[dict]:
+    """The form's ``<prefix>-<line>`` quantities as ``[{"line", "quantity"}]`` (zeros left out)."""
+    lines = []
+    for key, value in list(request.form.items())[:500]:
+        line, value = key[len(prefix) :], value.strip()
+        if key.startswith(prefix) and NUMBER_RE.fullmatch(line) and value:
+            if not NUMBER_RE.fullmatch(value):
+                abort(400, f"Line {line}: the quantity must be a whole number.")
+            if int(value):
+                lines.append({"line": int(line), "quantity": int(value)})
+    return lines
+
+
+def _refund_form(order_id: str) -> dict:
+    """The refund form as the API's body: an amount, or lines and/or the shipping."""
+    body = {"lines": _quantities("refund-"), "restock": _quantities("restock-")}
+    if request.form.get("shipping"):
+        body["shipping"] = True
+    amount = request.form.get("amount", "").strip()[:30]
+    if amount:
+        order = orders.load(order_id)
+        try:
+            body["amount_cents"] = from_text(amount, order["currency"] if order else "EUR")
+        except ValueError as error:
+            abort(400, f"Amount: {error}")
+        if body["amount_cents"] < 1:
+            abort(400, "Amount: give more than zero.")
+    reason = request.form.get("reason", "").strip()
+    if len(reason) > 500:
+        abort(400, "Reason: at most 500 characters.")
+    if reason:
+        body["reason"] = reason
+    return body

@@ -65,7 +65,7 @@ def create(order_id: str, data: dict) -> dict:
         moment = now_iso()
         claimed = db.execute(
             "UPDATE orders SET updated_at = :now WHERE id = :id AND status IN ('paid',"
-            " 'partially_shipped')",
+            " 'partially_shipped', 'partially_refunded')",  # SHIPPABLE
             {"now": moment, "id": order_id},
         )
         row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
@@ -75,7 +75,7 @@ def create(order_id: str, data: dict) -> dict:
             abort(
                 409,
                 f"Order {row['number']} is {row['status']}: only a paid or partially shipped"
-                " order can ship.",
+                " (or partially refunded) order can ship.",
             )
         remaining = _remaining(order_id)
         lines = _lines(row["number"], data.get("lines"), remaining)
