@@ -17,11 +17,15 @@ export function nextStatuses(status: OrderStatus): OrderStatus[] {
     case "pending":
       return ["paid", "cancelled"];
     case "paid":
+      return ["partially_shipped", "shipped", "refunded"];
+    case "partially_shipped":
       return ["shipped", "refunded"];
     case "shipped":
       return ["delivered"];
     case "delivered":
       return ["refunded"];
+    case "partially_refunded":
+      return ["partially_shipped", "shipped", "delivered", "refunded"];
     case "cancelled":
     case "refunded":
       return [];
