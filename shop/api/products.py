@@ -203,13 +203,6 @@ def _sees_inactive() -> bool:
     return g.caller is not None and g.caller.can("products.read")
 
 
-def _check_sku(sku: str | None, own_id: str = "") -> None:
-    if sku is not None and db.value(
-        "SELECT 1 FROM products WHERE sku = :sku AND id <> :id", {"sku": sku, "id": own_id}
-    ):
-        abort(409, f"sku: {sku!r} is already used by another product.")
-
-
 @blp.route("")
 class Products(MethodView):
     @blp.doc(operationId="listProducts")
