@@ -141,6 +141,32 @@ def present_all(rows: list[dict]) -> list[dict]:
     ]
 
 
+# An order line as ``present_all`` reads it from ``order_items``.
+ITEM_FIELDS = (
+    "line",
+    "product_id",
+    "variant_id",
+    "name",
+    "sku",
+    "options",
+    "unit_price_cents",
+    "quantity",
+    "line_total_cents",
+    "discount_cents",
+    "tax_cents",
+    "tax_rate",
+    "total_cents",
+)
+
+
+def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]) -> dict:
+    """An order its writer just made, as ``load`` would read it back, without reading:
+    ``row`` holds ``SELECT``'s order and customer columns, ``payment`` the payment's."""
+    payment_columns = {f"payment_{k}": v for k, v in payment.items()}
+    items = [{k: line[k] for k in ITEM_FIELDS} for line in lines]
+    return {**_present({**row, **payment_columns}, items, history), "shipments": []}
+
+
 # Statuses in which an order has never shipped: no need to look for its shipments.
 UNSHIPPED = frozenset({"pending", "paid", "cancelled"})
 
@@ -331,9 +357,18 @@ def _restock(order_id: str, moment: str) -> bool:
     return True
 
 
-def record_history(order_id: str, status: str, note: str | None, moment: str) -> None:
-    """Add an entry to an order's status history, by the current caller."""
+def record_history(order_id: str, status: str, note: str | None, moment: str) -> dict:
+    """Add an entry to an order's status history, by the current caller; answer it as
+    ``present_all`` reads it."""
     actor = g.caller.actor
+    entry = {
+        "status": status,
+        "note": note,
+        "at": moment,
+        "by_kind": actor["kind"],
+        "by_id": actor["id"],
+        "by_label": actor["label"],
+    }
     db.execute(
         "INSERT INTO order_status_history (id, order_id, status, note, at, by_kind, by_id,"
         " by_label) VALUES (:id, :order_id, :status, :note, :at, :kind, :by_id, :label)",
@@ -348,3 +383,4 @@ def record_history(order_id: str, status: str, note: str | None, moment: str) ->
             "label": actor["label"],
         },
     )
+    return entry
