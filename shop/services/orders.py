@@ -208,6 +208,13 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
     return present_all([row])[0] if row else None
 
 
+# An order with its payment, which follows the order (``_follow_payment``).
+_WITH_PAYMENT = (
+    "SELECT o.id, o.number, o.status, p.id AS payment_id, p.provider AS payment_provider,"
+    " p.status AS payment_status FROM orders o LEFT JOIN payments p ON p.order_id = o.id"
+)
+
+
 def change_status(
     order_id: str, status: str, note: str | None, customer_id=None, notify: bool = True
 ) -> dict:
@@ -219,10 +226,10 @@ def change_status(
     """
     with db.transaction():
         if customer_id is None:
-            row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
+            row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
         else:
             row = db.one(
-                "SELECT id, number, status FROM orders WHERE id = :id AND customer_id = :cid",
+                _WITH_PAYMENT + " WHERE o.id = :id AND o.customer_id = :cid",
                 {"id": order_id, "cid": customer_id},
             )
         if row is None:
@@ -267,7 +274,7 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     if not moved:
         return False
     record_history(order_id, status, note, moment)
-    _follow_payment(order_id, status, moment)
+    _follow_payment(order_id, status, moment, row)
     restocked = status in RESTOCKING and _restock(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)
@@ -310,11 +317,19 @@ def _check_move(row: dict, status: str) -> None:
     abort(409, f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.")
 
 
-def _follow_payment(order_id: str, status: str, moment: str) -> None:
-    """Let the payment's provider say where the payment stands now."""
-    payment = db.one(
-        "SELECT id, provider, status FROM payments WHERE order_id = :id", {"id": order_id}
-    )
+def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = None) -> None:
+    """Let the payment's provider say where the payment stands now; ``row`` may hold the
+    payment already (``_WITH_PAYMENT``'s columns)."""
+    if row is not None and "payment_id" in row:
+        payment = row["payment_id"] and {
+            "id": row["payment_id"],
+            "provider": row["payment_provider"],
+            "status": row["payment_status"],
+        }
+    else:
+        payment = db.one(
+            "SELECT id, provider, status FROM payments WHERE order_id = :id", {"id": order_id}
+        )
     if payment is None:
         return
     provider = payments.get(payment["provider"]) or payments.Provider()
