@@ -105,11 +105,9 @@ def claim_seen(
         return {}
     lease = iso(now() + lease_length())
     # One statement for the pass: each row only while it is as this worker saw it.
-    params = {"lease": lease}
-    seen = []
-    for n, row in enumerate(rows):
-        params[f"i{n}"], params[f"s{n}"] = row["id"], row["next_attempt_at"]
-        seen.append(f"(id = :i{n} AND {column} = :s{n})")
+    params = {"lease": lease} | {f"i{n}": row["id"] for n, row in enumerate(rows)}
+    params |= {f"s{n}": row["next_attempt_at"] for n, row in enumerate(rows)}
+    seen = [f"(id = :i{n} AND {column} = :s{n})" for n in range(len(rows))]
     taken = db.query(
         f"UPDATE {table} SET {column} = :lease"  # noqa: S608 - our names, numbered marks
         f" WHERE {' OR '.join(seen)} RETURNING id",
