@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import quote, urlencode
 
@@ -224,29 +225,35 @@ def _judge_filter(result: Result) -> None:
 
 
 def _get(server, path: str, headers: dict) -> dict:
+    """The JSON answer to ``GET path``; ``{}`` for an error status."""
     request = urllib.request.Request(  # noqa: S310 - our own http://127.0.0.1 server
         server.url + path, headers={"User-Agent": seed.USER_AGENT, **headers}
     )
-    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-        return json.load(response)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            return json.load(response)
+    except urllib.error.HTTPError:
+        return {}
 
 
-def _cursor_to(server, route: str, headers: dict, page: int) -> str | None:
+def _cursor_to(server, route: str, headers: dict, page: int) -> tuple[str | None, str]:
     """The cursor of page ``page``: from ``?page=page-1``'s ``next_cursor``, else by walking
-    from page 1 (bounded); None when the list answers no cursor or the walk is too long."""
+    from page 1 (bounded); or None and why not."""
     first = _get(server, f"{route}?page_size={PAGE_SIZE}", headers)
     if not first.get("next_cursor"):
-        return None
+        return None, "skipped: no cursor"
     before = _get(server, f"{route}?page={page - 1}&page_size={PAGE_SIZE}", headers)
     if before.get("next_cursor"):
-        return before["next_cursor"]
+        return before["next_cursor"], ""
     cursor, deadline = first["next_cursor"], time.monotonic() + WALK_SECONDS
-    for _ in range(page - 2):
-        if time.monotonic() > deadline or not cursor:
-            return None
+    for number in range(2, page):
+        if time.monotonic() > deadline:
+            return None, f"skipped: walking to page {page:,} took over {WALK_SECONDS} s"
         cursor = _get(server, f"{route}?cursor={quote(cursor)}&page_size={PAGE_SIZE}", headers)
         cursor = cursor.get("next_cursor")
-    return cursor
+        if not cursor:
+            return None, f"skipped: no next_cursor on page {number:,}"
+    return cursor, ""
 
 
 def _depth(one, server, work, route: str, headers: dict, total: int) -> list:
@@ -263,9 +270,9 @@ def _depth(one, server, work, route: str, headers: dict, total: int) -> list:
 
     first = best(f"{route}?page_size={PAGE_SIZE}", f"GET {route} page 1")
     found = []
-    cursor = _cursor_to(server, route, headers, page)
+    cursor, why = _cursor_to(server, route, headers, page)
     if cursor is None:
-        found.append((cursor_name, Result(skipped="skipped: no cursor")))
+        found.append((cursor_name, Result(skipped=why)))
     else:
         deep = best(f"{route}?cursor={quote(cursor)}&page_size={PAGE_SIZE}", cursor_name)
         found.append((cursor_name, deep))
