@@ -158,6 +158,8 @@ def run_scenario(args, server, scenario: Scenario, paths: set, base: dict, work)
         args, server, scenario, work, rate=result.rps / 2, requests=scenario.half_requests
     )
     result.half_rps, result.half_p99_ms, result.half_5xx = half.rps, half.p99_ms, half.s5xx
+    if not half.rps:  # paced so slowly that no request finished: no p99 to judge
+        result.half_p99_ms = None
     report.judge(scenario, result, base, engine(args))
     wrk.progress(scenario.name, result)
     return result

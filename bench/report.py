@@ -27,7 +27,8 @@ def judge(scenario: Scenario, result: Result, base: dict, engine: str = "sqlite"
             result.checks.append((f"ratio>={scenario.min_ratio}", ok))
     result.checks.append(("no 5xx", result.s5xx == 0 and result.half_5xx == 0))
     limit = scenario.p99_limit_ms
-    result.checks.append((f"p99@half<{limit:g}ms", (result.half_p99_ms or 0) < limit))
+    p99 = result.half_p99_ms
+    result.checks.append((f"p99@half<{limit:g}ms", p99 is not None and p99 < limit))
 
 
 def print_table(args, size, rows, footer) -> None:
