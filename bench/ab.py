@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import run, scenarios, seed, wrk
+from bench import harness, scenarios, seed, wrk
 
 # The scenarios compared, by their name in bench/scenarios.py.
 COMPARED = ("GET /products/{id} (key)", "GET /products (anonymous, 20)", "POST /payments/checkout")
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     args = _parse(argv)
     wrk.ensure()
     commits = {"A": _commit(args.rev_a), "B": _commit(args.rev_b)}
-    with run.scratch(args.keep) as (work, databases, cleanups):
+    with harness.scratch(args.keep) as (work, databases, cleanups):
         trees = {label: _worktree(rev, work / label, cleanups) for label, rev in commits.items()}
         different = _differences(trees["A"], trees["B"])
         if different:
@@ -45,14 +45,14 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 2
-        url = run.new_database(args.database_url, work, "main", databases)
-        seeded = run.seed_database(url, seed.QUICK)
+        url = harness.new_database(args.database_url, work, "main", databases)
+        seeded = harness.seed_database(url, seed.QUICK)
         print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
-        env = run.server_env(args, url)
+        env = harness.server_env(args, url)
         servers = {}
         for label, tree in trees.items():
-            server = run.start_server(args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0")
-            cleanups.append(lambda server=server: run.stop_server(server))
+            server = harness.start_server(args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0")
+            cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
         chosen = {s.name: s for s in scenarios.service(seeded)}
         chosen = [chosen[name] for name in COMPARED]
@@ -75,7 +75,7 @@ def _parse(argv):
     parser.add_argument("rev_b", metavar="REV_B", help="the revision measured (after)")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each scenario per side (5)")
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run (5)")
-    run.add_server_arguments(parser)
+    harness.add_server_arguments(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
@@ -86,7 +86,7 @@ def _parse(argv):
 def _git(*arguments: str) -> str:
     return subprocess.run(
         ["git", *arguments],
-        cwd=run.ROOT,
+        cwd=harness.ROOT,
         capture_output=True,
         text=True,
         check=True,

@@ -2,7 +2,8 @@
 
 Served by gunicorn with the same ``gunicorn.conf.py`` as the service (``bench.baseline:app``),
 on the same database (``DATABASE_URL``). No auth, no schemas, no hooks: whatever the service
-costs beyond these two routes is the price of its stack.
+costs beyond these routes is the price of its stack. ``/fixed`` answers fixed JSON without
+touching the database: the Flask ceiling (issue 29), what Flask and gunicorn alone cost.
 """
 
 import os
@@ -16,8 +17,29 @@ _COLUMNS = (
     " updated_at"
 )
 
+# A product as the keyed read answers it, so the ceiling encodes as much JSON as the service.
+_FIXED = {
+    "id": "0123456789abcdef01234567",
+    "name": "Oak Lamp 000042",
+    "slug": "product-000042",
+    "description": "Oak Lamp 000042: made to last, shipped within two days.",
+    "sku": "SKU-000042",
+    "price_cents": 4200,
+    "stock": 1000000,
+    "active": True,
+    "category_id": "0123456789abcdef76543210",
+    "created_at": "2026-11-25T12:00:00Z",
+    "updated_at": "2026-11-25T12:00:00Z",
+}
+
 app = Flask(__name__)
 database = Database(os.environ["DATABASE_URL"])
+
+
+@app.get("/fixed")
+def fixed():
+    """Fixed JSON: no database, no hooks (the Flask ceiling)."""
+    return _FIXED
 
 
 @app.get("/products/<product_id>")

@@ -6,28 +6,45 @@ Seeds the data set through the data module, measures the bare baseline (``bench/
 and then the service under gunicorn with the Procfile's settings on 127.0.0.1 (its worker
 process beside it, ``bench/webhook.py``), each scenario
 at its peak rate and again at half of it, counts the SQL statements of each scenario's request
-(``SHOP_DEBUG_SQL_COUNT=1``), reads the workers' peak RSS and checks how reads scale with the
-catalogue and the key table. Everything runs on 127.0.0.1 and is removed at the end.
+(``SHOP_DEBUG_SQL_COUNT=1``), reads the workers' peak RSS, measures what one webhook costs
+checkout (``bench/webhook_cost.py``), the search row (``bench/search.py``), every list filter
+and sort and a deep page (``bench/lists.py``), the catalogue import
+(``bench/catalogue_import.py``) and checks how reads scale with the catalogue and the key
+table. Everything runs on 127.0.0.1 and is removed at the end.
 """
 
 import argparse
 import os
 import random
-import secrets
-import shutil
 import sys
-import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
-from bench import report, scenarios, search, seed, statements, webhook, wrk
-from bench.scenarios import AUTH_READ_RATIO, RSS_LIMIT_MB, SCALING_LIMIT, Scenario
-from bench.wrk import Result
-from tests.live import LiveServer
-
-ROOT = Path(__file__).resolve().parent.parent
+from bench import (
+    catalogue_import,
+    lists,
+    report,
+    scenarios,
+    search,
+    seed,
+    statements,
+    webhook,
+    webhook_cost,
+    wrk,
+)
+from bench.harness import (
+    add_server_arguments,
+    app_on,
+    data_of,
+    new_database,
+    run_scenario,
+    scratch,
+    seed_database,
+    server_env,
+    start_server,
+    stop_server,
+)
+from bench.scenarios import RSS_LIMIT_MB, SCALING_LIMIT
 
 
 def main(argv=None) -> int:
@@ -48,57 +65,43 @@ def main(argv=None) -> int:
             receiver = webhook.Receiver()
             cleanups.append(receiver.stop)
             webhook.subscribe(app_on, main_url, receiver.url)
+        worker = None
         if args.webhook != "outbox":
-            cleanups.append(webhook.Worker(main_url, env, work / "worker.log").stop)
-        rows = []
+            worker = webhook.Worker(main_url, env, work / "worker.log")
+            cleanups.append(worker.stop)
+        rows, footer = [], []
         base = _run_baseline(args, env, seeded, work, rows)
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
         counts = _count_statements(args, env, chosen, work)
         rss = _run_service(args, env, chosen, base, counts, work, rows)
-        if not args.only or args.only in search.NAME:
+        if rss is not None:
+            verdict = "met" if rss < RSS_LIMIT_MB else "MISSED"
+            footer.append((f"worker peak RSS: {rss:.0f} MB (target < {RSS_LIMIT_MB} MB: {verdict})",
+                           rss < RSS_LIMIT_MB))  # fmt: skip
+        if worker and not args.webhook and _chosen(args, "one webhook"):
+            cost = webhook_cost.compare(
+                args, work, main_url, seeded, worker, 2 if args.quick else 4
+            )
+            footer.append((cost.line(), cost.met))
+        if _chosen(args, search.NAME):
             search.measure(args, work, databases, rows)
-        scaling = [] if args.only else _scaling(args, work, databases, main_url, size, seeded)
+        lists.measure(args, work, databases, rows)
+        if _chosen(args, catalogue_import.NAME):
+            catalogue_import.measure(args, work, databases, rows)
+        if not args.only:
+            footer += _scaling(args, work, databases, main_url, size, seeded)
         print()
-        report.print_table(args, size, rows, rss, scaling)
+        report.print_table(args, size, rows, footer)
         missed = [name for name, result in rows if any(not ok for _, ok in result.checks)]
-        missed += ["worker RSS"] if rss and rss > RSS_LIMIT_MB else []
-        missed += [line for line, ok in scaling if ok is False]
+        missed += [line for line, ok in footer if ok is False]
         if args.webhook:
             print(f"webhook receiver got {receiver.received:,} deliveries", flush=True)
         return 1 if missed else 0
 
 
-@contextmanager
-def scratch(keep: bool):
-    """A temporary folder, and lists of the databases and processes made for the run: all
-    removed at the end (the processes last started first), the folder unless ``keep``."""
-    work = Path(tempfile.mkdtemp(prefix="shop-bench-"))
-    databases, cleanups = [], []
-    try:
-        yield work, databases, cleanups
-    finally:
-        for stop in reversed(cleanups):  # a worker before its receiver
-            stop()
-        for drop in databases:
-            drop()
-        if keep:
-            print(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def add_server_arguments(parser: argparse.ArgumentParser) -> None:
-    """The database, gunicorn, wrk and clean-up options both benchmarks take."""
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("BENCH_DATABASE_URL"),
-        help="postgresql://... to run on PostgreSQL (a throw-away schema is made in it);"
-        " SQLite in a temporary folder by default",
-    )
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 1)))
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("SHOP_THREADS", 8)))
-    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+def _chosen(args, name: str) -> bool:
+    """Whether ``--only`` lets the part called ``name`` run."""
+    return not args.only or args.only in name
 
 
 def _parse(argv):
@@ -130,95 +133,8 @@ def _parse(argv):
     return args
 
 
-def new_database(pg_url, work: Path, name: str, databases: list) -> str:
-    """A fresh, empty database: a SQLite file, or a schema of its own in PostgreSQL."""
-    if not pg_url:
-        return f"sqlite:///{work / (name + '.db')}"
-    import psycopg
-
-    schema = f"bench_{name}_{secrets.token_hex(4)}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-
-    def drop():
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-    databases.append(drop)
-    separator = "&" if "?" in pg_url else "?"
-    return f"{pg_url}{separator}options={quote(f'-csearch_path={schema}')}"
-
-
-def app_on(url: str):
-    """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
-    from shop import create_app, migrate
-
-    app = create_app({"DATABASE_URL": url, "REDIS_URL": None, "RATELIMIT_ENABLED": False})
-    with app.app_context():
-        migrate.upgrade(app.extensions["shop.db"])
-    return app
-
-
-def seed_database(url: str, size: seed.Size) -> seed.Seeded:
-    from shop import migrate
-
-    app = app_on(url)
-    with app.app_context():
-        result = seed.seed(size)
-        migrate.finish(app.extensions["shop.db"])  # recount the list totals the seeding skipped
-        app.extensions["shop.db"].analyze(full=True)  # as after any bulk write
-    app.extensions["shop.db"].close_all()
-    return result
-
-
-@contextmanager
-def data_of(env: dict, scenario: Scenario):
-    """The scenario's own data (``Scenario.data``), present while the block runs."""
-    if scenario.data is None:
-        yield
-        return
-    app = app_on(env["DATABASE_URL"])
-    try:
-        with app.app_context(), scenario.data():
-            yield
-    finally:
-        app.extensions["shop.db"].close_all()
-
-
 def _describe_counts(counts: dict) -> str:
     return ", ".join(f"{value:,} {name.replace('_', ' ')}" for name, value in counts.items())
-
-
-def server_env(args, url: str) -> dict:
-    env = {"DATABASE_URL": url, "SHOP_COOKIE_SECURE": "0"}
-    env["SHOP_ACCESS_LOG"] = os.environ.get("SHOP_ACCESS_LOG", "0")  # an A/B of its cost
-    if args.redis_url:
-        env["REDIS_URL"] = args.redis_url
-        env["SHOP_RATELIMIT_KEY_PREFIX"] = f"bench-{secrets.token_hex(4)}"
-    return env
-
-
-def start_server(
-    args, env: dict, work: Path, app="app:app", ready="/openapi.json", root=ROOT, **extra
-):
-    """gunicorn serving ``app`` from the checkout at ``root``; ``extra`` adds to ``env``."""
-    log = open(work / "gunicorn.log", "ab")  # noqa: SIM115 - closed with the server
-    server = LiveServer(
-        {**env, **extra},
-        workers=args.workers,
-        threads=args.threads,
-        app=app,
-        log=log,
-        ready_path=ready,
-        root=root,
-    )
-    server.log = log
-    return server
-
-
-def stop_server(server: LiveServer) -> None:
-    server.stop()
-    server.log.close()
 
 
 def _run_baseline(args, env, seeded: seed.Seeded, work: Path, rows: list) -> dict:
@@ -269,25 +185,6 @@ def _run_service(args, env, chosen, base, counts, work: Path, rows: list) -> flo
     return max(peaks) if peaks else None
 
 
-def run_scenario(args, server, scenario: Scenario, paths: set, base: dict, work) -> Result:
-    """A scenario at its peak rate, then at half of it; or why it was skipped."""
-    if (scenario.method, scenario.route) not in paths:
-        result = Result(skipped="skipped: endpoint not on this branch yet")
-        print(f"{scenario.name}: {result.skipped}", flush=True)
-        return result
-    result = wrk.measure(args, server, scenario, work)
-    half = wrk.measure(
-        args, server, scenario, work, rate=result.rps / 2, requests=scenario.half_requests
-    )
-    result.half_rps, result.half_p99_ms, result.half_5xx = half.rps, half.p99_ms, half.s5xx
-    report.judge(scenario, result, base)
-    wrk.progress(scenario.name, result)
-    return result
-
-
-# -- scaling ------------------------------------------------------------------------------
-
-
 def _scaling(args, work, databases, main_url, size, seeded) -> list:
     """Reads on a small shop against a large one; answer (line, ok or None) pairs."""
     small_size = seed.Size(products=1_000, categories=20, keys=10, customers=10, orders=0)
@@ -326,7 +223,7 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
         small_rps = results.get(("small", scenario.name))
         large_rps = results.get(("large", scenario.name))
         head = (
-            f"{scenario.name}: 1,000 products / 10 keys -> {large_products:,} products /"
+            f"scaling, {scenario.name}: 1,000 products / 10 keys -> {large_products:,} products /"
             f" {keys:,} keys"
         )
         if small_rps is None or large_rps is None:
@@ -334,7 +231,7 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
             continue
         slowdown = 1 - large_rps / small_rps
         line = f"{head}: {small_rps:,.0f} -> {large_rps:,.0f} req/s, {slowdown:+.0%} slower"
-        if scenario.min_ratio == AUTH_READ_RATIO:  # the target is on single-record reads
+        if scenario.route == "/products/{}":  # the target is on single-record reads
             ok = slowdown < SCALING_LIMIT
             line += f" (target < {SCALING_LIMIT:.0%}: {'met' if ok else 'MISSED'})"
         else:

@@ -17,7 +17,7 @@ import time
 from contextlib import nullcontext
 from urllib.parse import quote
 
-from bench import report, run, seed, statements, wrk
+from bench import harness, report, seed, statements, wrk
 from bench.scenarios import Scenario
 
 VARIANTS = 100_000
@@ -121,7 +121,7 @@ def seed_catalogue(url: str, quick: bool) -> dict:
     from shop import migrate
 
     variants = VARIANTS // (10 if quick else 1)
-    app = run.app_on(url)
+    app = harness.app_on(url)
     database = app.extensions["shop.db"]
     with app.app_context():
         has_variants = migrate.table_exists(database, "product_variants")
@@ -139,7 +139,7 @@ def seed_catalogue(url: str, quick: bool) -> dict:
 def measure(args, work, databases: list, rows: list) -> dict:
     """Seed, serve and measure the search row; append it to ``rows``; answer what was
     seeded."""
-    url = run.new_database(args.database_url, work, "search", databases)
+    url = harness.new_database(args.database_url, work, "search", databases)
     started = time.monotonic()
     made = seed_catalogue(url, args.quick)
     print(
@@ -148,23 +148,23 @@ def measure(args, work, databases: list, rows: list) -> dict:
         flush=True,
     )
     chosen = scenario(made["products"])
-    env = run.server_env(args, url)
-    server = run.start_server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
+    env = harness.server_env(args, url)
+    server = harness.start_server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
     try:
         counted = statements.count(server, [chosen], lambda scenario: nullcontext())
     finally:
-        run.stop_server(server)
+        harness.stop_server(server)
     plain = Scenario(
         REFERENCE, "GET", "/products", [("GET", f"/products?page={n}", "") for n in range(1, 11)]
     )
     # Rate limits off: one client searching hundreds of times a second is the bench, not abuse.
-    server = run.start_server(args, env, work, SHOP_RATELIMIT_ENABLED="0")
+    server = harness.start_server(args, env, work, SHOP_RATELIMIT_ENABLED="0")
     try:
         paths = statements.routes(server.url)
-        reference = run.run_scenario(args, server, plain, paths, {}, work)
-        result = run.run_scenario(args, server, chosen, paths, {REFERENCE: reference.rps}, work)
+        reference = harness.run_scenario(args, server, plain, paths, {}, work)
+        result = harness.run_scenario(args, server, chosen, paths, {REFERENCE: reference.rps}, work)
     finally:
-        run.stop_server(server)
+        harness.stop_server(server)
     if counted.get(chosen.name):
         report.judge_statements(chosen, result, counted[chosen.name])
     rows += [(plain.name, reference), (chosen.name, result)]
@@ -174,14 +174,14 @@ def measure(args, work, databases: list, rows: list) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a tenth of the data, 3 s runs")
-    run.add_server_arguments(parser)
+    harness.add_server_arguments(parser)
     parser.add_argument("--duration", type=int, help="seconds per wrk run (default 6, quick 3)")
     args = parser.parse_args(argv)
     args.duration = args.duration or (3 if args.quick else 6)
     args.redis_url = None
     wrk.ensure()
     rows = []
-    with run.scratch(args.keep) as (work, databases, _cleanups):
+    with harness.scratch(args.keep) as (work, databases, _cleanups):
         made = measure(args, work, databases, rows)
     size = seed.Size(products=made["products"], categories=200, keys=1, customers=1, orders=0)
     print()

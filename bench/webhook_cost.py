@@ -11,7 +11,8 @@ to round. Between runs the outbox is let drain, so one run's deliveries do not l
 
 Taking turns on one server and one database compares like with like: separate benchmark runs
 on this shared two-core machine differ by more than the 10 % being measured. Prints each
-run, the medians and their ratio; exits 1 when the median rate with the webhook is more
+run, the medians and their ratio (``python -m bench.run`` prints the same line under its
+table, from ``compare``); exits 1 when the median rate with the webhook is more
 than 10 % below the one without.
 """
 
@@ -19,9 +20,10 @@ import argparse
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 
 from bench import scenarios, seed, webhook, wrk
-from bench.run import (
+from bench.harness import (
     add_server_arguments,
     app_on,
     new_database,
@@ -36,24 +38,58 @@ TARGET = 0.90  # the rate with a webhook, at least this share of the rate withou
 DRAIN_SECONDS = 60
 
 
+@dataclass
+class Cost:
+    """The medians of the runs without and with the webhook."""
+
+    off: float
+    on: float
+    cpu_off: float
+    cpu_on: float
+    received: int
+
+    @property
+    def ratio(self) -> float:
+        return self.on / max(self.off, 1e-9)
+
+    @property
+    def met(self) -> bool:
+        return self.ratio >= TARGET
+
+    def line(self) -> str:
+        """One line for a table's foot: with / without, and the verdict."""
+        return (
+            f"one webhook: checkout with / without {self.ratio:.1%} ({self.on:,.0f} /"
+            f" {self.off:,.0f} req/s, web {self.cpu_on:,.0f} / {self.cpu_off:,.0f} us CPU/req;"
+            f" target >= {TARGET:.0%}: {'met' if self.met else 'MISSED'})"
+        )
+
+
 def main(argv=None) -> int:
     args = _parse(argv)
     wrk.ensure()
     with scratch(args.keep) as (work, databases, cleanups):
         url = new_database(args.database_url, work, "main", databases)
         seeded = seed_database(url, seed.QUICK)
-        env = server_env(args, url)
-        receiver = webhook.Receiver()
-        cleanups.append(receiver.stop)
-        webhook.subscribe(app_on, url, receiver.url)
-        worker = webhook.Worker(url, env, work / "worker.log")
+        worker = webhook.Worker(url, server_env(args, url), work / "worker.log")
         cleanups.append(worker.stop)
-        server = start_server(args, env, work, SHOP_RATELIMIT_ENABLED="0")
-        cleanups.append(lambda: stop_server(server))
-        checkout = next(s for s in scenarios.service(seeded) if s.name.startswith("POST /pay"))
-        app = app_on(url)
-        results = {False: [], True: []}
-        for number in range(args.rounds):
+        cost = compare(args, work, url, seeded, worker, args.rounds)
+        print()
+        print(f"{cost.line()}; the receiver got {cost.received:,} deliveries")
+        return 0 if cost.met else 1
+
+
+def compare(args, work, url: str, seeded: seed.Seeded, worker, rounds: int) -> Cost:
+    """Checkout without and with one webhook, in turns, on a server of its own (limits off)
+    and ``worker`` (the Procfile's, running on ``url``); the webhook is left disabled."""
+    receiver = webhook.Receiver()
+    webhook.subscribe(app_on, url, receiver.url)
+    server = start_server(args, server_env(args, url), work, SHOP_RATELIMIT_ENABLED="0")
+    app = app_on(url)
+    checkout = next(s for s in scenarios.service(seeded) if s.name.startswith("POST /pay"))
+    results = {False: [], True: []}
+    try:
+        for number in range(rounds):
             for enabled in (False, True) if number % 2 == 0 else (True, False):
                 _enable(app, enabled)
                 started = wrk.process_cpu_seconds(worker.process.pid)
@@ -64,7 +100,7 @@ def main(argv=None) -> int:
                 worker_us = used / orders * 1e6
                 results[enabled].append(result)
                 print(
-                    f"round {number + 1}, webhook {'on ' if enabled else 'off'}:"
+                    f"webhook cost, round {number + 1}, webhook {'on ' if enabled else 'off'}:"
                     f" {result.rps:,.0f} req/s, p50 {result.p50_ms:.1f} ms,"
                     f" p99 {result.p99_ms:.1f} ms, {result.errors} errors,"
                     f" web {result.cpu_us:,.0f} us CPU/req,"
@@ -72,9 +108,19 @@ def main(argv=None) -> int:
                     f" {backlog} deliveries left when the run ended",
                     flush=True,
                 )
+        _enable(app, False)
         _print_failures(app)
+    finally:
         app.extensions["shop.db"].close_all()
-        return _report(results, receiver.received)
+        stop_server(server)
+        receiver.stop()
+    return Cost(
+        off=statistics.median(r.rps for r in results[False]),
+        on=statistics.median(r.rps for r in results[True]),
+        cpu_off=statistics.median(r.cpu_us for r in results[False]),
+        cpu_on=statistics.median(r.cpu_us for r in results[True]),
+        received=receiver.received,
+    )
 
 
 def _parse(argv):
@@ -122,23 +168,6 @@ def _print_failures(app) -> None:
         )
     for row in rows:
         print(f"failed attempts: {row['n']:,} x {row['error']}")
-
-
-def _report(results: dict, received: int) -> int:
-    off = statistics.median(r.rps for r in results[False])
-    on = statistics.median(r.rps for r in results[True])
-    cpu_off = statistics.median(r.cpu_us for r in results[False])
-    cpu_on = statistics.median(r.cpu_us for r in results[True])
-    ratio = on / off
-    met = ratio >= TARGET
-    print()
-    print(f"median without a webhook: {off:,.0f} req/s, web {cpu_off:,.0f} us CPU/req")
-    print(f"median with one webhook:  {on:,.0f} req/s, web {cpu_on:,.0f} us CPU/req")
-    print(
-        f"with / without: {ratio:.1%} (target >= {TARGET:.0%}: {'met' if met else 'MISSED'});"
-        f" the receiver got {received:,} deliveries"
-    )
-    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ class Result:
     """What wrk measured for one scenario."""
 
     rps: float = 0.0
-    p50_ms: float = 0.0
-    p99_ms: float = 0.0
+    p50_ms: float | None = 0.0
+    p99_ms: float | None = 0.0
     errors: int = 0
     s5xx: int = 0
     half_rps: float | None = None
@@ -33,6 +33,7 @@ class Result:
     cpu_us: float = 0.0
     statements: str = "-"
     skipped: str | None = None
+    note: str = ""  # what the row measured, when not requests (e.g. an import's seconds)
     checks: list = field(default_factory=list)
 
 

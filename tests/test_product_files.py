@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from shop import db
 from shop.services.catalogue_export import HEADER
 from tests.live import LiveServer
 from tests.test_readme import readme_block
@@ -170,7 +171,17 @@ def test_service_rules_apply_per_row_and_any_error_writes_nothing(owner_client, 
     assert export(owner_client) == before
 
 
-def test_dry_run_answers_the_counts_and_writes_nothing(owner_client, catalogue):
+def planner_knows_the_products(app) -> bool:
+    """Whether the planner has statistics of ``products`` (gathered after a bulk write)."""
+    with app.app_context():
+        if db.get_db().engine == "sqlite":
+            if not db.value("SELECT COUNT(*) FROM sqlite_master WHERE name = 'sqlite_stat1'"):
+                return False
+            return bool(db.value("SELECT COUNT(*) FROM sqlite_stat1 WHERE tbl = 'products'"))
+        return db.value("SELECT reltuples FROM pg_class WHERE oid = 'products'::regclass") >= 0
+
+
+def test_dry_run_answers_the_counts_and_writes_nothing(app, owner_client, catalogue):
     rows = parse_csv(export(owner_client))
     rows[0]["variant_price"] = "19.99"
     rows.append({**rows[-1], "product_slug": "kettle", "product_name": "Kettle", "variant_sku": ""})
@@ -180,9 +191,11 @@ def test_dry_run_answers_the_counts_and_writes_nothing(owner_client, catalogue):
     assert dry.status_code == 200, dry.json
     assert dry.json == {"created": 1, "updated": 1, "unchanged": 3, "errors": [], "dry_run": True}
     assert export(owner_client) == before
+    assert not planner_knows_the_products(app)
     real = send(owner_client, data)
     assert {**real.json, "dry_run": True} == dry.json
     assert export(owner_client) != before
+    assert planner_knows_the_products(app)  # an import that wrote analyzes what it wrote
 
 
 def test_jpy_has_no_decimals(owner_client):

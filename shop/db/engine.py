@@ -9,7 +9,7 @@ from contextlib import contextmanager, suppress
 from functools import wraps
 from pathlib import Path
 
-from shop.db.sql import adapt, for_sqlite, is_write, translate
+from shop.db.sql import adapt, for_sqlite, in_list, is_write, translate
 from shop.db.sqlite import SQLiteConnection, queued, use_wal
 from shop.outages import Unavailable, recovered
 
@@ -163,20 +163,24 @@ class Database:
                 self._connections.pop(threading.get_ident(), None)
             conn.close()
 
-    def analyze(self, full: bool = False) -> None:
+    def analyze(self, full: bool = False, tables: tuple[str, ...] = ()) -> None:
         """Refresh the query planner's statistics: after an upgrade or a bulk write.
 
         SQLite never gathers them by itself, and without them it picks the wrong index for
         a filtered, sorted list (sorting the whole table). ``full`` runs ``ANALYZE``,
-        otherwise ``PRAGMA optimize`` (only the tables whose statistics are stale).
-        PostgreSQL analyzes the tables of this schema (autovacuum also does, later).
+        otherwise ``PRAGMA optimize`` (only the tables this connection read whose statistics
+        are stale or missing). PostgreSQL analyzes ``tables``, or every table of this schema
+        (autovacuum also does, later).
         """
         conn = self.connection()
         if self.engine == "sqlite":
             conn.execute("ANALYZE" if full else "PRAGMA optimize")
             return
-        tables = self.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-        for table in tables:
+        sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        marks, names = in_list("t", tables)
+        if tables:
+            sql += f" AND tablename IN {marks}"
+        for table in self.query(sql, names):
             name = table["tablename"].replace('"', '""')  # a name from the catalogue, quoted
             conn.execute(f'ANALYZE "{name}"')
 

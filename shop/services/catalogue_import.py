@@ -200,6 +200,16 @@ def _problem(error: HTTPException, fields: dict, default: str) -> RowProblem:
     return RowProblem(fields.get(field.split(".")[0], default), message)
 
 
+# What an import writes, analyzed after it on PostgreSQL (SQLite: what the import read).
+_CATALOGUE_TABLES = (
+    "products",
+    "product_variants",
+    "variant_option_values",
+    "product_search",
+    "search_index",
+)
+
+
 def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=None) -> dict:
     """Apply the rows in one transaction; answer the counts and every row's errors (any
     error, or a dry run: nothing is kept). ``can_create()`` checks the caller may create;
@@ -226,6 +236,11 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=Non
                 raise _Rollback
     except _Rollback:
         pass
+    else:
+        if result["created"] or result["updated"]:
+            # A bulk write: the planner's statistics of the catalogue may be stale now, and
+            # SQLite's are missing until first gathered (docs/performance.md, item 11).
+            db.get_db().analyze(tables=_CATALOGUE_TABLES)
     result["errors"].sort(key=lambda error: error["row"])
     return result
 

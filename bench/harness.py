@@ -1,0 +1,168 @@
+"""What the benchmarks share: a scratch folder, fresh databases, the app on them, gunicorn
+serving it on 127.0.0.1 as the Procfile does, and one scenario measured at peak and half rate.
+
+Used by ``bench.run`` and the single-purpose benchmarks (``bench.search``, ``bench.lists``,
+``bench.ab``, ``bench.webhook_cost``, ``bench.catalogue_import``).
+"""
+
+import argparse
+import os
+import secrets
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from bench import report, seed, wrk
+from bench.scenarios import Scenario
+from bench.wrk import Result
+from tests.live import LiveServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def engine(args) -> str:
+    """The engine a run measures: "postgresql" with ``--database-url``, else "sqlite"."""
+    return "postgresql" if args.database_url else "sqlite"
+
+
+@contextmanager
+def scratch(keep: bool):
+    """A temporary folder, and lists of the databases and processes made for the run: all
+    removed at the end (the processes last started first), the folder unless ``keep``."""
+    work = Path(tempfile.mkdtemp(prefix="shop-bench-"))
+    databases, cleanups = [], []
+    try:
+        yield work, databases, cleanups
+    finally:
+        for stop in reversed(cleanups):  # a worker before its receiver
+            stop()
+        for drop in databases:
+            drop()
+        if keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """The database, gunicorn, wrk and clean-up options both benchmarks take."""
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("BENCH_DATABASE_URL"),
+        help="postgresql://... to run on PostgreSQL (a throw-away schema is made in it);"
+        " SQLite in a temporary folder by default",
+    )
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 1)))
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("SHOP_THREADS", 8)))
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+
+
+def new_database(pg_url, work: Path, name: str, databases: list) -> str:
+    """A fresh, empty database: a SQLite file, or a schema of its own in PostgreSQL."""
+    if not pg_url:
+        return f"sqlite:///{work / (name + '.db')}"
+    import psycopg
+
+    schema = f"bench_{name}_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+
+    def drop():
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+    databases.append(drop)
+    separator = "&" if "?" in pg_url else "?"
+    return f"{pg_url}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+def app_on(url: str):
+    """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
+    from shop import create_app, migrate
+
+    app = create_app({"DATABASE_URL": url, "REDIS_URL": None, "RATELIMIT_ENABLED": False})
+    with app.app_context():
+        migrate.upgrade(app.extensions["shop.db"])
+    return app
+
+
+def seed_database(url: str, size: seed.Size) -> seed.Seeded:
+    from shop import migrate
+
+    app = app_on(url)
+    with app.app_context():
+        result = seed.seed(size)
+        migrate.finish(app.extensions["shop.db"])  # recount the list totals the seeding skipped
+        app.extensions["shop.db"].analyze(full=True)  # as after any bulk write
+    app.extensions["shop.db"].close_all()
+    return result
+
+
+@contextmanager
+def data_of(env: dict, scenario: Scenario):
+    """The scenario's own data (``Scenario.data``), present while the block runs."""
+    if scenario.data is None:
+        yield
+        return
+    app = app_on(env["DATABASE_URL"])
+    try:
+        with app.app_context(), scenario.data():
+            yield
+    finally:
+        app.extensions["shop.db"].close_all()
+
+
+def server_env(args, url: str) -> dict:
+    env = {"DATABASE_URL": url, "SHOP_COOKIE_SECURE": "0"}
+    env["SHOP_ACCESS_LOG"] = os.environ.get("SHOP_ACCESS_LOG", "0")  # an A/B of its cost
+    if args.redis_url:
+        env["REDIS_URL"] = args.redis_url
+        env["SHOP_RATELIMIT_KEY_PREFIX"] = f"bench-{secrets.token_hex(4)}"
+    return env
+
+
+def start_server(
+    args, env: dict, work: Path, app="app:app", ready="/openapi.json", root=ROOT, **extra
+):
+    """gunicorn serving ``app`` from the checkout at ``root``; ``extra`` adds to ``env``."""
+    log = open(work / "gunicorn.log", "ab")  # noqa: SIM115 - closed with the server
+    server = LiveServer(
+        {**env, **extra},
+        workers=args.workers,
+        threads=args.threads,
+        app=app,
+        log=log,
+        ready_path=ready,
+        root=root,
+    )
+    server.log = log
+    return server
+
+
+def stop_server(server: LiveServer) -> None:
+    server.stop()
+    server.log.close()
+
+
+def run_scenario(args, server, scenario: Scenario, paths: set, base: dict, work) -> Result:
+    """A scenario at its peak rate, then at half of it; or why it was skipped."""
+    if (scenario.method, scenario.route) not in paths:
+        result = Result(skipped="skipped: endpoint not on this branch yet")
+        print(f"{scenario.name}: {result.skipped}", flush=True)
+        return result
+    result = wrk.measure(args, server, scenario, work)
+    half = wrk.measure(
+        args, server, scenario, work, rate=result.rps / 2, requests=scenario.half_requests
+    )
+    result.half_rps, result.half_p99_ms, result.half_5xx = half.rps, half.p99_ms, half.s5xx
+    if not half.rps:  # paced so slowly that no request finished: no p99 to judge
+        result.half_p99_ms = None
+    report.judge(scenario, result, base, engine(args))
+    wrk.progress(scenario.name, result)
+    return result
+
+
+# -- scaling ------------------------------------------------------------------------------
