@@ -13,6 +13,8 @@ past, and the list adds those created after it: a ``COUNT(*)`` of the newest few
 of orders on the ``orders_created_at`` index. The worker moves ``counted_to`` forward every
 minute (``fold_orders``). ``SETTLE`` is longer than any checkout transaction lasts and than
 the clocks of two nodes differ, so no order commits with a ``created_at`` already folded.
+A node of a release before migration 0017 still bumps the row during a rolling upgrade: its
+orders are counted twice until the next ``flask db upgrade`` recounts.
 
 ``recount()`` rebuilds every count from the tables at every ``flask db upgrade`` (the
 release step, not a worker's start), so rows written by other means (a bulk import, the
