@@ -38,3 +38,16 @@ CREATE TABLE IF NOT EXISTS product_search (
 );
 
 CREATE INDEX IF NOT EXISTS product_search_document ON product_search USING GIN (document);
+
+-- 0017: order numbers from a sequence (never rolled back: a failed checkout skips a number),
+-- and the bridge for nodes of the previous release, whose checkout bumps counters.order_number.
+CREATE SEQUENCE IF NOT EXISTS order_numbers;
+
+CREATE OR REPLACE FUNCTION counters_order_number() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.value := nextval('order_numbers');
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER counters_order_number BEFORE UPDATE ON counters
+FOR EACH ROW WHEN (NEW.name = 'order_number') EXECUTE FUNCTION counters_order_number();

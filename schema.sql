@@ -313,14 +313,18 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 
 -- Orders and payments ---------------------------------------------------------------------
--- counters holds the order-number sequence (row order_number), bumped in the checkout
--- transaction, and the unfiltered lists' totals (rows products, products_active, orders),
--- kept by the writes and recounted by every `flask db upgrade` (shop/totals.py). The orders of an erased customer stay, with shipping_address set to NULL.
+-- counters holds the unfiltered lists' totals (rows products, products_active, orders),
+-- kept by the writes and recounted by every `flask db upgrade` (shop/totals.py); the orders
+-- row counts the orders created up to counted_to (checkout does not write it), and the row
+-- order_number the numbers given before 0017. An order's seq is its number's integer: from
+-- the sequence order_numbers on PostgreSQL, the highest seq plus one on SQLite
+-- (shop/services/checkout.py). The orders of an erased customer stay, with shipping_address set to NULL.
 -- restocked_at marks the one time a cancelled or refunded order put its stock back.
 
 CREATE TABLE IF NOT EXISTS counters (
     name TEXT PRIMARY KEY,
-    value BIGINT NOT NULL
+    value BIGINT NOT NULL,
+    counted_to TEXT
 );
 
 CREATE TABLE IF NOT EXISTS orders (
@@ -340,7 +344,8 @@ CREATE TABLE IF NOT EXISTS orders (
     tax_cents BIGINT NOT NULL DEFAULT 0,
     pricing TEXT,
     discount_id TEXT,
-    refunded_cents BIGINT NOT NULL DEFAULT 0
+    refunded_cents BIGINT NOT NULL DEFAULT 0,
+    seq BIGINT
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -348,6 +353,7 @@ CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at, id);
 CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
+CREATE UNIQUE INDEX IF NOT EXISTS orders_seq ON orders (seq);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,

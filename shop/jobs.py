@@ -25,6 +25,8 @@ key_sweep.notify_expiring      60 s         ``api_key.expiring`` (audit and webh
 key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audited later;
                                             the key is refused on time anyway (its status
                                             is derived on every request)
+totals.fold_orders             60 s         the orders list counts more recent orders
+                                            for its unfiltered total (still exact)
 worker.prune                   1 h          finished deliveries and events stay longer
 mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
@@ -50,7 +52,7 @@ import threading
 
 from flask import current_app
 
-from shop import db, mail
+from shop import db, mail, totals
 from shop.auth import key_sweep, key_usage
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
@@ -78,6 +80,7 @@ PERIODIC = (
     (worker.disable_without_rights, 60),
     (key_sweep.notify_expiring, 60),
     (key_sweep.expire_idle, 60),
+    (totals.fold_orders, 60),
     (worker.prune, 3600),
     (mail.prune, 3600),
     (key_usage.prune, 3600),

@@ -300,7 +300,8 @@ def queue_rendered(recipient: str, subject: str, template: str, **context) -> st
     """Queue ``mail/<template>.txt`` and ``.html`` rendered with ``context`` and the shop's name."""
     from flask import render_template
 
-    context.setdefault("shop_name", site.current()["shop_name"])
+    if "shop_name" not in context:  # not setdefault: its default would read the settings
+        context["shop_name"] = site.current()["shop_name"]
     text = render_template(f"mail/{template}.txt", **context)
     html = render_template(f"mail/{template}.html", **context)
     return queue(recipient, subject, text, html)

@@ -1,31 +1,48 @@
 """List totals kept by the writes, so an unfiltered list's ``total`` is one key lookup.
 
 Every list answers a ``total``. Counting it is linear in the table: at 100,000 products a
-``COUNT(*)`` is most of what a page of ``GET /products`` costs. So the writes keep three counts
-in ``counters``, in their own transaction: all products, active products, and orders. Lists
-with a filter still count their rows.
+``COUNT(*)`` is most of what a page of ``GET /products`` costs. So ``counters`` keeps three
+counts: all products, active products, and orders. Lists with a filter still count their
+rows.
 
-Product writes already run one at a time (``db.lock("products")``) and every checkout already
-bumps the order-number row, so the counts add no new contention. ``recount()`` rebuilds them
-from the tables at every ``flask db upgrade`` (the release step, not a worker's start), so
-rows written by other means (a bulk import, the benchmark's seeding, a node on an older
-version during a rolling upgrade) are counted again.
+Product writes already run one at a time (``db.lock("products")``) and bump their counts in
+their own transaction. Checkout does not: a row every checkout updates is a lock every
+concurrent checkout on PostgreSQL waits for until the first commits (issue 29). The orders
+row instead counts the orders created up to ``counted_to``, an instant ``SETTLE`` in the
+past, and the list adds those created after it: a ``COUNT(*)`` of the newest few minutes
+of orders on the ``orders_created_at`` index. The worker moves ``counted_to`` forward every
+minute (``fold_orders``). ``SETTLE`` is longer than any checkout transaction lasts and than
+the clocks of two nodes differ, so no order commits with a ``created_at`` already folded.
+A node of a release before migration 0017 still bumps the row during a rolling upgrade: its
+orders are counted twice until the next ``flask db upgrade`` recounts.
+
+``recount()`` rebuilds every count from the tables at every ``flask db upgrade`` (the
+release step, not a worker's start), so rows written by other means (a bulk import, the
+benchmark's seeding, a node on an older version during a rolling upgrade) are counted again.
 """
 
+from datetime import timedelta
+
 from shop import db
+from shop.clock import iso, now
 
 PRODUCTS = "products"
 ACTIVE_PRODUCTS = "products_active"
 ORDERS = "orders"
+SETTLE = timedelta(minutes=10)
 
 _COUNT = {
     PRODUCTS: "SELECT COUNT(*) FROM products",
     ACTIVE_PRODUCTS: "SELECT COUNT(*) FROM products WHERE active = 1",
-    ORDERS: "SELECT COUNT(*) FROM orders",
+    ORDERS: "SELECT COUNT(*) FROM orders WHERE created_at <= :cutoff",
 }
 
 # The count queries ``paginate`` runs for the unfiltered lists.
 SQL = {name: f"SELECT value FROM counters WHERE name = '{name}'" for name in _COUNT}
+SQL[ORDERS] = (
+    "SELECT value + (SELECT COUNT(*) FROM orders WHERE created_at > COALESCE(counted_to, ''))"
+    f" FROM counters WHERE name = '{ORDERS}'"
+)
 
 
 def bump(name: str, by: int = 1) -> None:
@@ -45,9 +62,22 @@ def recount() -> None:
     """
     marks, names = db.in_list("n", _COUNT)
     db.execute(f"UPDATE counters SET value = value WHERE name IN {marks}", names)
+    cutoff = iso(now() - SETTLE)
     for name, count in _COUNT.items():
         db.execute(
-            f"INSERT INTO counters (name, value) VALUES (:name, ({count}))"
-            " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-            {"name": name},
+            f"INSERT INTO counters (name, value, counted_to) VALUES (:name, ({count}), :cutoff)"
+            " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
+            " counted_to = excluded.counted_to",
+            {"name": name, "cutoff": cutoff if name == ORDERS else None},
         )
+
+
+def fold_orders() -> None:
+    """Count the orders created up to ``SETTLE`` ago into the orders row (the worker's job,
+    every minute), so the list's count of newer orders stays a few minutes' worth."""
+    db.execute(
+        "UPDATE counters SET value = value + (SELECT COUNT(*) FROM orders"
+        " WHERE created_at > counters.counted_to AND created_at <= :cutoff), counted_to = :cutoff"
+        " WHERE name = :name AND counted_to < :cutoff",
+        {"name": ORDERS, "cutoff": iso(now() - SETTLE)},
+    )

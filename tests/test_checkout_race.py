@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from shop import db
+from shop import db, totals
 from tests.conftest import PASSWORD
 from tests.live import LiveServer
 from tests.orders_helpers import add_product, basket, catalogue_client, product_row
@@ -93,15 +93,21 @@ def test_concurrent_checkouts_never_oversell(server):
             assert scarce in body["message"] and "Last Teapots" in body["message"]
     orders = [body for status, body, _ in results if status == 201]
     assert len({order["number"] for order in orders}) == STOCK
+    # Numbers from the sequence (PostgreSQL) or the highest plus one (SQLite): distinct, and
+    # the next checkout's comes after every one of them.
+    numbers = sorted(int(order["number"].removeprefix("SO-")) for order in orders)
+    status, later, _ = call(live.url + "/payments/checkout", basket((plenty, 1)), cookies[0])
+    assert status == 201 and int(later["number"].removeprefix("SO-")) > numbers[-1] >= STOCK
     assert product_row(app, scarce)["stock"] == 0
-    assert product_row(app, plenty)["stock"] == 1000 - 2 * STOCK
+    assert product_row(app, plenty)["stock"] == 1000 - 2 * STOCK - 1
     with app.app_context():
         sold = db.value(
             "SELECT SUM(quantity) FROM order_items WHERE product_id = :id", {"id": scarce}
         )
         assert sold == STOCK
-        assert db.value("SELECT COUNT(*) FROM orders") == STOCK
-        assert db.value("SELECT COUNT(*) FROM payments") == STOCK
+        assert db.value("SELECT COUNT(*) FROM orders") == STOCK + 1
+        assert db.value(totals.SQL[totals.ORDERS]) == STOCK + 1  # the list's total, unbumped
+        assert db.value("SELECT COUNT(*) FROM payments") == STOCK + 1
 
 
 def test_concurrent_retries_with_one_idempotency_key_place_one_order(server):

@@ -19,6 +19,7 @@ import tarfile
 import pytest
 
 from tests.live import ROOT
+from tests.orders_helpers import basket
 
 pytestmark = pytest.mark.live  # a process of its own: ./dev test -m 'not live' skips it
 
@@ -186,3 +187,8 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
     order = owner.get(f"/orders/{rolled['order_id']}")
     assert order.status_code == 200 and order.json["status"] == "paid"
     assert owner.get("/orders").json["total"] == rolled["orders"] == 3
+    # 0017: this release numbers its orders after the highest one, its old node's included
+    placed = customer.post("/payments/checkout", json=basket((rolled["product_id"], 1)))
+    assert placed.status_code == 201, placed.json
+    assert placed.json["number"] == "SO-000004"
+    assert owner.get("/orders").json["total"] == 4

@@ -160,7 +160,7 @@ class Checkout(MethodView):
             data.get("shipping_method_id"),
             data.get("discount_code"),
         )
-        # The webhook's payload when one was rendered: the same order, as the API shows it.
+        # A new order comes presented from what its transaction wrote; a replay is read.
         order = order or orders.load(order_id, g.caller.id)
         if payments.get(data["payment_method"]).starts_after_commit:
             # After the commit, never inside it: 503 + Retry-After if Stripe is unreachable.

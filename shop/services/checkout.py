@@ -1,8 +1,14 @@
 """Checkout: turn a customer's basket into an order, its payment and its stock movements.
 
-One transaction holds the stock decrements, the order number, the order, its items, its
-payment, its first history entry, the idempotency record and the audit entry: either all of
-them happen or none. Overselling is impossible on both engines because each decrement is a
+One transaction holds the stock decrements, the order, its items, its payment, its first
+history entry, the confirmation mail (the outbox), the idempotency record and the audit
+entry: either all of them happen or none. It updates no row that every checkout updates, so
+concurrent checkouts on PostgreSQL wait for each other only on the variants they share:
+the order number comes from the sequence ``order_numbers`` (``nextval`` is never rolled
+back, so a failed checkout skips a number, as Shopify's do), and on SQLite, whose writers
+take turns anyway, from the highest number given plus one; the orders total is not bumped
+(``shop/totals.py``). The answer is presented from what the transaction wrote, not read
+back. Overselling is impossible on both engines because each decrement is a
 guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
 one writer on SQLite); a decrement that matches no row rolls the whole order back. Variants
 are taken in id order, then their products' list columns refreshed in product id order, so
@@ -22,7 +28,7 @@ import hashlib
 import json
 from datetime import timedelta
 
-from shop import audit, db, mail, settings, totals, webhooks
+from shop import audit, db, mail, settings, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.services import baskets, catalogue, orders, payments, variants
@@ -51,7 +57,13 @@ _DECREMENT = """
         (SELECT category_id FROM products p WHERE p.id = product_variants.product_id)
             AS category_id"""
 
-_NEXT_NUMBER = "UPDATE counters SET value = value + 1 WHERE name = 'order_number' RETURNING value"
+# The next order number. SQLite: one writer at a time, so the highest plus one, or after the
+# numbers given before 0017 (the counters row, which nodes of the previous release still bump).
+_NEXT_NUMBER = {
+    "postgresql": "SELECT nextval('order_numbers')",
+    "sqlite": "SELECT MAX(COALESCE((SELECT MAX(seq) FROM orders), 0),"
+    " COALESCE((SELECT value FROM counters WHERE name = 'order_number'), 0)) + 1",
+}
 
 
 def request_hash(body) -> str:
@@ -70,8 +82,8 @@ def place_order(
     shipping_method_id: str | None = None,
     discount_code: str | None = None,
 ) -> tuple[str, bool, dict | None]:
-    """Place an order for ``customer`` (a Caller); answer its id, whether it is new and the
-    order as the API shows it when the ``order.placed`` event rendered it (else None).
+    """Place an order for ``customer`` (a Caller); answer its id, whether it is new and, when
+    new, the order as the API shows it (None for a replay).
 
     ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
     product with one variant, each variant once. An unknown or inactive variant is a 400,
@@ -98,8 +110,8 @@ def place_order(
         )
         lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
-        number = f"{shop['order_number_prefix']}{_next_number():06d}"
-        totals.bump(totals.ORDERS)
+        seq = db.value(_NEXT_NUMBER[db.get_db().engine])
+        number = f"{shop['order_number_prefix']}{seq:06d}"
         subtotal, total = priced["subtotal_cents"], priced["total_cents"]
         started = provider.start(
             {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
@@ -108,9 +120,9 @@ def place_order(
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
-            " shipping_cents, tax_cents, pricing, discount_id) VALUES (:id, :number,"
+            " shipping_cents, tax_cents, pricing, discount_id, seq) VALUES (:id, :number,"
             " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now,"
-            " :discount, :shipping, :tax, :pricing, :discount_id)",
+            " :discount, :shipping, :tax, :pricing, :discount_id, :seq)",
             {
                 "id": order_id,
                 "number": number,
@@ -126,6 +138,7 @@ def place_order(
                 "tax": priced["tax_cents"],
                 "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
                 "discount_id": discount["id"] if discount else None,
+                "seq": seq,
             },
         )
         db.execute_many(
@@ -139,36 +152,44 @@ def place_order(
                 for line in lines
             ],
         )
+        payment = {
+            "provider": provider.name,
+            "amount_cents": total,
+            "status": started.status,
+            "reference": started.reference,
+        }
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
-            " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount, :status,"
+            " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount_cents, :status,"
             " :reference, :now, :now)",
-            {
-                "id": db.new_id(),
-                "order_id": order_id,
-                "provider": provider.name,
-                "amount": total,
-                "status": started.status,
-                "reference": started.reference,
-                "now": moment,
-            },
+            {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
         )
-        record_history(order_id, status, None, moment)
-        confirmation = {
-            **{k: priced[k] for k in PRICING_KEYS},
-            "number": number,
-            "status": status,
-            "currency": shop["currency"],
-            "subtotal_cents": subtotal,
-            "discount_cents": priced["discount_cents"],
-            "shipping_cents": priced["shipping_cents"],
-            "tax_cents": priced["tax_cents"],
-            "total_cents": total,
-            "created_at": moment,
-            "items": lines,
-            "customer": {"email": customer.email, "name": customer.name},
-        }
-        mail.queue_order_mail(confirmation, placed=True, shop_name=shop["shop_name"])
+        history = record_history(order_id, status, None, moment)
+        # As services/orders.load would read it back: the answer and the event's payload.
+        placed = orders.present_new(
+            {
+                "id": order_id,
+                "number": number,
+                "customer_id": customer.id,
+                "customer_email": customer.email,
+                "customer_name": customer.name,
+                "status": status,
+                "subtotal_cents": subtotal,
+                "total_cents": total,
+                "currency": shop["currency"],
+                "shipping_address": json.dumps(shipping_address, sort_keys=True),
+                "created_at": moment,
+                "updated_at": moment,
+                "discount_cents": priced["discount_cents"],
+                "shipping_cents": priced["shipping_cents"],
+                "tax_cents": priced["tax_cents"],
+                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}),
+            },
+            payment,
+            lines,
+            [history],
+        )
+        mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"])
         if idempotency_key is not None:
             _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
         audit.record(
@@ -181,9 +202,8 @@ def place_order(
                 "payment_method": provider.name,
             },
         )
-        # The last read: all is written.
-        rendered = webhooks.emit("order.placed", order_id, orders.load)
-    return order_id, True, rendered
+        webhooks.emit("order.placed", order_id, lambda _: placed)
+    return order_id, True, placed
 
 
 def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | None:
@@ -278,15 +298,3 @@ def _refuse(item: dict) -> None:
         f"Not enough stock for variant {variant_id} of product {row['product_id']}"
         f" ({row['name']}): {item['quantity']} requested, {row['stock']} available.",
     )
-
-
-def _next_number() -> int:
-    """The next order number, from ``counters`` in the caller's transaction."""
-    value = db.value(_NEXT_NUMBER)
-    if value is None:  # the shop's first order
-        db.execute(
-            "INSERT INTO counters (name, value) VALUES ('order_number', 0)"
-            " ON CONFLICT (name) DO NOTHING"
-        )
-        value = db.value(_NEXT_NUMBER)
-    return value

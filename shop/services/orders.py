@@ -141,6 +141,32 @@ def present_all(rows: list[dict]) -> list[dict]:
     ]
 
 
+# An order line as ``present_all`` reads it from ``order_items``.
+ITEM_FIELDS = (
+    "line",
+    "product_id",
+    "variant_id",
+    "name",
+    "sku",
+    "options",
+    "unit_price_cents",
+    "quantity",
+    "line_total_cents",
+    "discount_cents",
+    "tax_cents",
+    "tax_rate",
+    "total_cents",
+)
+
+
+def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]) -> dict:
+    """An order its writer just made, as ``load`` would read it back, without reading:
+    ``row`` holds ``SELECT``'s order and customer columns, ``payment`` the payment's."""
+    payment_columns = {f"payment_{k}": v for k, v in payment.items()}
+    items = [{k: line[k] for k in ITEM_FIELDS} for line in lines]
+    return {**_present({**row, **payment_columns}, items, history), "shipments": []}
+
+
 # Statuses in which an order has never shipped: no need to look for its shipments.
 UNSHIPPED = frozenset({"pending", "paid", "cancelled"})
 
@@ -182,6 +208,13 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
     return present_all([row])[0] if row else None
 
 
+# An order with its payment, which follows the order (``_follow_payment``).
+_WITH_PAYMENT = (
+    "SELECT o.id, o.number, o.status, p.id AS payment_id, p.provider AS payment_provider,"
+    " p.status AS payment_status FROM orders o LEFT JOIN payments p ON p.order_id = o.id"
+)
+
+
 def change_status(
     order_id: str, status: str, note: str | None, customer_id=None, notify: bool = True
 ) -> dict:
@@ -193,10 +226,10 @@ def change_status(
     """
     with db.transaction():
         if customer_id is None:
-            row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
+            row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
         else:
             row = db.one(
-                "SELECT id, number, status FROM orders WHERE id = :id AND customer_id = :cid",
+                _WITH_PAYMENT + " WHERE o.id = :id AND o.customer_id = :cid",
                 {"id": order_id, "cid": customer_id},
             )
         if row is None:
@@ -241,7 +274,7 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     if not moved:
         return False
     record_history(order_id, status, note, moment)
-    _follow_payment(order_id, status, moment)
+    _follow_payment(order_id, status, moment, row)
     restocked = status in RESTOCKING and _restock(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)
@@ -284,11 +317,19 @@ def _check_move(row: dict, status: str) -> None:
     abort(409, f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.")
 
 
-def _follow_payment(order_id: str, status: str, moment: str) -> None:
-    """Let the payment's provider say where the payment stands now."""
-    payment = db.one(
-        "SELECT id, provider, status FROM payments WHERE order_id = :id", {"id": order_id}
-    )
+def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = None) -> None:
+    """Let the payment's provider say where the payment stands now; ``row`` may hold the
+    payment already (``_WITH_PAYMENT``'s columns)."""
+    if row is not None and "payment_id" in row:
+        payment = row["payment_id"] and {
+            "id": row["payment_id"],
+            "provider": row["payment_provider"],
+            "status": row["payment_status"],
+        }
+    else:
+        payment = db.one(
+            "SELECT id, provider, status FROM payments WHERE order_id = :id", {"id": order_id}
+        )
     if payment is None:
         return
     provider = payments.get(payment["provider"]) or payments.Provider()
@@ -331,9 +372,18 @@ def _restock(order_id: str, moment: str) -> bool:
     return True
 
 
-def record_history(order_id: str, status: str, note: str | None, moment: str) -> None:
-    """Add an entry to an order's status history, by the current caller."""
+def record_history(order_id: str, status: str, note: str | None, moment: str) -> dict:
+    """Add an entry to an order's status history, by the current caller; answer it as
+    ``present_all`` reads it."""
     actor = g.caller.actor
+    entry = {
+        "status": status,
+        "note": note,
+        "at": moment,
+        "by_kind": actor["kind"],
+        "by_id": actor["id"],
+        "by_label": actor["label"],
+    }
     db.execute(
         "INSERT INTO order_status_history (id, order_id, status, note, at, by_kind, by_id,"
         " by_label) VALUES (:id, :order_id, :status, :note, :at, :kind, :by_id, :label)",
@@ -348,3 +398,4 @@ def record_history(order_id: str, status: str, note: str | None, moment: str) ->
             "label": actor["label"],
         },
     )
+    return entry

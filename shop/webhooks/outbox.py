@@ -2,10 +2,13 @@
 
 A rolled-back change therefore emits nothing and a committed one loses nothing; the worker
 (``shop.webhooks.worker``) sends what the outbox holds. ``emit`` costs one indexed query when
-nobody subscribes to the event; the payload is rendered only when somebody does.
+nobody subscribes to the event, and within a request one for all its events (a status change
+emits two or three); the payload is rendered only when somebody subscribes.
 """
 
 import json
+
+from flask import g, has_request_context
 
 from shop import db
 from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
@@ -28,6 +31,19 @@ _SUBSCRIBED = (
     CREATOR + " JOIN webhook_subscriptions sub ON sub.webhook_id = w.id"
     " WHERE sub.event = :type AND w.enabled = 1"
 )
+_ENABLED = CREATOR + " WHERE w.enabled = 1"
+
+
+def _subscribed(event_type: str) -> list[dict]:
+    """The enabled webhooks subscribed to ``event_type``. A request reads every enabled
+    webhook once, with its events, for all the events it emits (the rights are checked
+    again at delivery); the worker and the CLI ask per event."""
+    if not has_request_context():
+        return db.query(_SUBSCRIBED, {"type": event_type})
+    enabled = g.get("webhooks_enabled")
+    if enabled is None:
+        enabled = g.webhooks_enabled = db.query(_ENABLED)
+    return [row for row in enabled if event_type in (row["events"] or "").split()]
 
 
 def creator_rights(row: dict | None) -> frozenset[str]:
@@ -64,7 +80,7 @@ def emit(event_type: str, subject_id: str | None, render):
     for a product...). It runs only when somebody is subscribed, and a caller about to show
     the same resource may answer the payload instead of rendering it again.
     """
-    rows = db.query(_SUBSCRIBED, {"type": event_type})
+    rows = _subscribed(event_type)
     if not rows:
         return None
     permission, moment = EVENTS[event_type], now()

@@ -16,6 +16,10 @@ a thread is free. With k origins misbehaving at once, k x per-origin threads are
 the concurrency above that (the defaults, 8 and 2, leave 6 threads to the healthy ones
 while one origin hangs). The limits are per worker process.
 
+A webhook owner's rights are read once a poll interval, not per attempt: a right taken
+away stops that owner's deliveries within a second (each is then skipped, and the webhook
+disabled, as ``worker.try_send`` says).
+
 On stop (SIGTERM) nothing more is claimed, the attempts still running are cut at once and
 their deliveries released, due again for any worker (at least once: a receiver may have
 seen the cut request; it deduplicates on ``webhook-id``).
@@ -24,6 +28,7 @@ seen the cut request; it deduplicates on ``webhook-id``).
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from urllib.parse import urlsplit
 
 from shop import db, deadlines
@@ -64,6 +69,8 @@ class Sender:
         self.origins: dict[str, tuple] = {}  # webhook id -> its origin, as last seen
         self.connections = delivery.Connections()
         self.threads = ThreadPoolExecutor(self.size, thread_name_prefix="webhook-send")
+        self.owners: dict = {}  # webhook id -> its owner and rights (``worker._owner``)
+        self.owners_read = None  # when ``owners`` was started
 
     def run(self) -> None:
         """Claim and start deliveries until stopped; then cut the attempts still running,
@@ -87,10 +94,13 @@ class Sender:
     def dispatch(self) -> int:
         """Claim what may start now and start it, asked-for attempts (pings, replays) first;
         answer how many were started."""
-        started = 0
+        started, moment = 0, now()
+        if self.owners_read is None or (moment - self.owners_read).total_seconds() >= self.interval:
+            self.owners, self.owners_read = {}, moment  # threads keep the dict they were given
+        scheduled = partial(worker.send_claimed, owners=self.owners)
         for rows, claim, send in (
             (lambda _full: manual.due(worker.BATCH), manual.claim_seen, manual.send),
-            (self._due_deliveries, worker.claim_seen, worker.send_claimed),
+            (self._due_deliveries, worker.claim_seen, scheduled),
         ):
             with self.lock:
                 free = self.size - self.running

@@ -101,17 +101,19 @@ def claim_seen(
 ):
     """Claim the items of ``rows`` (id, and ``next_attempt_at`` as read) that no other
     worker claimed since: ``{id: lease token}``. Deliveries, or requests (``manual``)."""
-    lease, taken = iso(now() + lease_length()), {}
-    if rows:
-        with db.transaction():
-            for row in rows:
-                if db.execute(
-                    f"UPDATE {table} SET {column} = :lease"  # noqa: S608 - our names
-                    f" WHERE id = :id AND {column} = :seen",
-                    {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
-                ):
-                    taken[row["id"]] = lease
-    return taken
+    if not rows:
+        return {}
+    lease = iso(now() + lease_length())
+    # One statement for the pass: each row only while it is as this worker saw it.
+    params = {"lease": lease} | {f"i{n}": row["id"] for n, row in enumerate(rows)}
+    params |= {f"s{n}": row["next_attempt_at"] for n, row in enumerate(rows)}
+    seen = [f"(id = :i{n} AND {column} = :s{n})" for n in range(len(rows))]
+    taken = db.query(
+        f"UPDATE {table} SET {column} = :lease"  # noqa: S608 - our names, numbered marks
+        f" WHERE {' OR '.join(seen)} RETURNING id",
+        params,
+    )
+    return {row["id"]: lease for row in taken}
 
 
 def _renew(delivery_id: str, lease: str) -> str | None:
