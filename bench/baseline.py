@@ -2,7 +2,8 @@
 
 Served by gunicorn with the same ``gunicorn.conf.py`` as the service (``bench.baseline:app``),
 on the same database (``DATABASE_URL``). No auth, no schemas, no hooks: whatever the service
-costs beyond these two routes is the price of its stack.
+costs beyond these routes is the price of its stack. ``/ceiling`` answers fixed JSON without
+touching the database: the most a Flask view can do under these gunicorn settings.
 """
 
 import os
@@ -18,6 +19,15 @@ _COLUMNS = (
 
 app = Flask(__name__)
 database = Database(os.environ["DATABASE_URL"])
+
+
+_FIXED = {"id": "0" * 24, "name": "Ceiling", "price_cents": 1000, "active": True}
+
+
+@app.get("/ceiling")
+def ceiling():
+    """Fixed JSON: Flask's and gunicorn's own cost per request, and nothing else."""
+    return _FIXED
 
 
 @app.get("/products/<product_id>")
