@@ -18,6 +18,7 @@ import pytest
 
 from shop import create_app
 from shop.migrate import load_schema, schema_ready
+from tests import pg_schemas
 from tests.fake_stripe import fake_stripe  # noqa: F401 - the fake Stripe of the payment tests
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
 from tests.openapi_check import ValidatingClient
@@ -98,11 +99,22 @@ def fresh_database(engine: str, folder):
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in PG_URL else "?"
+    url = f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+    pg_schemas.EMPTY[url] = schema
     try:
-        yield f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+        yield url
     finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        pg_schemas.EMPTY.pop(url, None)
+        _schema_pool().drop_later(schema)
+
+
+def _schema_pool() -> pg_schemas.SchemaPool:
+    """The thread that builds schemas ahead and drops used ones (``tests/pg_schemas.py``)."""
+    return pg_schemas.pool(PG_URL)
+
+
+def pytest_sessionfinish(session):
+    pg_schemas.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -145,6 +157,8 @@ def make_app(database_url, clock):
             app.test_client_class = ValidatingClient  # every response must be documented
         apps.append(app)
         if prepare:
+            if database_url in pg_schemas.EMPTY:  # schema.sql's DDL built ahead, when ready
+                _schema_pool().take(pg_schemas.EMPTY.pop(database_url))
             with app.app_context():
                 load_schema(app.extensions["shop.db"])
             assert schema_ready(app)
