@@ -55,7 +55,7 @@ def main(argv=None) -> int:
             cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
         chosen = {s.name: s for s in scenarios.service(seeded)}
-        chosen = [chosen[name] for name in COMPARED]
+        chosen = [chosen[name] for name in args.scenario or COMPARED]
         results = {(s.name, label): [] for s in chosen for label in trees}
         for number in range(args.rounds):
             order = ("A", "B") if number % 2 == 0 else ("B", "A")
@@ -75,6 +75,13 @@ def _parse(argv):
     parser.add_argument("rev_b", metavar="REV_B", help="the revision measured (after)")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each scenario per side (5)")
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run (5)")
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        help="a scenario of bench/scenarios.py by its full name, instead of the three above"
+        " (repeatable)",
+    )
     harness.add_server_arguments(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration < 1:

@@ -8,6 +8,7 @@ not an IP address (``<script>``, ``host:port``, an IPv6 zone) is ignored as if t
 were too short, and the TCP peer stays the address: it is never stored or shown.
 """
 
+import functools
 import ipaddress
 
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -17,6 +18,13 @@ def canonical(text) -> str | None:
     """``text`` as an IP address in canonical form (IPv4-mapped IPv6 as IPv4), else None."""
     if not isinstance(text, str):
         return None
+    return _canonical(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical(text: str) -> str | None:
+    """``canonical`` of a string, parsed once per distinct text: every request asks it of
+    its peer's address, and clients come back (issue 29)."""
     try:
         ip = ipaddress.ip_address(text.strip())
     except ValueError:

@@ -1,7 +1,10 @@
 """Extension objects shared by the blueprints, bound to an app in ``create_app``."""
 
+from functools import partial
+
 import flask_limiter
 from flask import current_app, request
+from flask.globals import request_ctx
 from flask_limiter.util import get_qualified_name
 
 from shop.openapi import rate_limited
@@ -33,8 +36,42 @@ class Limiter(flask_limiter.Limiter):
         flask-limiter would otherwise keep counting in its in-memory fallback because an
         earlier app's Redis was down.
         """
+        first = self not in app.extensions.get("limiter", ())
         super().init_app(app)
         self._storage_dead = False
+        if first:
+            self._replace_response_hooks(app)
+
+    def _replace_response_hooks(self, app) -> None:
+        """Swap flask-limiter's after_request and teardown hooks for ones that do nothing
+        on a request no limit looked at (issue 29: most reads).
+
+        Its hooks fetch (and so create) the request's limiter context on every response to
+        deduct conditional costs, add headers and reset it; a request whose view has no limit
+        never made one, so there is nothing to deduct, show or reset. Where a limit did run
+        the original hooks run as they are.
+        """
+        inject = flask_limiter.Limiter._Limiter__inject_headers
+        release = self._Limiter__release_context
+        after = app.after_request_funcs.setdefault(None, [])
+        for i, hook in enumerate(after):
+            if isinstance(hook, partial) and hook.func is inject and hook.args == (self,):
+                after[i] = self._if_limited(hook)
+        teardown = app.teardown_request_funcs.setdefault(None, [])
+        for i, hook in enumerate(teardown):
+            if hook == release:
+                teardown[i] = self._if_limited(hook)
+
+    def _if_limited(self, hook):
+        """``hook(value)``, run only when this request has a limiter context of ours."""
+
+        def run(value):
+            contexts = getattr(request_ctx._get_current_object(), "_limiter_request_context", None)
+            if contexts is None or self not in contexts:
+                return value
+            return hook(value)
+
+        return run
 
     def limit(self, *args, **kwargs):
         """flask-limiter's ``limit``; the route also documents 429 with ``Retry-After``."""

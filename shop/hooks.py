@@ -10,13 +10,46 @@ once.
 import base64
 import hashlib
 import re
+from inspect import iscoroutinefunction
+from types import FunctionType
 from urllib.parse import urlsplit, urlunsplit
 
-from flask import current_app, g, request
+from flask import Flask, current_app, g, request
 
 from shop import db, migrate
 from shop.auth.context import ANONYMOUS_ENDPOINTS
 from shop.errors import abort
+
+
+class App(Flask):
+    """Flask, asking once per function whether it is ``async`` rather than on every call.
+
+    Flask runs each hook and view through ``ensure_sync``, which inspects the function's code
+    flags every time: about twenty calls a request (issue 29). Our functions do not change
+    kind after they are defined, so the answer is kept per plain function (a bound method by
+    its function: a ``MethodView`` is a new instance per request); anything else (a partial,
+    a callable object) is asked as Flask asks it. At most ``KEPT`` answers are kept, so
+    functions made per request (``after_this_request``) cannot grow it without bound.
+    """
+
+    KEPT = 4096
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._coroutine: dict[FunctionType, bool] = {}
+
+    def ensure_sync(self, func):
+        """Flask's ``ensure_sync``, its answer kept per plain function."""
+        code = getattr(func, "__func__", func)
+        if type(code) is not FunctionType:
+            return super().ensure_sync(func)
+        coroutine = self._coroutine.get(code)
+        if coroutine is None:
+            coroutine = iscoroutinefunction(func)
+            if len(self._coroutine) < self.KEPT:
+                self._coroutine[code] = coroutine
+        return self.async_to_sync(func) if coroutine else func
+
 
 # The console's policy: this origin only, no inline script or style, never in a frame.
 _CSP = {

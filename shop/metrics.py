@@ -52,15 +52,30 @@ def start_timer() -> None:
     g.metrics_start = time.perf_counter()
 
 
+# The labelled series by (route, method, status): ``labels()`` builds and locks its way to
+# the same child on every call (issue 29). Routes are templates and methods a fixed set, so
+# this stays as small as the series themselves.
+_series: dict[tuple, tuple] = {}
+
+
 def count_response(response):
     """after_request (last of all): count the response by its route template and status."""
-    route = request.url_rule.rule if request.url_rule is not None else "(no route)"
-    method = request.method if request.method in _METHODS else "other"
-    REQUESTS.labels(route, method, str(response.status_code)).inc()
+    req = request._get_current_object()
+    rule = req.url_rule
+    method = req.method if req.method in _METHODS else "other"
+    status = response.status_code
+    labels = (rule.rule if rule is not None else "(no route)", method, status)
+    series = _series.get(labels)
+    if series is None:
+        series = _series[labels] = (
+            REQUESTS.labels(labels[0], method, str(status)),
+            LATENCY.labels(labels[0], method),
+        )
+    series[0].inc()
     start = g.get("metrics_start")
     if start is not None:
-        LATENCY.labels(route, method).observe(time.perf_counter() - start)
-    if response.status_code == 429:
+        series[1].observe(time.perf_counter() - start)
+    if status == 429:
         RATE_LIMITED.inc()
     return response
 

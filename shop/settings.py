@@ -4,6 +4,7 @@ The settings API (``shop/api/settings.py``) edits them; every other module reads
 ``current()``.
 """
 
+import functools
 import json
 
 from shop import db
@@ -53,8 +54,9 @@ def current() -> dict:
     return values
 
 
+@functools.lru_cache(maxsize=64)
 def currency_of(stored: str | None) -> str:
-    """The shop currency from the value ``CURRENCY_SQL`` selected."""
+    """The shop currency from the value ``CURRENCY_SQL`` selected (each list row has it)."""
     return json.loads(stored) if stored is not None else DEFAULTS["currency"]
 
 

@@ -138,3 +138,48 @@ def test_what_a_checkout_and_a_status_change_cost_in_sql(
 
     assert moved.status_code == 200 and moved.json["payment"]["status"] == "paid"
     assert cost == {"statements": 12, "writes": 5}
+
+
+def test_hot_product_reads_cost_the_same_statements_whatever_the_variants(
+    app, owner_client, make_key, sql_count
+):
+    """Issue 29: the list reads the products' own list columns (``price_cents``, ``stock``
+    kept by every variant write), never their variants or images, and the keyed detail is
+    one statement beside the key's, however many variants there are."""
+    from tests.catalogue_helpers import Catalogue
+
+    shop = Catalogue(owner_client)
+    options = [{"name": "Size", "values": ["S", "M", "L"]}, {"name": "Colour", "values": ["Red"]}]
+    shirt = shop.product(options=options, generate=True, price_cents=1500)
+    owner_client.patch(
+        f"/products/{shirt['id']}/variants/{shirt['variants'][0]['id']}", json={"stock": 4}
+    )
+    plain = shop.product(stock=0)
+    reader = make_key("read:product")
+    anonymous = app.test_client()
+    assert reader.get(f"/products/{plain['id']}").status_code == 200  # the key's first use
+
+    costs = {}
+    for name, client, path in (
+        ("list", anonymous, "/products"),
+        ("detail", reader, f"/products/{shirt['id']}"),
+        ("one variant", reader, f"/products/{plain['id']}"),
+    ):
+        with sql_count() as costs[name]:
+            response = client.get(path)
+        assert response.status_code == 200, response.json
+        if name == "list":
+            listed = {item["id"]: item for item in response.json["items"]}
+        elif name == "detail":
+            detail = response.json
+
+    assert costs == {
+        "list": {"statements": 1, "writes": 0},  # a short last page tells its own total
+        "detail": {"statements": 2, "writes": 0},
+        "one variant": {"statements": 2, "writes": 0},
+    }
+    assert len(detail["variants"]) == 3
+    assert listed[shirt["id"]]["price_cents"] == detail["price_cents"] == 1500
+    assert listed[shirt["id"]]["stock"] == sum(v["stock"] for v in detail["variants"]) >= 4
+    assert listed[shirt["id"]]["in_stock"] is True and listed[plain["id"]]["in_stock"] is False
+    assert list(listed[plain["id"]]) == list(detail)[: len(listed[plain["id"]])]  # schema order

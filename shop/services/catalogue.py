@@ -81,13 +81,14 @@ DETAIL = {(engine, visible): _detail(engine, visible) for engine in _FIELDS for 
 
 def present(row: dict) -> dict:
     """A product row (from ``SELECT``) as the API serves it."""
+    options, collections = row["options"], row["collection_ids"]
     return {
         **row,
         "active": bool(row["active"]),
-        "options": json.loads(row["options"]),
+        "options": json.loads(options) if options != "[]" else [],
         "in_stock": row["stock"] > 0,
         "currency": currency_of(row["currency"]),
-        "collection_ids": sorted(row["collection_ids"].split(",")) if row["collection_ids"] else [],
+        "collection_ids": sorted(collections.split(",")) if collections else [],
     }
 
 

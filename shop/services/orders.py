@@ -123,7 +123,8 @@ def present_all(rows: list[dict]) -> list[dict]:
         f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
         params,
     ):
-        item["options"] = json.loads(item["options"] or "{}")
+        options = item["options"]
+        item["options"] = json.loads(options) if options and options != "{}" else {}
         items.setdefault(item.pop("order_id"), []).append(item)
     for entry in db.query(
         "SELECT order_id, status, note, at, by_kind, by_id, by_label FROM order_status_history"
