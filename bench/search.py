@@ -185,7 +185,7 @@ def main(argv=None) -> int:
         made = measure(args, work, databases, rows)
     size = seed.Size(products=made["products"], categories=200, keys=1, customers=1, orders=0)
     print()
-    report.print_table(args, size, rows, None, [])
+    report.print_table(args, size, rows, [])
     print(f"search catalogue: {made['products']:,} products, {made['variants']:,} variants")
     return 1 if any(not ok for _, result in rows for _, ok in result.checks) else 0
 
