@@ -36,14 +36,22 @@ def paginate(
     args: dict,
     convert=None,
     exact_total: str | None = None,
+    narrow: bool = False,
 ) -> dict:
-    """A page of ``select`` (``SELECT ... FROM ...`` with no WHERE) filtered by ``where`` and
-    sorted by ``order`` (``a DESC, id DESC``, ``ORDER BY`` optional; its last column is
-    unique), with its total: ``exact_total`` (SQL of a kept count) for an unfiltered list,
-    else the rows of ``count_from`` (``orders o``) that ``where`` selects, up to the cap.
+    """A page of ``select`` (``SELECT ... FROM ...`` with no WHERE) filtered by ``where`` on
+    ``count_from`` (``orders o``: the table the filters and sort name) and sorted by
+    ``order`` (``a DESC, id DESC``, ``ORDER BY`` optional; its last column is unique and
+    identifies a row of ``select``), with its total: ``exact_total`` (SQL of a kept count)
+    for an unfiltered list, else the rows ``where`` selects, counted up to the cap.
 
     ``args`` holds ``page``, ``page_size`` and ``cursor``; a cursor reads on from where the
     page it came from ended and must come from the same list, sort and filters (else 400).
+
+    ``narrow``: the filters pick out few rows (an option value, a search), so
+    find them through their own index first and sort only them. Left to itself the planner
+    walks the sort's index and tests each row, which is quick when matches are spread evenly
+    and reads the whole table when they all sort last (an option filter sorted by name
+    desc at 100,000 products on PostgreSQL: 3.2 s, narrow 0.36 s on a loaded VM).
     """
     page_size = args["page_size"]
     keys = _sort_keys(order)
@@ -58,14 +66,26 @@ def paginate(
         condition.add(_after(keys), **{f"_c{i}": v for i, v in enumerate(values)})
     else:
         before = (args["page"] - 1) * page_size
+    # The page's keys first, from the filtered table alone, then its rows: a filter no index
+    # serves in the sort's order sorts narrow rows, not every match with its subqueries.
+    order_by = " ORDER BY " + ", ".join(f"{e} DESC" if desc else e for e, desc in keys)
+    unique = keys[-1][0]
+    limit = " LIMIT :_limit" + ("" if args.get("cursor") else " OFFSET :_offset")
+    page_of = f"SELECT {unique} FROM {count_from}{condition.sql()}{order_by}{limit}"
+    if narrow:  # find the few matches first, then sort them (see the docstring)
+        named = ", ".join(f"{expr} AS _n{i}" for i, (expr, _) in enumerate(keys))
+        page_of = (
+            f"WITH matches AS MATERIALIZED (SELECT {named} FROM {count_from}{condition.sql()})"
+            f" SELECT _n{len(keys) - 1} FROM matches ORDER BY "
+            + ", ".join(f"_n{i} DESC" if desc else f"_n{i}" for i, (_, desc) in enumerate(keys))
+            + limit
+        )
     columns = ", ".join(f"{expr} AS _k{i}" for i, (expr, _) in enumerate(keys))
     rows = db.query(
-        "SELECT " + columns + ", " + select.lstrip().removeprefix("SELECT")
-        + condition.sql() + " ORDER BY " + ", ".join(
-            f"{expr} DESC" if desc else expr for expr, desc in keys
-        ) + " LIMIT :_limit" + ("" if args.get("cursor") else " OFFSET :_offset"),
+        f"SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
+        f" WHERE {unique} IN ({page_of}){order_by}",
         {**condition.params, "_limit": page_size + 1, "_offset": before},
-    )  # fmt: skip
+    )
     more = len(rows) > page_size
     rows = rows[:page_size]
     last = [rows[-1][f"_k{i}"] for i in range(len(keys))] if rows else None

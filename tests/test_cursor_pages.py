@@ -16,9 +16,9 @@ def _seed(app) -> None:
     with app.app_context(), db.transaction():
         db.execute_many(
             "INSERT INTO products (id, name, slug, sku, price_cents, stock, active, created_at,"
-            " updated_at) VALUES (:id, :name, :id, :id, :price, 5, 1, :at, :at)",
-            [{"id": f"p{n:03d}", "name": f"P {n % 4}", "price": n % 5 * 100, "at": at[n]}
-             for n in range(ROWS)],
+            " updated_at) VALUES (:id, :name, :id, :id, :price, :stock, 1, :at, :at)",
+            [{"id": f"p{n:03d}", "name": f"P {n % 4}", "price": n % 5 * 100, "at": at[n],
+              "stock": n % 3} for n in range(ROWS)],
         )  # fmt: skip
         db.execute_many(
             "INSERT INTO customers (id, email, name, created_at, updated_at)"
@@ -58,6 +58,7 @@ def test_a_cursor_walk_reads_every_row_once_in_order(app, client, owner_client):
         (client, "/products?sort=price", 4, True),  # ties in price: by id; a kept count
         (client, "/products", 5, True),  # -created_at, ties in threes
         (client, "/products?min_price=100&sort=-name", 3, False),  # filtered: capped
+        (client, "/products?in_stock=false&sort=-name", 2, False),  # few: found, then sorted
         (owner_client, "/orders", 4, True),
         (owner_client, "/orders?status=paid", 6, False),
         (owner_client, "/customers", 7, False),

@@ -97,7 +97,8 @@ def test_a_filtered_product_page_is_read_in_sort_order(app, where, params, sort)
         sql = f"{SELECT} WHERE {where} ORDER BY {_SORTS[sort]} LIMIT 20 OFFSET 0"
         plan = _plan(sql, params)
 
-    assert not _sorts_in_full(plan, "products"), plan
+    # Out of stock: in sort order, or the few such rows from their partial index (0016).
+    assert "products_out_of_stock" in plan or not _sorts_in_full(plan, "products"), plan
 
 
 @pytest.mark.parametrize("where", ["", " WHERE o.status = :status", " WHERE o.customer_id = :c"])

@@ -316,7 +316,7 @@ def page_schema(item_schema: type[Schema]) -> type[Schema]:
                 "total": fields.Integer(
                     required=True,
                     metadata={
-                        "description": "The records the list holds; past the count cap (10,000"
+                        "description": "The records the list holds; past the count cap (1,000"
                         " by default) the cap, with `total_is_exact` false."
                     },
                 ),

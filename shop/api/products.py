@@ -242,6 +242,7 @@ class Products(MethodView):
             args,
             convert=present,
             exact_total=kept,
+            narrow=query.narrow,
         )
 
     @blp.doc(operationId="createProduct")

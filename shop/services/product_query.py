@@ -56,6 +56,11 @@ PRICE_BANDS = (
 )
 
 
+# The filters that pick out few products through an index of their own. Not a category: it
+# may hold a large part of the catalogue, and PostgreSQL found a leaf's page quicker by the
+# sort's index (19-31 ms) than by collecting its products first (160-200 ms, 100,000 products).
+_NARROWING = ("slug", "sku", "collection_id", "collection")
+
 # The bounds of the ``option.<name>=<value>`` filters.
 MAX_OPTION_NAMES = 10
 MAX_OPTION_VALUES = 100
@@ -132,6 +137,17 @@ class ProductQuery:
             where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
         if "created_after" in args:
             where.add("p.created_at >= :created_after", created_after=iso(args["created_after"]))
+
+    @property
+    def narrow(self) -> bool:
+        """Whether a filter picks out few products through an index of its own (a search,
+        a collection, an option, a slug or SKU, out of stock): a page then sorts those
+        (``shop.pages.paginate``'s ``narrow``)."""
+        return (
+            self.match is not None
+            or any(name in self.args for name in _NARROWING)
+            or (self.args.get("in_stock") is False or bool(self.args.get("options")))
+        )
 
     @property
     def filtered(self) -> bool:
