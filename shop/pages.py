@@ -56,16 +56,11 @@ def paginate(
     page_size = args["page_size"]
     keys = _sort_keys(order)
     binding = _binding(select, where, keys)
-    before = 0  # rows of the list before this page
+    before, values = _start(args, binding, len(keys))  # rows of the list before this page
     condition = where
-    if args.get("cursor"):
-        if args.get("page", 1) != 1:
-            abort(400, "cursor, page: give one of them (the cursor knows its page).")
-        before, values = _decode(args["cursor"], binding, len(keys))
+    if values is not None:
         condition = Where(*where.conditions, **where.params)
         condition.add(_after(keys), **{f"_c{i}": v for i, v in enumerate(values)})
-    else:
-        before = (args["page"] - 1) * page_size
     # The page's keys first, from the filtered table alone, then its rows: a filter no index
     # serves in the sort's order sorts narrow rows, not every match with its subqueries.
     order_by = " ORDER BY " + ", ".join(f"{e} DESC" if desc else e for e, desc in keys)
@@ -109,6 +104,33 @@ def paginate(
         "total_is_exact": exact,
         "next_cursor": _encode(binding, before + len(rows), last) if more else None,
     }
+
+
+def paginate_rows(rows: list, args: dict) -> dict:
+    """A page of a list made whole in memory (one's own live sessions: a handful), in the
+    same envelope; its cursor's key is the position, as the list is not read by index."""
+    page_size = args["page_size"]
+    binding = _binding("rows", Where(), [("position", False)])
+    before, _ = _start(args, binding, 1)
+    items = rows[before : before + page_size]
+    after = before + len(items)
+    return {
+        "items": items,
+        "page": before // page_size + 1,
+        "page_size": page_size,
+        "total": len(rows),
+        "total_is_exact": True,
+        "next_cursor": _encode(binding, after, [after]) if after < len(rows) else None,
+    }
+
+
+def _start(args: dict, binding: str, count: int) -> tuple[int, list | None]:
+    """The rows before the page asked for, and the cursor's key values (None by ``page``)."""
+    if not args.get("cursor"):
+        return (args["page"] - 1) * args["page_size"], None
+    if args.get("page", 1) != 1:
+        abort(400, "cursor, page: give one of them (the cursor knows its page).")
+    return _decode(args["cursor"], binding, count)
 
 
 def _capped_count(count_from: str, where: "Where") -> tuple[int, bool]:

@@ -38,6 +38,7 @@ from shop.pages import (  # noqa: F401 - the blueprints' helpers
     changed_since,
     like_pattern,
     paginate,
+    paginate_rows,
 )
 
 MAX_PAGE_SIZE = 100
