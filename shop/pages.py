@@ -205,7 +205,7 @@ def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         version, tag, before, values = json.loads(raw)
-    except (ValueError, TypeError, binascii.Error):
+    except (ValueError, TypeError, RecursionError, binascii.Error):  # RecursionError: [[[[...
         abort(400, "cursor: not a cursor this service made; pass `next_cursor` as it came.")
     shaped = (
         version == _CURSOR_VERSION
