@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS customers (
     updated_at TEXT NOT NULL
 );
 
-CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at);
+CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at, id);
 CREATE INDEX IF NOT EXISTS customers_updated_at ON customers (updated_at, id);
 
 -- Sessions: only the SHA-256 of the cookie value is stored ---------------------------------
@@ -119,8 +119,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
     idle_audited_at TEXT
 );
 
-CREATE INDEX IF NOT EXISTS api_keys_owner_id ON api_keys (owner_id, created_at);
-CREATE INDEX IF NOT EXISTS api_keys_created_at ON api_keys (created_at);
+CREATE INDEX IF NOT EXISTS api_keys_owner_id ON api_keys (owner_id, created_at, id);
+CREATE INDEX IF NOT EXISTS api_keys_created_at ON api_keys (created_at, id);
 
 -- Requests per key and day, and the refusals among them, flushed in batches (issue 14).
 CREATE TABLE IF NOT EXISTS api_key_usage (
@@ -156,8 +156,8 @@ CREATE TABLE IF NOT EXISTS audit_log (
     details TEXT NOT NULL DEFAULT '{}'
 );
 
-CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at);
-CREATE INDEX IF NOT EXISTS audit_log_event_at ON audit_log (event, at);
+CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at, id);
+CREATE INDEX IF NOT EXISTS audit_log_event_at ON audit_log (event, at, id);
 
 -- Catalogue -------------------------------------------------------------------------------
 
@@ -462,7 +462,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
     scopes TEXT
 );
 
-CREATE INDEX IF NOT EXISTS webhooks_created_at ON webhooks (created_at);
+CREATE INDEX IF NOT EXISTS webhooks_created_at ON webhooks (created_at, id);
 
 CREATE TABLE IF NOT EXISTS webhook_subscriptions (
     webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
@@ -495,7 +495,8 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 );
 
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook
+    ON webhook_deliveries (webhook_id, created_at, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook_updated
     ON webhook_deliveries (webhook_id, updated_at, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
@@ -597,6 +598,10 @@ CREATE TABLE IF NOT EXISTS search_index (
 
 -- Sync by change time (GET /products?updated_after=..., sort=updated_at).
 CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);
+
+-- Out of stock (0016): a partial index, only of those products (GET /products?in_stock=false).
+CREATE INDEX IF NOT EXISTS products_out_of_stock ON products (active, created_at, id)
+    WHERE stock = 0;
 
 -- Pricing (migration 0010): shipping methods, tax rates and discount codes. An order that
 -- used a code holds its discount_id (no foreign key: the order keeps it if the code goes);

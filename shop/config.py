@@ -141,6 +141,8 @@ def _read(env) -> dict:
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
         "API_KEY_IDLE_DAYS": _int(env, "SHOP_API_KEY_IDLE_DAYS", 90),
+        # Lists: a total past this many rows is answered as this, not exact (shop/pages.py).
+        "LIST_TOTAL_CAP": _int(env, "SHOP_LIST_TOTAL_CAP", 1_000, minimum=1),
         # Requests.
         "MAX_CONTENT_LENGTH": _int(env, "SHOP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024),
         "CONTENT_SYNC_MAX_BYTES": _int(

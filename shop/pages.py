@@ -1,27 +1,234 @@
 """Lists and search, below every layer that lists: one page and its total, and LIKE patterns.
 
-Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N}``: one query for the
-page and, unless the page itself tells it, one for the total. The API's blueprints, the auth
-package (API keys) and the console share these.
+Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N, "total_is_exact":
+true, "next_cursor": "..."}``: one query for the page and, unless the page itself tells it,
+one for the total. The API's blueprints, the auth package (API keys) and the console share
+these. docs/openapi.md#lists says what a client sees.
+
+A page is read by its sort's key (keyset pagination) when the request sends the ``cursor``
+of the page before: ``WHERE (created_at, id) < (:last_created_at, :last_id)`` reads the next
+rows straight from the sort's index, so page 5,000 costs what page 1 does; ``page`` (an
+OFFSET) keeps working for the clients that use it. A total is exact when a kept counter
+(``shop/totals.py``) or the page itself tells it; otherwise the rows are counted up to
+``LIST_TOTAL_CAP`` (``SHOP_LIST_TOTAL_CAP``), so a filtered total never scans a big table.
 """
+
+import base64
+import binascii
+import hashlib
+import json
+
+from flask import current_app, has_request_context, request
 
 from shop import db
 from shop.clock import iso
+from shop.errors import abort
+
+_CURSOR_VERSION = 1
+_MAX_KEY_TEXT = 1000  # a key value longer than any column we sort by is not ours
 
 
-def paginate(select_sql: str, count_sql: str, params: dict, args: dict, convert=None) -> dict:
-    """Run a page query (``select_sql`` ends with its ORDER BY) and its count query."""
-    page, page_size = args["page"], args["page_size"]
+def paginate(
+    select: str,
+    count_from: str,
+    where: "Where",
+    order: str,
+    args: dict,
+    convert=None,
+    exact_total: str | None = None,
+    narrow: bool = False,
+) -> dict:
+    """A page of ``select`` (``SELECT ... FROM ...`` with no WHERE) filtered by ``where`` on
+    ``count_from`` (``orders o``: the table the filters and sort name) and sorted by
+    ``order`` (``a DESC, id DESC``, ``ORDER BY`` optional; its last column is unique and
+    identifies a row of ``select``), with its total: ``exact_total`` (SQL of a kept count)
+    for an unfiltered list, else the rows ``where`` selects, counted up to the cap.
+
+    ``args`` holds ``page``, ``page_size`` and ``cursor``; a cursor reads on from where the
+    page it came from ended and must come from the same list, sort and filters (else 400).
+
+    ``narrow``: the filters pick out few rows (an option value, a search), so
+    find them through their own index first and sort only them. Left to itself the planner
+    walks the sort's index and tests each row, which is quick when matches are spread evenly
+    and reads the whole table when they all sort last (an option filter sorted by name
+    desc at 100,000 products on PostgreSQL: 3.2 s, narrow 0.36 s on a loaded VM).
+    """
+    page_size = args["page_size"]
+    keys = _sort_keys(order)
+    binding = _binding(select, where, keys)
+    before, values = _start(args, binding, len(keys))  # rows of the list before this page
+    condition = where
+    if values is not None:
+        condition = Where(*where.conditions, **where.params)
+        condition.add(_after(keys), **{f"_c{i}": v for i, v in enumerate(values)})
+    # The page's keys first, from the filtered table alone, then its rows: a filter no index
+    # serves in the sort's order sorts narrow rows, not every match with its subqueries.
+    order_by = " ORDER BY " + ", ".join(f"{e} DESC" if desc else e for e, desc in keys)
+    unique = keys[-1][0]
+    limit = " LIMIT :_limit" + ("" if args.get("cursor") else " OFFSET :_offset")
+    page_of = f"SELECT {unique} FROM {count_from}{condition.sql()}{order_by}{limit}"
+    if narrow:  # find the few matches first, then sort them (see the docstring)
+        named = ", ".join(f"{expr} AS _n{i}" for i, (expr, _) in enumerate(keys))
+        page_of = (
+            f"WITH matches AS MATERIALIZED (SELECT {named} FROM {count_from}{condition.sql()})"
+            f" SELECT _n{len(keys) - 1} FROM matches ORDER BY "
+            + ", ".join(f"_n{i} DESC" if desc else f"_n{i}" for i, (_, desc) in enumerate(keys))
+            + limit
+        )
+    columns = ", ".join(f"{expr} AS _k{i}" for i, (expr, _) in enumerate(keys))
     rows = db.query(
-        select_sql + " LIMIT :limit OFFSET :offset",
-        {**params, "limit": page_size, "offset": (page - 1) * page_size},
+        f"SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
+        f" WHERE {unique} IN ({page_of}){order_by}",
+        {**condition.params, "_limit": page_size + 1, "_offset": before},
     )
-    if rows and len(rows) < page_size or not rows and page == 1:
-        total = (page - 1) * page_size + len(rows)  # the last page tells the total itself
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    last = [rows[-1][f"_k{i}"] for i in range(len(keys))] if rows else None
+    for row in rows:
+        for i in range(len(keys)):
+            del row[f"_k{i}"]
+    exact = True
+    if not more and (rows or before == 0 or args.get("cursor")):
+        total = before + len(rows)  # the last page tells the total itself
+    elif exact_total is not None:
+        total = db.value(exact_total)
     else:
-        total = db.value(count_sql, params)
+        total, exact = _capped_count(count_from, where)
+        total = total if exact else max(total, before + len(rows))
     items = [convert(row) for row in rows] if convert else rows
-    return {"items": items, "page": page, "page_size": page_size, "total": total}
+    return {
+        "items": items,
+        "page": before // page_size + 1,
+        "page_size": page_size,
+        "total": total,
+        "total_is_exact": exact,
+        "next_cursor": _encode(binding, before + len(rows), last) if more else None,
+    }
+
+
+def paginate_rows(rows: list, args: dict) -> dict:
+    """A page of a list made whole in memory (one's own live sessions: a handful), in the
+    same envelope; its cursor's key is the position, as the list is not read by index."""
+    page_size = args["page_size"]
+    binding = _binding("rows", Where(), [("position", False)])
+    before, _ = _start(args, binding, 1)
+    items = rows[before : before + page_size]
+    after = before + len(items)
+    return {
+        "items": items,
+        "page": before // page_size + 1,
+        "page_size": page_size,
+        "total": len(rows),
+        "total_is_exact": True,
+        "next_cursor": _encode(binding, after, [after]) if after < len(rows) else None,
+    }
+
+
+def _start(args: dict, binding: str, count: int) -> tuple[int, list | None]:
+    """The rows before the page asked for, and the cursor's key values (None by ``page``)."""
+    if not args.get("cursor"):
+        return (args["page"] - 1) * args["page_size"], None
+    if args.get("page", 1) != 1:
+        abort(400, "cursor, page: give one of them (the cursor knows its page).")
+    return _decode(args["cursor"], binding, count)
+
+
+def _capped_count(count_from: str, where: "Where") -> tuple[int, bool]:
+    """The rows ``where`` selects, counted up to the cap: (count, whether it is exact)."""
+    cap = current_app.config["LIST_TOTAL_CAP"]
+    found = db.value(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {count_from}{where.sql()} LIMIT :_cap) capped",
+        {**where.params, "_cap": cap + 1},
+    )
+    return (found, True) if found <= cap else (cap, False)
+
+
+def _sort_keys(order: str) -> list[tuple[str, bool]]:
+    """``ORDER BY a DESC, b`` as ``[("a", True), ("b", False)]``."""
+    keys = []
+    for term in order.strip().removeprefix("ORDER BY").split(","):
+        expr, _, direction = term.strip().partition(" ")
+        keys.append((expr, direction.strip().upper() == "DESC"))
+    return keys
+
+
+def _after(keys: list[tuple[str, bool]]) -> str:
+    """The condition of the rows after ``:_c0, :_c1, ...`` in the order of ``keys``.
+
+    One direction is a row-value comparison, which both engines read as an index range;
+    mixed directions spell it out: ``a > :_c0 OR (a = :_c0 AND b < :_c1)``.
+    """
+    marks = [f":_c{i}" for i in range(len(keys))]
+    exprs = [expr for expr, _ in keys]
+    if len({desc for _, desc in keys}) == 1:
+        sign = "<" if keys[0][1] else ">"
+        if len(keys) == 1:
+            return f"{exprs[0]} {sign} {marks[0]}"
+        return f"({', '.join(exprs)}) {sign} ({', '.join(marks)})"
+    terms = []
+    for i, (expr, desc) in enumerate(keys):
+        equal = [f"{exprs[j]} = {marks[j]}" for j in range(i)]
+        terms.append(" AND ".join([*equal, f"{expr} {'<' if desc else '>'} {marks[i]}"]))
+    return "(" + " OR ".join(f"({term})" for term in terms) + ")"
+
+
+def _binding(select: str, where: "Where", keys: list) -> str:
+    """What a cursor is good for: this list and sort, and the filters as the request gave
+    them (the SQL's own values may change between pages: a list of keys compares with now)."""
+    asked = []
+    if has_request_context():
+        skip = ("cursor", "page", "page_size")
+        asked = [
+            request.path,
+            sorted(i for i in request.args.items(multi=True) if i[0] not in skip),
+        ]
+    text = json.dumps([select, where.conditions, keys, asked])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _tag(binding: str, values: list) -> str:
+    """The cursor's check: its list and the kinds of its key values (a key value of another
+    kind would be compared with a column of another type)."""
+    kinds = "".join("n" if v is None else "i" if isinstance(v, int) else "s" for v in values)
+    return hashlib.sha256(f"{binding}:{kinds}".encode()).hexdigest()[:16]
+
+
+def _encode(binding: str, before: int, values: list) -> str:
+    """The opaque cursor of the page after the one whose last row has ``values``."""
+    text = json.dumps([_CURSOR_VERSION, _tag(binding, values), before, values])
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
+    """The rows before the cursor's page and its key values; 400 unless the cursor is one
+    this list, sort and filters made."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        version, tag, before, values = json.loads(raw)
+    except (ValueError, TypeError, RecursionError, binascii.Error):  # RecursionError: [[[[...
+        abort(400, "cursor: not a cursor this service made; pass `next_cursor` as it came.")
+    shaped = (
+        version == _CURSOR_VERSION
+        and type(before) is int
+        and 0 <= before < 2**62
+        and isinstance(values, list)
+        and len(values) == count
+        and all(
+            v is None
+            or (type(v) is int and -(2**63) <= v < 2**63)
+            or (type(v) is str and len(v) <= _MAX_KEY_TEXT)
+            for v in values
+        )
+    )
+    if not shaped:
+        abort(400, "cursor: not a cursor this service made; pass `next_cursor` as it came.")
+    if tag != _tag(binding, values):
+        abort(
+            400,
+            "cursor: it belongs to another list, sort or filters; send the same ones as the"
+            " request that answered it, or start again without a cursor.",
+        )
+    return before, values
 
 
 # Case-insensitive containment: ``LOWER(column) LIKE :q ESCAPE '\'`` with ``like_pattern``.

@@ -13,7 +13,7 @@ def assert_unknown(response, *names):
 
 
 @pytest.mark.parametrize(
-    "query", ["slugs=teapot", "limit=", "offset=", "cursor=", "foo=", "limit=5", "foo"]
+    "query", ["slugs=teapot", "limit=", "offset=", "after=", "foo=", "limit=5", "foo"]
 )
 @pytest.mark.parametrize(
     "path", ["/products", "/orders", "/categories", "/collections", "/customers", "/users"]

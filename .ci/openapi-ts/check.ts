@@ -67,7 +67,8 @@ export const retryAfter: Responses<"login">[429]["headers"]["Retry-After"] = 30;
 // Query parameters: the named enum of sort orders.
 type ListProducts = operations["listProducts"]["parameters"]["query"];
 export const cheapestFirst: ListProducts = { sort: "price", page: 1, page_size: 50 };
-export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, page_size: 20, total: 0 };
+export const page: Json<Responses<"listProducts">, 200> = { items: [], page: 1, page_size: 20, total: 0, total_is_exact: true, next_cursor: null };
+export const nextPage: ListProducts = { sort: "price", cursor: "opaque, from next_cursor", page_size: 50 };
 
 // Request bodies: the status change takes an order status, the key a scope.
 export const ship: Schemas["OrderStatusChange"] = { status: "shipped", note: "DHL 123" };

@@ -47,11 +47,11 @@ class AuditLog(MethodView):
         if args.get("event"):
             where.add("event = :event", event=args["event"])
         changed_since(where, args, updated=False, created="at")  # an entry never changes
-        clause = where.sql()
         return paginate(
-            "SELECT * FROM audit_log" + clause + " ORDER BY at DESC, id DESC",
-            "SELECT COUNT(*) FROM audit_log" + clause,
-            where.params,
+            "SELECT * FROM audit_log",
+            "audit_log",
+            where,
+            "at DESC, id DESC",
             args,
             convert=audit.present,
         )

@@ -9,7 +9,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db, webhooks
-from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema
+from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema, paginate_rows
 from shop.auth import sessions
 from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
@@ -285,17 +285,11 @@ class Sessions(MethodView):
         """Your live sessions, most recently used first"""
         caller = g.caller
         rows = sessions.live(sessions.KINDS[caller.kind], caller.id)
-        start = (args["page"] - 1) * args["page_size"]
-        items = [
-            {**row, "current": row["id"] == caller.session_id}
-            for row in rows[start : start + args["page_size"]]
+        page = paginate_rows(rows, args)
+        page["items"] = [
+            {**row, "current": row["id"] == caller.session_id} for row in page["items"]
         ]
-        return {
-            "items": items,
-            "page": args["page"],
-            "page_size": args["page_size"],
-            "total": len(rows),
-        }
+        return page
 
 
 @blp.route("/sessions/<id:session_id>")

@@ -99,12 +99,7 @@ class Categories(MethodView):
         """
         where = Where()
         order = changed_since(where, args) or " ORDER BY position, name, id"
-        return paginate(
-            f"SELECT {_COLUMNS} FROM categories" + where.sql() + order,
-            "SELECT COUNT(*) FROM categories" + where.sql(),
-            where.params,
-            args,
-        )
+        return paginate(f"SELECT {_COLUMNS} FROM categories", "categories", where, order, args)
 
     @blp.doc(operationId="createCategory")
     @responds(409, e409="The `slug` is taken.")

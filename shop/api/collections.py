@@ -157,13 +157,7 @@ class Collections(MethodView):
         """List collections, by title"""
         where = Where()
         order = changed_since(where, args, "c.") or " ORDER BY c.title, c.id"
-        return paginate(
-            _SELECT + where.sql() + order,
-            "SELECT COUNT(*) FROM collections c" + where.sql(),
-            where.params,
-            args,
-            convert=_present,
-        )
+        return paginate(_SELECT, "collections c", where, order, args, convert=_present)
 
     @blp.doc(operationId="createCollection")
     @responds(409, e409="The `slug` is taken.")

@@ -1,8 +1,9 @@
 """What every resource blueprint shares: the Blueprint and Api classes, the error schema,
 the list envelope and pagination.
 
-Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N}`` with ``page_size``
-at most 100, from one query for the page and one for the total.
+Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N, "total_is_exact": true,
+"next_cursor": ...}`` with ``page_size`` at most 100, from one query for the page and one for
+the total (``shop.pages.paginate``).
 
 Every operation takes the query parameters its ``@blp.arguments(..., location="query")``
 schema declares (the ones OpenAPI documents) and no others: an unknown one is a 400 naming
@@ -39,10 +40,12 @@ from shop.pages import (  # noqa: F401 - the blueprints' helpers
     changed_since,
     like_pattern,
     paginate,
+    paginate_rows,
 )
 
 MAX_PAGE_SIZE = 100
 MAX_PAGE = 10_000_000  # keeps OFFSET within a 64-bit integer on both engines
+MAX_CURSOR = 4096
 
 
 def read_body(req) -> bytes:
@@ -307,10 +310,22 @@ class Api(flask_smorest.Api):
 
 
 class PageQuerySchema(Schema):
-    """``page`` and ``page_size`` of a list."""
+    """``page`` and ``page_size`` of a list, or the ``cursor`` of the page before."""
 
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
+    page = fields.Integer(
+        load_default=1,
+        validate=validate.Range(min=1, max=MAX_PAGE),
+        metadata={"description": "Reads past every row before the page: `cursor` costs less."},
+    )
     page_size = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+    cursor = fields.String(
+        validate=validate.Length(min=1, max=MAX_CURSOR),
+        metadata={
+            "description": "The `next_cursor` of the page before, as it came: the next page,"
+            " at the same cost at any depth. Send the same filters and sort as that request;"
+            " not with `page`."
+        },
+    )
 
 
 def _since(what: str) -> DateOrDateTime:
@@ -355,7 +370,25 @@ def page_schema(item_schema: type[Schema]) -> type[Schema]:
                 "items": fields.List(fields.Nested(item_schema), required=True),
                 "page": fields.Integer(required=True),
                 "page_size": fields.Integer(required=True),
-                "total": fields.Integer(required=True),
+                "total": fields.Integer(
+                    required=True,
+                    metadata={
+                        "description": "The records the list holds; past the count cap (1,000"
+                        " by default) the cap, with `total_is_exact` false."
+                    },
+                ),
+                "total_is_exact": fields.Boolean(
+                    required=True,
+                    metadata={"description": "false: `total` is the cap, and there are more."},
+                ),
+                "next_cursor": fields.String(
+                    required=True,
+                    allow_none=True,
+                    metadata={
+                        "description": "Pass it as `cursor` for the next page; null on the"
+                        " last page."
+                    },
+                ),
                 "__doc__": f"A page of {item_schema.__name__.removesuffix('Schema')} records.",
             },
         )

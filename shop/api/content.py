@@ -247,13 +247,11 @@ class Registry(MethodView):
         if "published" in args:
             where.add("published = :published", published=args["published"])
         order = changed_since(where, args, tie="key") or " ORDER BY key"
-        clause = where.sql()
         return paginate(
-            "SELECT key, type, published, checksum, updated_at FROM content_entries"
-            + clause
-            + order,
-            "SELECT COUNT(*) FROM content_entries" + clause,
-            where.params,
+            "SELECT key, type, published, checksum, updated_at FROM content_entries",
+            "content_entries",
+            where,
+            order,
             args,
             convert=lambda row: {**row, "published": bool(row["published"])},
         )

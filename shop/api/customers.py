@@ -73,14 +73,7 @@ class Customers(MethodView):
         if "active" in args:
             where.add("c.active = :active", active=args["active"])
         order = changed_since(where, args, "c.") or " ORDER BY c.created_at DESC, c.id DESC"
-        clause = where.sql()
-        return paginate(
-            SELECT + clause + order,
-            "SELECT COUNT(*) FROM customers c" + clause,
-            where.params,
-            args,
-            convert=present,
-        )
+        return paginate(SELECT, "customers c", where, order, args, convert=present)
 
 
 @blp.route("/<id:customer_id>")

@@ -174,12 +174,7 @@ class Discounts(MethodView):
         """List discount codes, newest first"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY created_at DESC, id DESC"
-        page = paginate(
-            f"SELECT {_COLUMNS} FROM discounts" + where.sql() + order,
-            "SELECT COUNT(*) FROM discounts" + where.sql(),
-            where.params,
-            args,
-        )
+        page = paginate(f"SELECT {_COLUMNS} FROM discounts", "discounts", where, order, args)
         page["items"] = [baskets.discount_from_row(row) for row in page["items"]]
         return page
 

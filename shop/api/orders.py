@@ -93,13 +93,8 @@ class Orders(MethodView):
         if args.get("created_before"):
             where.add("o.created_at < :before", before=_utc(args["created_before"]))
         order = changed_since(where, args, "o.") or " ORDER BY o.created_at DESC, o.id DESC"
-        clause = where.sql()
-        page = paginate(
-            SELECT + clause + order,
-            "SELECT COUNT(*) FROM orders o" + clause if clause else totals.SQL[totals.ORDERS],
-            where.params,
-            args,
-        )
+        kept = None if where.conditions else totals.SQL[totals.ORDERS]
+        page = paginate(SELECT, "orders o", where, order, args, exact_total=kept)
         page["items"] = present_all(page["items"])
         return page
 

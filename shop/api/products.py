@@ -226,18 +226,23 @@ class Products(MethodView):
         if sort == "relevance":
             if query.match is None:
                 abort(400, "sort: relevance needs q (a search).")
+            if args.get("cursor"):
+                abort(400, "cursor: a search by relevance pages with `page`; or sort by a column.")
             return ranked_page(query, args, _fetch)
-        count = query.count_sql()
+        kept = None
         if not query.filtered and not query.where.conditions:
-            count = totals.SQL[totals.PRODUCTS]
+            kept = totals.SQL[totals.PRODUCTS]
         elif not query.filtered and args.get("active", True):
-            count = totals.SQL[totals.ACTIVE_PRODUCTS]
+            kept = totals.SQL[totals.ACTIVE_PRODUCTS]
         return paginate(
-            SELECT + query.sql() + " ORDER BY " + _SORTS[sort],
-            count,
-            query.where.params,
+            SELECT,
+            "products p",
+            query.filters(),
+            _SORTS[sort],
             args,
             convert=present,
+            exact_total=kept,
+            narrow=query.narrow,
         )
 
     @blp.doc(operationId="createProduct")

@@ -125,12 +125,7 @@ class Roles(MethodView):
         """List roles, by name"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY name"
-        result = paginate(
-            "SELECT * FROM roles" + where.sql() + order,
-            "SELECT COUNT(*) FROM roles" + where.sql(),
-            where.params,
-            args,
-        )
+        result = paginate("SELECT * FROM roles", "roles", where, order, args)
         for row in result["items"]:
             row["permissions"] = permissions_of(row["id"])
         result["items"] = [_present(row) for row in result["items"]]

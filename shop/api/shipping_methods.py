@@ -163,10 +163,7 @@ class ShippingMethods(MethodView):
         where = Where()
         order = changed_since(where, args) or " ORDER BY position, name, id"
         page = paginate(
-            f"SELECT {_COLUMNS} FROM shipping_methods" + where.sql() + order,
-            "SELECT COUNT(*) FROM shipping_methods" + where.sql(),
-            where.params,
-            args,
+            f"SELECT {_COLUMNS} FROM shipping_methods", "shipping_methods", where, order, args
         )
         page["items"] = [baskets.method_from_row(row) for row in page["items"]]
         return page

@@ -131,12 +131,7 @@ class TaxRates(MethodView):
         """List tax rates, by country, region and class"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY country, region, tax_class, id"
-        page = paginate(
-            f"SELECT {_COLUMNS} FROM tax_rates" + where.sql() + order,
-            "SELECT COUNT(*) FROM tax_rates" + where.sql(),
-            where.params,
-            args,
-        )
+        page = paginate(f"SELECT {_COLUMNS} FROM tax_rates", "tax_rates", where, order, args)
         page["items"] = [_present(row) for row in page["items"]]
         return page
 

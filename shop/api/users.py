@@ -141,11 +141,11 @@ class Users(MethodView):
         if "active" in args:
             where.add("u.active = :active", active=args["active"])
         order = changed_since(where, args, "u.") or " ORDER BY u.email"
-        clause = where.sql()
         return paginate(
-            USER_SELECT + clause + order,
-            "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id" + clause,
-            where.params,
+            USER_SELECT,
+            "users u JOIN roles r ON r.id = u.role_id",
+            where,
+            order,
             args,
             convert=_present,
         )

@@ -221,10 +221,11 @@ def list_page(
         where.add(f"k.revoked_at IS NULL AND NOT {dated}")
     changed_since(where, since or {}, "k.", updated=False)
     return paginate(
-        _SELECT + where.sql() + " ORDER BY k.created_at DESC, k.id DESC",
-        "SELECT COUNT(*) FROM api_keys k" + where.sql(),
-        where.params,
-        {"page": page, "page_size": page_size},
+        _SELECT,
+        "api_keys k",
+        where,
+        "k.created_at DESC, k.id DESC",
+        {"page": page, "page_size": page_size, "cursor": (since or {}).get("cursor")},
         convert=present,
     )
 

@@ -8,7 +8,7 @@ _SELECT = """
     SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.created_at,
            c.email AS customer_email, c.name AS customer_name
     FROM orders o JOIN customers c ON c.id = o.customer_id"""
-_COUNT = "SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id"
+_FROM = "orders o JOIN customers c ON c.id = o.customer_id"
 
 
 def find(status: str | None, q: str, page: int, page_size: int) -> dict:
@@ -20,10 +20,10 @@ def find(status: str | None, q: str, page: int, page_size: int) -> dict:
     q = q.strip()
     if q:
         where.add(f"(LOWER(o.number) {LIKE} OR LOWER(c.email) {LIKE})", q=like_pattern(q))
-    clause = where.sql()
     return paginate(
-        _SELECT + clause + " ORDER BY o.created_at DESC, o.id DESC",
-        _COUNT + clause,
-        where.params,
+        _SELECT,
+        _FROM,
+        where,
+        "o.created_at DESC, o.id DESC",
         {"page": page, "page_size": page_size},
     )

@@ -78,10 +78,11 @@ def list_page(page: int, page_size: int, since: dict | None = None) -> dict:
     where = Where()
     order = changed_since(where, since or {}, "w.") or " ORDER BY w.created_at DESC, w.id DESC"
     return paginate(
-        _SELECT + where.sql() + order,
-        "SELECT COUNT(*) FROM webhooks w" + where.sql(),
-        where.params,
-        {"page": page, "page_size": page_size},
+        _SELECT,
+        "webhooks w",
+        where,
+        order,
+        {"page": page, "page_size": page_size, "cursor": (since or {}).get("cursor")},
         convert=present,
     )
 
@@ -324,10 +325,11 @@ def deliveries_page(
         where.add("d.status = :status", status=status)
     order = changed_since(where, since or {}, "d.") or " ORDER BY d.created_at DESC, d.id DESC"
     result = paginate(
-        _DELIVERIES + where.sql() + order,
-        "SELECT COUNT(*) FROM webhook_deliveries d" + where.sql(),
-        where.params,
-        {"page": page, "page_size": page_size},
+        _DELIVERIES,
+        "webhook_deliveries d",
+        where,
+        order,
+        {"page": page, "page_size": page_size, "cursor": (since or {}).get("cursor")},
     )
     result["items"] = _present_deliveries(result["items"])
     return result

@@ -1,0 +1,105 @@
+"""Lists paged by ``cursor`` (shop/pages.py): every row once, in order, at any depth; a cursor
+bound to its list, sort and filters; totals counted up to a cap (docs/openapi.md#lists)."""
+
+import base64
+import json
+
+from shop import db, totals
+
+ROWS = 23  # not a multiple of the page sizes below: the last page is short
+
+
+def _seed(app) -> None:
+    """Products, customers and orders by bulk SQL, their created_at tied in threes (the id
+    breaks the tie), and the kept counts recounted as after an import."""
+    at = [f"2026-01-01T00:00:{n // 3:02d}.000000Z" for n in range(ROWS)]
+    with app.app_context(), db.transaction():
+        db.execute_many(
+            "INSERT INTO products (id, name, slug, sku, price_cents, stock, active, created_at,"
+            " updated_at) VALUES (:id, :name, :id, :id, :price, :stock, 1, :at, :at)",
+            [{"id": f"p{n:03d}", "name": f"P {n % 4}", "price": n % 5 * 100, "at": at[n],
+              "stock": n % 3} for n in range(ROWS)],
+        )  # fmt: skip
+        db.execute_many(
+            "INSERT INTO customers (id, email, name, created_at, updated_at)"
+            " VALUES (:id, :id || '@example.com', 'C', :at, :at)",
+            [{"id": f"c{n:03d}", "at": at[n]} for n in range(ROWS)],
+        )
+        db.execute_many(
+            "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
+            " currency, created_at, updated_at) VALUES (:id, :id, 'c000', :status, 1, 1, 'EUR',"
+            " :at, :at)",
+            [{"id": f"o{n:03d}", "status": "paid" if n % 4 else "pending", "at": at[n]}
+             for n in range(ROWS)],
+        )  # fmt: skip
+        totals.recount()
+
+
+def _walk(client, path: str, page_size: int) -> tuple[list, list]:
+    """Every page of ``path`` by cursor: (ids in order, the pages' bodies)."""
+    ids, bodies, cursor = [], [], None
+    for _ in range(ROWS + 1):  # bounded: a cursor that never ends fails the test
+        sep = "&" if "?" in path else "?"
+        more = f"&cursor={cursor}" if cursor else ""
+        response = client.get(f"{path}{sep}page_size={page_size}{more}")
+        assert response.status_code == 200, response.json
+        bodies.append(response.json)
+        ids += [item["id"] for item in response.json["items"]]
+        cursor = response.json["next_cursor"]
+        if cursor is None:
+            return ids, bodies
+    raise AssertionError(f"{path}: more pages than rows")
+
+
+def test_a_cursor_walk_reads_every_row_once_in_order(app, client, owner_client):
+    _seed(app)
+    app.config["LIST_TOTAL_CAP"] = 5
+    lists = [
+        (client, "/products?sort=price", 4, True),  # ties in price: by id; a kept count
+        (client, "/products", 5, True),  # -created_at, ties in threes
+        (client, "/products?min_price=100&sort=-name", 3, False),  # filtered: capped
+        (client, "/products?in_stock=false&sort=-name", 2, False),  # few: found, then sorted
+        (owner_client, "/orders", 4, True),
+        (owner_client, "/orders?status=paid", 6, False),
+        (owner_client, "/customers", 7, False),
+    ]
+    for who, path, size, kept in lists:
+        whole = who.get(path + ("&" if "?" in path else "?") + "page_size=100").json
+        ids, bodies = _walk(who, path, size)
+        assert ids == [item["id"] for item in whole["items"]], path
+        assert len(set(ids)) == len(ids) > size, path
+        assert [body["page"] for body in bodies] == list(range(1, len(bodies) + 1)), path
+        assert bodies[-1]["total"] == len(ids) and bodies[-1]["total_is_exact"], path
+        # A page with more after it: exact from the kept count, else counted up to the cap.
+        assert bodies[0]["total_is_exact"] is kept, path
+        assert bodies[0]["total"] == (len(ids) if kept else max(5, size)), path
+
+    # page= and cursor agree, and page=2 hands out the cursor of page 3.
+    second = client.get("/products?sort=price&page=2&page_size=4").json
+    third = client.get(f"/products?sort=price&page_size=4&cursor={second['next_cursor']}").json
+    offset = client.get("/products?sort=price&page=3&page_size=4").json
+    assert third["items"] == offset["items"] and third["page"] == 3
+
+
+def test_a_cursor_that_is_not_this_lists_is_a_400(app, client, owner_client):
+    _seed(app)
+    cursor = client.get("/products?sort=price&page_size=2").json["next_cursor"]
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    version, tag, before, values = json.loads(raw)
+    retyped = json.dumps([version, tag, before, [str(values[0]), values[1]]])  # price as text
+    for path in [
+        "/products?sort=price&cursor=!!not-base64!!",
+        "/products?sort=price&cursor=" + base64.urlsafe_b64encode(b"[1, 2]").decode(),
+        "/products?sort=price&cursor=" + base64.urlsafe_b64encode(b"[" * 3000).decode(),
+        "/products?sort=price&cursor=" + base64.urlsafe_b64encode(retyped.encode()).decode(),
+        f"/products?sort=name&cursor={cursor}",  # another sort
+        f"/products?sort=price&min_price=1&cursor={cursor}",  # another filter
+        f"/products?sort=price&page=2&cursor={cursor}",
+        f"/products?q=p&sort=relevance&cursor={cursor}",
+    ]:
+        response = client.get(path)
+        assert response.status_code == 400, (path, response.json)
+        assert "cursor" in response.json["message"], path
+    other = owner_client.get(f"/customers?cursor={cursor}")
+    assert other.status_code == 400 and "another list" in other.json["message"]
+    assert client.get(f"/products?sort=price&page_size=7&cursor={cursor}").status_code == 200
