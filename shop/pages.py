@@ -18,6 +18,7 @@ import binascii
 import hashlib
 import json
 
+import psycopg
 from flask import current_app, has_request_context, request
 
 from shop import db
@@ -25,6 +26,7 @@ from shop.clock import iso
 from shop.errors import abort
 
 _CURSOR_VERSION = 1
+_NOT_OURS = "cursor: not a cursor this service made; pass `next_cursor` as it came."
 _MAX_KEY_TEXT = 1000  # a key value longer than any column we sort by is not ours
 
 
@@ -76,11 +78,18 @@ def paginate(
             + limit
         )
     columns = ", ".join(f"{expr} AS _k{i}" for i, (expr, _) in enumerate(keys))
-    rows = db.query(
-        f"SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
-        f" WHERE {unique} IN ({page_of}){order_by}",
-        {**condition.params, "_limit": page_size + 1, "_offset": before},
-    )
+    try:
+        rows = db.query(
+            f"SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
+            f" WHERE {unique} IN ({page_of}){order_by}",
+            {**condition.params, "_limit": page_size + 1, "_offset": before},
+        )
+    except (psycopg.DataError, psycopg.ProgrammingError):
+        # The tag is a checksum, not a signature: a cursor made by hand with a text where the
+        # sort's column is a number passes it, and PostgreSQL refuses the comparison.
+        if values is None:
+            raise
+        abort(400, _NOT_OURS)
     more = len(rows) > page_size
     rows = rows[:page_size]
     last = [rows[-1][f"_k{i}"] for i in range(len(keys))] if rows else None
@@ -206,7 +215,7 @@ def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         version, tag, before, values = json.loads(raw)
     except (ValueError, TypeError, RecursionError, binascii.Error):  # RecursionError: [[[[...
-        abort(400, "cursor: not a cursor this service made; pass `next_cursor` as it came.")
+        abort(400, _NOT_OURS)
     shaped = (
         version == _CURSOR_VERSION
         and type(before) is int
@@ -221,7 +230,7 @@ def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
         )
     )
     if not shaped:
-        abort(400, "cursor: not a cursor this service made; pass `next_cursor` as it came.")
+        abort(400, _NOT_OURS)
     if tag != _tag(binding, values):
         abort(
             400,

@@ -4,7 +4,7 @@ bound to its list, sort and filters; totals counted up to a cap (docs/openapi.md
 import base64
 import json
 
-from shop import db, totals
+from shop import db, pages, totals
 
 ROWS = 23  # not a multiple of the page sizes below: the last page is short
 
@@ -81,12 +81,17 @@ def test_a_cursor_walk_reads_every_row_once_in_order(app, client, owner_client):
     assert third["items"] == offset["items"] and third["page"] == 3
 
 
-def test_a_cursor_that_is_not_this_lists_is_a_400(app, client, owner_client):
+def test_a_cursor_that_is_not_this_lists_is_a_400(app, client, owner_client, monkeypatch):
     _seed(app)
+    bindings = []  # what the list's cursors are bound to, as someone reading the code can tell
+    binding = pages._binding
+    monkeypatch.setattr(pages, "_binding", lambda *a: bindings.append(binding(*a)) or bindings[-1])
     cursor = client.get("/products?sort=price&page_size=2").json["next_cursor"]
     raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
     version, tag, before, values = json.loads(raw)
     retyped = json.dumps([version, tag, before, [str(values[0]), values[1]]])  # price as text
+    as_text = ["9'; --", values[1]]  # and with the checksum made to match: still not ours
+    forged = json.dumps([version, pages._tag(bindings[-1], as_text), before, as_text])
     for path in [
         "/products?sort=price&cursor=!!not-base64!!",
         "/products?sort=price&cursor=" + base64.urlsafe_b64encode(b"[1, 2]").decode(),
@@ -100,6 +105,13 @@ def test_a_cursor_that_is_not_this_lists_is_a_400(app, client, owner_client):
         response = client.get(path)
         assert response.status_code == 400, (path, response.json)
         assert "cursor" in response.json["message"], path
+    # SQLite orders any text after every number (a page past the end); PostgreSQL refuses.
+    forged_page = client.get(
+        "/products?sort=price&cursor=" + base64.urlsafe_b64encode(forged.encode()).decode()
+    )
+    with app.app_context():
+        refused = db.get_db().engine == "postgresql"
+    assert forged_page.status_code == (400 if refused else 200), forged_page.json
     other = owner_client.get(f"/customers?cursor={cursor}")
     assert other.status_code == 400 and "another list" in other.json["message"]
     assert client.get(f"/products?sort=price&page_size=7&cursor={cursor}").status_code == 200
