@@ -55,6 +55,8 @@ def refuse_bad_characters() -> None:
                 _refuse("cookie")
     if request.mimetype in _FORMS:
         for name, value in request.form.items(multi=True):  # the console's forms
+            if name is None:  # a part without a name (werkzeug keeps it): no field of ours
+                continue
             if _BAD.search(name):
                 _refuse("form")
             if _BAD.search(value):

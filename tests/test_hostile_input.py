@@ -224,3 +224,21 @@ def test_every_refusal_here_leaves_the_connection_usable(owner_client):
     """After a refused request the same client carries on (no aborted transaction left)."""
     post_raw(owner_client, "/roles", json.dumps({"name": "x\x00"}))
     assert owner_client.get("/roles").status_code == 200
+
+
+def test_a_multipart_part_without_a_name_is_no_500(owner_client):
+    """Found by schemathesis: werkzeug keeps a part whose Content-Disposition names no field
+    under the name None, which the character check tripped on (500)."""
+    product = owner_client.post("/products", json={"name": "Tea", "price_cents": 450}).json
+    boundary = "b0undary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data\r\n\r\nnull\r\n"
+        f'--{boundary}\r\nContent-Disposition: form-data; name="alt"\r\n\r\nTea\r\n'
+        f"--{boundary}--\r\n"
+    )
+    response = owner_client.post(
+        f"/products/{product['id']}/images",
+        data=body.encode(),
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert response.status_code == 400 and response.json["message"], response.json
