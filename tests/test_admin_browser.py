@@ -17,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import PASSWORD
+from conftest import PASSWORD, fresh_database
 from live import ROOT, LiveServer
 
 from tests.orders_helpers import order_for_console
@@ -67,6 +67,17 @@ def browser():
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def database_url(tmp_path):
+    """The browser tests run on the default engine (SQLite) alone: what a person sees and does
+    in the console does not depend on the engine, and every console page's reads and writes
+    run on both engines through the test client (tests/test_admin_console.py,
+    test_admin_orders.py, test_admin_refunds.py). A browser run per engine was four minutes
+    of CI's 25-minute budget."""
+    with fresh_database("sqlite", tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

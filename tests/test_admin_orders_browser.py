@@ -13,6 +13,7 @@ from tests.test_admin_browser import (  # noqa: F401 - fixtures
     ARTIFACTS,
     arrive,
     browser,
+    database_url,
     live,
     pytestmark,
     sign_in,
