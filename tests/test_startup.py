@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
@@ -91,14 +93,20 @@ def test_an_unreachable_redis_is_named_at_start_and_the_server_still_serves(tmp_
     assert "REDIS_URL: Redis does not answer at redis://127.0.0.1:" in text
 
 
-def test_each_worker_freezes_the_loaded_app_out_of_garbage_collection(tmp_path):
+def test_a_worker_freezes_the_loaded_app_and_dates_each_answer_to_the_second(tmp_path):
     # gunicorn.conf.py's post_worker_init: the app's objects, made at start, are never walked
-    # by a collection again (docs/performance.md, "The request path under gunicorn").
+    # by a collection again; and its Date header, formatted once a second, is the time of the
+    # answer (docs/performance.md, "The request path under gunicorn").
     with open(tmp_path / "server.log", "w+") as log:
         server = LiveServer({"DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}"}, log=log)
         try:
-            with urllib.request.urlopen(server.url + "/healthz", timeout=5) as response:
-                assert json.load(response)["status"] == "ok"
+            for _ in range(2):  # the second Date comes from the one formatted for this second
+                before = datetime.now(UTC).replace(microsecond=0)
+                with urllib.request.urlopen(server.url + "/healthz", timeout=5) as response:
+                    assert json.load(response)["status"] == "ok"
+                    date = parsedate_to_datetime(response.headers["Date"])
+                after = datetime.now(UTC)
+                assert before <= date <= after, (before, response.headers["Date"], after)
         finally:
             server.stop()
         log.seek(0)
