@@ -261,3 +261,49 @@ def test_a_basket_of_several_variants_keeps_each_products_stock_and_says_when_it
             "SELECT subject_id FROM webhook_events WHERE type = 'product.out_of_stock'"
         )
     assert [e["subject_id"] for e in events] == [mug["id"]]
+
+
+def test_a_variant_write_takes_its_product_row_before_the_variant_row(
+    app, owner_client, shirt, database_url
+):
+    """Checkout locks a product's row, then its variants' (the trigger of 0020 updates the
+    product when a variant's stock changes): a variant's other writers must take the product
+    first too, or a checkout and a restock wait for each other. Here the test holds the
+    product's row as a checkout does; the PATCH must wait for it without holding the
+    variant's row, so the "checkout" can still take the variant's stock."""
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks: SQLite lets one writer in at a time")
+    import threading
+
+    import psycopg
+
+    product_id, variant_id = shirt["id"], shirt["variants"][0]["id"]
+    answers = []
+    with psycopg.connect(database_url) as checkout:
+        checkout.execute("SELECT id FROM products WHERE id = %s FOR UPDATE", (product_id,))
+        mine = checkout.execute("SELECT pg_backend_pid()").fetchone()[0]
+        patch = threading.Thread(
+            target=lambda: answers.append(
+                owner_client.patch(
+                    f"/products/{product_id}/variants/{variant_id}", json={"stock": 9}
+                )
+            )
+        )
+        patch.start()
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            for _ in range(600):  # until the PATCH waits for this transaction (at most ~30 s)
+                blocked = watcher.execute(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                    (mine,),
+                ).fetchone()[0]
+                if blocked or not patch.is_alive():
+                    break
+                threading.Event().wait(0.05)
+        assert blocked, "the PATCH never waited for the product's row"
+        checkout.execute("SET LOCAL lock_timeout = '10s'")
+        checkout.execute(
+            "UPDATE product_variants SET stock = stock - 1 WHERE id = %s", (variant_id,)
+        )
+    patch.join(30)
+    assert answers and answers[0].status_code == 200, answers and answers[0].json
+    assert variants(owner_client, product_id)[0]["stock"] == 9

@@ -16,7 +16,7 @@ from flask import g
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import baskets, payments, variants
+from shop.services import baskets, payments, stock, variants
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -350,14 +350,15 @@ def _restock(order_id: str, moment: str) -> bool:
     )
     if not first_time:
         return False
-    # Variant order, then product order, as in checkout: concurrent transactions lock rows
-    # in one order.
+    # The products' rows first, then their variants' in variant order, as checkout does:
+    # concurrent transactions lock rows in one order.
     lines = db.query(
         "SELECT variant_id, product_id, SUM(quantity) AS quantity FROM order_items"
         " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id"
         " ORDER BY variant_id, product_id",
         {"id": order_id},
     )
+    stock.lock_products(line["product_id"] for line in lines)  # as checkout does
     # A variant or product deleted since simply matches no row. Lines without a variant
     # were sold by a node of the previous release: its product's lone variant takes them.
     db.execute_many(

@@ -18,7 +18,7 @@ import json
 from shop import db, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import search
+from shop.services import search, stock
 from shop.services.catalogue import VARIANTS as SELECT
 from shop.services.catalogue import check_image, load_product, present_variant
 from shop.services.catalogue_input import (
@@ -273,6 +273,7 @@ def update_variant(product_id: str, variant_id: str, data: dict, *, announce=Tru
     """Change the fields given of one variant of a product (``announce=False``: the caller
     ends its write in ``product_changed`` itself)."""
     data = load(VariantUpdateSchema, data)
+    stock.lock_products([product_id])
     variant = _variant(product_id, variant_id)
     if "options" in data:
         product = _product(product_id)
@@ -308,6 +309,7 @@ def update_variant(product_id: str, variant_id: str, data: dict, *, announce=Tru
 
 def delete_variant(product_id: str, variant_id: str) -> None:
     """Delete a variant; a product's last one stays (409): every product has one."""
+    stock.lock_products([product_id])
     _variant(product_id, variant_id)
     count = db.value(
         "SELECT COUNT(*) FROM product_variants WHERE product_id = :id", {"id": product_id}
