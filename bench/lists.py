@@ -64,6 +64,7 @@ def seed_shop(url: str, quick: bool) -> tuple[seed.Seeded, dict]:
         values = _collection(seeded.product_ids[::50])
         migrate.finish(database)  # recount the list totals the seeding skipped
         database.analyze(full=True)  # as after any bulk write
+        vacuum(database)
         top = db.one("SELECT id, slug FROM categories WHERE parent_id IS NULL ORDER BY slug")
         leaf = db.one("SELECT id FROM categories WHERE parent_id IS NOT NULL ORDER BY slug")
         product = db.one("SELECT slug, sku FROM products WHERE sku IS NOT NULL ORDER BY slug")
@@ -79,6 +80,21 @@ def seed_shop(url: str, quick: bool) -> tuple[seed.Seeded, dict]:
         )  # fmt: skip
     database.close_all()
     return seeded, values
+
+
+def vacuum(database) -> None:
+    """PostgreSQL: what autovacuum does soon after a bulk load, done now (the development
+    VM's server runs with autovacuum off). Until a table is vacuumed its visibility map is
+    empty and every index-only scan also reads each row's heap page: a filtered count of
+    1,001 orders took 124 ms instead of 0.35 ms, a cost a live shop does not pay."""
+    from shop import db
+
+    if database.engine != "postgresql":
+        return
+    tables = db.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    for table in tables:
+        name = table["tablename"].replace('"', '""')  # a name from the catalogue, quoted
+        db.execute(f'VACUUM "{name}"')
 
 
 def _collection(product_ids: list) -> dict:
