@@ -2,6 +2,7 @@
 ``GET /orders`` at 100,000 products / 200,000 orders, and a deep page against page 1.
 
     python -m bench.lists [--quick] [--only TEXT] [--database-url postgresql://...]
+                          [--workers 2 --redis-url redis://...]
 
 Also run by ``python -m bench.run`` after its other scenarios. Seeds a shop of its own
 (``bench/seed.py``: ``PRODUCTS`` products, ``ORDERS`` orders, a tenth at ``--quick``, plus one
@@ -314,9 +315,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the data, 2 s runs")
     parser.add_argument("--only", metavar="TEXT", help="only the rows whose name holds TEXT")
     harness.add_server_arguments(parser)
+    parser.add_argument("--redis-url", help="redis://... (needed for --workers > 1)")
     args = parser.parse_args(argv)
     args.duration = 2 if args.quick else 3
-    args.redis_url = None
     wrk.ensure()
     rows = []
     with harness.scratch(args.keep) as (work, databases, _cleanups):

@@ -51,15 +51,11 @@ def _array(engine: str, element: str, table: str, where: str, order: str, alias:
 def _elements(engine: str, source: str, element_pairs: list[tuple[str, str]]) -> str:
     """A JSON array rebuilt from the array ``source`` (a stored JSON value): each element an
     object of ``(key, key in the stored element)`` pairs in this order."""
-    if engine == _SQLITE:
-        pairs = [(key, f"e.value -> '{stored}'") for key, stored in element_pairs]
-        return (
-            f"(SELECT json_group_array({_object(engine, pairs)})"
-            f" FROM json_each({source}) e)"  # json_each walks an array in its order
-        )
-    pairs = [(key, f"e.value -> '{stored}'") for key, stored in element_pairs]
+    element = _object(engine, [(key, f"e.value -> '{stored}'") for key, stored in element_pairs])
+    if engine == _SQLITE:  # json_each walks an array in its order
+        return f"(SELECT json_group_array({element}) FROM json_each({source}) e)"
     return (
-        f"(SELECT COALESCE(json_agg({_object(engine, pairs)} ORDER BY e.n), '[]')"
+        f"(SELECT COALESCE(json_agg({element} ORDER BY e.n), '[]')"
         f" FROM json_array_elements({source}) WITH ORDINALITY AS e(value, n))"
     )
 
