@@ -51,3 +51,16 @@ END $$;
 
 CREATE TRIGGER counters_order_number BEFORE UPDATE ON counters
 FOR EACH ROW WHEN (NEW.name = 'order_number') EXECUTE FUNCTION counters_order_number();
+
+-- 0020: a variant's stock change refreshes its product's stock (checkout writes the variant
+-- alone); the same sum as services/variants.refresh.
+CREATE OR REPLACE FUNCTION product_variants_stock() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE products SET stock = (SELECT COALESCE(SUM(stock), 0) FROM product_variants
+        WHERE product_id = NEW.product_id AND active = 1)
+    WHERE id = NEW.product_id;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER product_variants_stock AFTER UPDATE OF stock ON product_variants
+FOR EACH ROW WHEN (NEW.stock IS DISTINCT FROM OLD.stock) EXECUTE FUNCTION product_variants_stock();

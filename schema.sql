@@ -193,7 +193,7 @@ CREATE TABLE IF NOT EXISTS products (
 );
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
-CREATE INDEX IF NOT EXISTS products_category_id ON products (category_id);
+CREATE INDEX IF NOT EXISTS products_category ON products (category_id, active, created_at, id);
 CREATE INDEX IF NOT EXISTS products_active_name ON products (active, name, id);
 CREATE INDEX IF NOT EXISTS products_active_price ON products (active, price_cents, id);
 CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_at, id);
@@ -227,6 +227,8 @@ CREATE TABLE IF NOT EXISTS product_variants (
 );
 
 CREATE INDEX IF NOT EXISTS product_variants_product ON product_variants (product_id, position, id);
+-- The few inactive variants (0018): an option filter tells their values apart through it.
+CREATE INDEX IF NOT EXISTS product_variants_inactive ON product_variants (id) WHERE active = 0;
 
 CREATE TABLE IF NOT EXISTS variant_option_values (
     variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
@@ -236,8 +238,9 @@ CREATE TABLE IF NOT EXISTS variant_option_values (
     PRIMARY KEY (variant_id, name)
 );
 
+-- The option filters' and facets' lookup, with the variant (0018): no row read per match.
 CREATE INDEX IF NOT EXISTS variant_option_values_lookup
-    ON variant_option_values (name, value, product_id);
+    ON variant_option_values (name, value, product_id, variant_id);
 
 CREATE TABLE IF NOT EXISTS collections (
     id TEXT PRIMARY KEY,
@@ -602,6 +605,10 @@ CREATE INDEX IF NOT EXISTS products_updated ON products (updated_at, id);
 -- Out of stock (0016): a partial index, only of those products (GET /products?in_stock=false).
 CREATE INDEX IF NOT EXISTS products_out_of_stock ON products (active, created_at, id)
     WHERE stock = 0;
+-- In stock (0018): the same for the products in stock, so that `in_stock=true`'s capped
+-- total is counted in an index.
+CREATE INDEX IF NOT EXISTS products_in_stock ON products (active, created_at, id)
+    WHERE stock > 0;
 
 -- Pricing (migration 0010): shipping methods, tax rates and discount codes. An order that
 -- used a code holds its discount_id (no foreign key: the order keeps it if the code goes);

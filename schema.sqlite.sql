@@ -34,3 +34,13 @@ CREATE TABLE IF NOT EXISTS product_search (
     description TEXT NOT NULL,
     flags TEXT NOT NULL DEFAULT ''
 );
+
+-- 0020: a variant's stock change refreshes its product's stock (checkout writes the variant
+-- alone); the same sum as services/variants.refresh.
+CREATE TRIGGER IF NOT EXISTS product_variants_stock AFTER UPDATE OF stock ON product_variants
+WHEN NEW.stock IS NOT OLD.stock
+BEGIN
+    UPDATE products SET stock = (SELECT COALESCE(SUM(stock), 0) FROM product_variants
+        WHERE product_id = NEW.product_id AND active = 1)
+    WHERE id = NEW.product_id;
+END;

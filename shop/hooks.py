@@ -141,7 +141,7 @@ def finish_response(response):
     connection whose refused body may still be in the socket."""
     # A public answer (an image's bytes) is the same for everyone: a signed-in caller
     # does not make it private, a cookie set on it does.
-    private = g.get("caller") is not None and not response.cache_control.public
+    private = g.get("caller") is not None and not _declared_public(response)
     if private or "Set-Cookie" in response.headers:
         response.headers["Cache-Control"] = "no-store"
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -152,6 +152,16 @@ def finish_response(response):
         # makes gunicorn honour this header).
         response.headers["Connection"] = "close"
     return response
+
+
+def _declared_public(response) -> bool:
+    """Whether the view declared the answer ``Cache-Control: public``.
+
+    Read from the header itself: ``response.cache_control`` parses the header into an object
+    on every access, and almost no answer carries one (issue 29: every request pays this).
+    """
+    header = response.headers.get("Cache-Control")
+    return header is not None and "public" in (d.strip().lower() for d in header.split(","))
 
 
 def _chunked() -> bool:

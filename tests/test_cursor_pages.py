@@ -58,7 +58,8 @@ def test_a_cursor_walk_reads_every_row_once_in_order(app, client, owner_client):
         (client, "/products?sort=price", 4, True),  # ties in price: by id; a kept count
         (client, "/products", 5, True),  # -created_at, ties in threes
         (client, "/products?min_price=100&sort=-name", 3, False),  # filtered: capped
-        (client, "/products?in_stock=false&sort=-name", 2, False),  # few: found, then sorted
+        # few: found, then sorted, and all counted in the same statement (exact)
+        (client, "/products?in_stock=false&sort=-name", 2, True),
         (owner_client, "/orders", 4, True),
         (owner_client, "/orders?status=paid", 6, False),
         (owner_client, "/customers", 7, False),
@@ -70,7 +71,8 @@ def test_a_cursor_walk_reads_every_row_once_in_order(app, client, owner_client):
         assert len(set(ids)) == len(ids) > size, path
         assert [body["page"] for body in bodies] == list(range(1, len(bodies) + 1)), path
         assert bodies[-1]["total"] == len(ids) and bodies[-1]["total_is_exact"], path
-        # A page with more after it: exact from the kept count, else counted up to the cap.
+        # A page with more after it: exact from the kept count (or from every match found
+        # for a narrow filter), else counted up to the cap.
         assert bodies[0]["total_is_exact"] is kept, path
         assert bodies[0]["total"] == (len(ids) if kept else max(5, size)), path
 
@@ -115,3 +117,78 @@ def test_a_cursor_that_is_not_this_lists_is_a_400(app, client, owner_client, mon
     other = owner_client.get(f"/customers?cursor={cursor}")
     assert other.status_code == 400 and "another list" in other.json["message"]
     assert client.get(f"/products?sort=price&page_size=7&cursor={cursor}").status_code == 200
+
+
+def _seed_categories(app) -> dict:
+    """A tree (top > middle > leaf) and another top category, with the ``_seed`` products
+    spread over them: p000-p007 in the leaf, p008-p015 in the middle, p016-p019 in the top,
+    p020-p022 in the other."""
+    _seed(app)
+    at = "2026-01-01T00:00:00.000000Z"
+    ids = {"top": "k1", "middle": "k2", "leaf": "k3", "other": "k4"}
+    with app.app_context(), db.transaction():
+        db.execute_many(
+            "INSERT INTO categories (id, name, slug, parent_id, created_at, updated_at)"
+            " VALUES (:id, :name, :name, :parent, :at, :at)",
+            [{"id": "k1", "name": "top", "parent": None, "at": at},
+             {"id": "k2", "name": "middle", "parent": "k1", "at": at},
+             {"id": "k3", "name": "leaf", "parent": "k2", "at": at},
+             {"id": "k4", "name": "other", "parent": None, "at": at}],
+        )  # fmt: skip
+        for n in range(ROWS):
+            home = "k3" if n < 8 else "k2" if n < 16 else "k1" if n < 20 else "k4"
+            db.execute("UPDATE products SET category_id = :c WHERE id = :id",
+                       {"c": home, "id": f"p{n:03d}"})  # fmt: skip
+    return ids
+
+
+def test_a_category_pages_the_same_whether_its_count_is_within_the_cap_or_not(app, client):
+    """A category's count decides how its page is read (shop.pages.IF_FEW): within the
+    cap its products are found and sorted, past it the sort's index is walked. Both answer
+    the same rows in the same order, sub-categories included, page by page."""
+    _seed_categories(app)
+    expected = {"top": 20, "middle": 16, "leaf": 8, "other": 3}
+    for cap in (1000, 5):  # every category within the cap, then most of them past it
+        app.config["LIST_TOTAL_CAP"] = cap
+        for slug, count in expected.items():
+            for sort in ("-created_at", "name", "-price"):
+                path = f"/products?category={slug}&sort={sort}"
+                whole = client.get(path + "&page_size=100").json
+                assert whole["total"] == count and whole["total_is_exact"], (cap, path)
+                ids, bodies = _walk(client, path, 3)
+                assert ids == [item["id"] for item in whole["items"]], (cap, path)
+                exact = count <= cap
+                assert bodies[0]["total_is_exact"] is exact, (cap, path)
+                assert bodies[0]["total"] == (count if exact else cap), (cap, path)
+                by_id = client.get(f"/products?category_id=k{list(expected).index(slug) + 1}"
+                                   f"&sort={sort}&page_size=100").json  # fmt: skip
+                assert by_id["items"] == whole["items"], (cap, path)
+    assert client.get("/products?category=nowhere").json["total"] == 0
+
+
+def test_a_narrow_filter_counts_every_match_with_its_page(app, client, owner_client, sql_count):
+    """A collection (found through its own key) answers an exact total past the cap, in
+    one statement with its page, and the same total on every page, by cursor too."""
+    _seed(app)
+    app.config["LIST_TOTAL_CAP"] = 5
+    collection = owner_client.post("/collections", json={"title": "Picks", "slug": "picks"})
+    assert collection.status_code == 201, collection.json
+    collection = collection.json
+    with app.app_context(), db.transaction():
+        db.execute_many(
+            "INSERT INTO collection_products (collection_id, product_id, position)"
+            " VALUES (:c, :p, :n)",
+            [{"c": collection["id"], "p": f"p{n:03d}", "n": n} for n in range(0, ROWS, 2)],
+        )
+    members = [f"p{n:03d}" for n in range(0, ROWS, 2)]
+    for path in (
+        "/products?collection=picks&sort=price",
+        f"/products?collection_id={collection['id']}",
+    ):
+        with sql_count() as counted:
+            first = client.get(path + "&page_size=4").json
+        assert counted["statements"] == 1, path  # the page and its total: one statement
+        assert first["total"] == len(members) and first["total_is_exact"], path
+        ids, bodies = _walk(client, path, 4)
+        assert sorted(ids) == members and len(ids) == len(set(ids)), path
+        assert {body["total"] for body in bodies} == {len(members)}, path

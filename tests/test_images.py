@@ -121,6 +121,13 @@ def test_etag_cache_and_304(app, client, owner_client, product):
     assert client.get(url, headers={"If-None-Match": '"other"'}).status_code == 200
     signed_in = owner_client.get(url)  # a signed-in reader gets the same public answer
     assert signed_in.headers["Cache-Control"] == first.headers["Cache-Control"]
+    # ... while a signed-in JSON answer is private (shop/hooks.py finish_response) and an
+    # anonymous one carries no caching rule of ours
+    record = f"/products/{product['id']}"
+    staff, anonymous = owner_client.get(record), client.get(record)
+    assert staff.status_code == anonymous.status_code == 200
+    assert staff.headers["Cache-Control"] == "no-store"
+    assert "Cache-Control" not in anonymous.headers
     assert client.get("/images/" + "0" * 24).status_code == 404
 
 

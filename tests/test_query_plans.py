@@ -233,3 +233,57 @@ def test_an_orders_total_is_counted_along_the_pages_index(app, where):
         plan = _plan(sql, {"status": "paid", "c": "x", "_cap": 1001})
 
     assert not _sorts_in_full(plan, "orders"), plan
+
+
+@pytest.mark.parametrize(
+    "args, index",
+    [
+        ({"category_id": "k1"}, "products_category"),
+        ({"category": "top"}, "products_category"),
+        ({"options": {"Size": ["M"]}}, "variant_option_values_lookup"),
+        ({"options": {"Size": ["M", "L"], "Colour": ["Red"]}}, "variant_option_values_lookup"),
+        ({"collection_id": "c1"}, "collection_products"),
+        ({"collection": "picks"}, "collection_products"),
+        ({"in_stock": False}, "products_out_of_stock"),
+    ],
+)
+def test_a_narrow_filter_finds_its_products_through_an_index(app, args, index):
+    """The matches a narrow filter collects (and a category's capped count) come from an
+    index of their own (0018): no scan of products, variants or option values."""
+    from shop.services.product_query import ProductQuery
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+        db.execute_many(
+            "INSERT INTO categories (id, name, slug, created_at, updated_at)"
+            " VALUES (:id, :id, :id, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+            [{"id": f"k{n}"} for n in range(40)],
+        )
+        db.execute("UPDATE categories SET slug = 'top' WHERE id = 'k1'")
+        db.execute("UPDATE categories SET parent_id = 'k1' WHERE id IN ('k2', 'k3')")
+        db.execute(
+            "UPDATE products SET category_id ="
+            " 'k' || CAST(CAST(SUBSTR(id, 2) AS INTEGER) % 40 AS TEXT)"
+        )
+    _upgrade(app)
+
+    with app.app_context():
+        query = ProductQuery(args, only_active=True)
+        where = query.filters()
+        plans = [
+            _plan("SELECT p.id FROM products p" + where.sql(), where.params),
+            _plan(f"SELECT COUNT(*) FROM (SELECT 1 FROM products p{where.sql()} LIMIT 1001) c",
+                  where.params),
+        ]  # fmt: skip
+
+        sqlite = db.get_db().engine == "sqlite"
+
+    scanned = [("products", "p"), ("product_variants", "v"), ("variant_option_values", "o0"),
+               ("collection_products", "cp")]  # fmt: skip
+    for plan in plans:
+        assert index in plan, plan
+        for table, alias in scanned:
+            assert f"Seq Scan on {table}" not in plan, plan
+            assert not any(line.strip() == f"SCAN {alias}" for line in plan.splitlines()), plan
+    if "category" in str(args) and sqlite:
+        assert "COVERING INDEX products_category" in plans[1], plans[1]  # counted in the index

@@ -446,3 +446,26 @@ def test_the_issues_filter_names_take_ids_or_slugs_and_facets_equal_the_totals(c
         documented = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"]}
         for name in ("category", "collection", "price_min", "price_max", "category_id"):
             assert documented[name]["description"], (path, name)
+
+
+def test_a_search_of_the_catalogue_is_one_statement_with_its_total(app, catalogue, sql_count):
+    """The public's search by relevance reads its page's products, ranked, with the total of
+    the matches in one statement (``Match.quick_page``); a page past the end counts."""
+    for n in range(5):
+        catalogue.product(name=f"Teapot {n}", price_cents=100 + n)
+    catalogue.product(name="Mug", price_cents=100)
+    catalogue.product(name="Teapot hidden", price_cents=100, active=False)
+    anonymous = app.test_client()
+
+    pages = []
+    for page in (1, 2, 3):
+        with sql_count() as cost:
+            body = anonymous.get(f"/products?q=teapot&page_size=2&page={page}").json
+        assert cost["statements"] == 1, page
+        assert body["total"] == 5 and body["total_is_exact"], page
+        pages.append([item["name"] for item in body["items"]])
+    assert [len(names) for names in pages] == [2, 2, 1]
+    assert sorted(sum(pages, [])) == [f"Teapot {n}" for n in range(5)]
+    with sql_count() as cost:
+        past = anonymous.get("/products?q=teapot&page_size=2&page=4").json
+    assert past["items"] == [] and past["total"] == 5 and cost["statements"] == 2

@@ -1,9 +1,15 @@
-"""Starting with a bad setting: one line naming it, exit code 1, no traceback."""
+"""Starting the web process: a bad setting is one line naming it, exit code 1, no traceback;
+a good start leaves each worker with the loaded app frozen out of garbage collection."""
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import urllib.request
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
@@ -85,6 +91,29 @@ def test_an_unreachable_redis_is_named_at_start_and_the_server_still_serves(tmp_
         log.seek(0)
         text = log.read()
     assert "REDIS_URL: Redis does not answer at redis://127.0.0.1:" in text
+
+
+def test_a_worker_freezes_the_loaded_app_and_dates_each_answer_to_the_second(tmp_path):
+    # gunicorn.conf.py's post_worker_init: the app's objects, made at start, are never walked
+    # by a collection again; and its Date header, formatted once a second, is the time of the
+    # answer (docs/performance.md, "The request path under gunicorn").
+    with open(tmp_path / "server.log", "w+") as log:
+        server = LiveServer({"DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}"}, log=log)
+        try:
+            for _ in range(2):  # the second Date comes from the one formatted for this second
+                before = datetime.now(UTC).replace(microsecond=0)
+                with urllib.request.urlopen(server.url + "/healthz", timeout=5) as response:
+                    assert json.load(response)["status"] == "ok"
+                    date = parsedate_to_datetime(response.headers["Date"])
+                after = datetime.now(UTC)
+                assert before <= date <= after, (before, response.headers["Date"], after)
+        finally:
+            server.stop()
+        log.seek(0)
+        text = log.read()
+    frozen = [int(n) for n in re.findall(r"froze (\d+) objects of the loaded app", text)]
+    assert len(frozen) == 1, text  # one worker, one freeze, after the app was loaded
+    assert frozen[0] > 10_000, text  # the app's modules and schemas, not a handful
 
 
 def test_dev_serve_on_a_busy_port_says_which_setting_to_change(tmp_path):

@@ -231,3 +231,33 @@ def test_stock_low_fires_once_until_back_above_and_variant_changes_are_product_u
     assert low == [variant["id"], variant["id"]]
     updated = [e for e in events if e["type"] == "product.updated"]
     assert len(updated) == 3 and {e["subject_id"] for e in updated} == {mug["id"]}
+
+
+def test_a_basket_of_several_variants_keeps_each_products_stock_and_says_when_it_ran_out(
+    app, owner_client, customer_client, shirt
+):
+    create_hook(owner_client, "http://127.0.0.1:9/hook", "product.out_of_stock")
+    small_red = variants(owner_client, shirt["id"])[0]
+    made = generate(owner_client, shirt["id"], stock=1).json["items"]
+    others = sorted(made, key=lambda v: v["id"], reverse=True)[:2]
+    mug = owner_client.post("/products", json={"name": "Mug", "price_cents": 900, "stock": 2}).json
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    lines = [
+        {"variant_id": others[0]["id"], "quantity": 1},
+        {"product_id": mug["id"], "quantity": 2},
+        {"variant_id": small_red["id"], "quantity": 5},
+        {"variant_id": others[1]["id"], "quantity": 1},
+    ]
+    order = customer_client.post("/payments/checkout", json={**body, "items": lines})
+
+    assert order.status_code == 201, order.json
+    assert [item["quantity"] for item in order.json["items"]] == [1, 2, 5, 1]
+    assert owner_client.get(f"/products/{mug['id']}").json["stock"] == 0
+    assert owner_client.get(f"/products/{shirt['id']}").json["stock"] == len(made) - 2
+    listed = {p["id"]: p["stock"] for p in owner_client.get("/products").json["items"]}
+    assert listed == {mug["id"]: 0, shirt["id"]: len(made) - 2}
+    with app.app_context():
+        events = db.query(
+            "SELECT subject_id FROM webhook_events WHERE type = 'product.out_of_stock'"
+        )
+    assert [e["subject_id"] for e in events] == [mug["id"]]

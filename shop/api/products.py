@@ -228,7 +228,7 @@ class Products(MethodView):
                 abort(400, "sort: relevance needs q (a search).")
             if args.get("cursor"):
                 abort(400, "cursor: a search by relevance pages with `page`; or sort by a column.")
-            return ranked_page(query, args, _fetch)
+            return ranked_page(query, args, _fetch, SELECT, present)
         kept = None
         if not query.filtered and not query.where.conditions:
             kept = totals.SQL[totals.PRODUCTS]
@@ -243,6 +243,7 @@ class Products(MethodView):
             convert=present,
             exact_total=kept,
             narrow=query.narrow,
+            dense=query.dense_filters(),
         )
 
     @blp.doc(operationId="createProduct")

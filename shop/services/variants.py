@@ -416,8 +416,14 @@ def refresh(product_id: str) -> int | None:
     if row is None:
         return None
     stock, threshold = row["stock"], row["low_stock_threshold"]
-    if threshold is None:
-        return stock
+    if threshold is not None:
+        mark_low_stock(product_id, threshold)
+    return stock
+
+
+def mark_low_stock(product_id: str, threshold: int) -> None:
+    """Mark the product's variants at or under ``threshold`` low (``variant.stock_low`` for
+    each newly low one) and the others not, in the caller's transaction."""
     db.execute(
         "UPDATE product_variants SET stock_low = 0"
         " WHERE product_id = :id AND stock_low = 1 AND stock > :threshold",
@@ -430,7 +436,6 @@ def refresh(product_id: str) -> int | None:
     )
     for row in sorted(low, key=lambda r: r["id"]):
         webhooks.emit("variant.stock_low", row["id"], load_variant)
-    return stock
 
 
 def product_changed(product_id: str, event: str = "product.updated") -> int | None:
