@@ -294,7 +294,7 @@ def pytest_xdist_auto_num_workers(config):
     a marker's part of it (``-m "not live"``), none (this process alone) when the run is
     narrowed to a few tests by ``-k``, a file or a test's id, ``--lf`` or ``--co``, where two
     workers each importing and collecting the suite would cost more than they save. ``-n N``
-    chooses outright (docs in README, "Running the tests")."""
+    chooses outright (docs/architecture.md, "Tests and CI")."""
     option = config.option
     narrowed = (
         option.keyword
