@@ -307,3 +307,25 @@ def test_a_variant_write_takes_its_product_row_before_the_variant_row(
     patch.join(30)
     assert answers and answers[0].status_code == 200, answers and answers[0].json
     assert variants(owner_client, product_id)[0]["stock"] == 9
+
+
+def test_a_lone_variants_price_sku_and_stock_change_together(owner_client):
+    """One PATCH of a lone variant's price, SKU and stock keeps all three, on the variant and
+    on its product: the stock trigger (0020) and the lone-variant trigger (0007) must not
+    copy the product's older price and SKU back onto the variant."""
+    product = owner_client.post(
+        "/products", json={"name": "Pot", "price_cents": 1000, "stock": 5, "sku": "POT-1"}
+    ).json
+    variant_id = product["variants"][0]["id"]
+    changed = owner_client.patch(
+        f"/products/{product['id']}/variants/{variant_id}",
+        json={"price_cents": 2000, "stock": 7, "sku": "POT-2"},
+    )
+    assert changed.status_code == 200, changed.json
+    assert (changed.json["price_cents"], changed.json["stock"], changed.json["sku"]) == (
+        2000,
+        7,
+        "POT-2",
+    )
+    shown = owner_client.get(f"/products/{product['id']}").json
+    assert (shown["price_cents"], shown["stock"], shown["sku"]) == (2000, 7, "POT-2")
