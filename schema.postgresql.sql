@@ -51,3 +51,25 @@ END $$;
 
 CREATE TRIGGER counters_order_number BEFORE UPDATE ON counters
 FOR EACH ROW WHEN (NEW.name = 'order_number') EXECUTE FUNCTION counters_order_number();
+
+-- 0020: a variant's stock change refreshes its product's list columns (checkout writes the
+-- variant alone); the same rule as services/variants.refresh. All three columns: the
+-- lone-variant trigger above copies them back onto a lone variant.
+CREATE OR REPLACE FUNCTION product_variants_stock() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE products SET
+        price_cents = COALESCE(
+            (SELECT MIN(price_cents) FROM product_variants
+                WHERE product_id = NEW.product_id AND active = 1),
+            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = NEW.product_id),
+            price_cents),
+        stock = COALESCE((SELECT SUM(stock) FROM product_variants
+            WHERE product_id = NEW.product_id AND active = 1), 0),
+        sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.product_id) = 1
+            THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = NEW.product_id) END
+    WHERE id = NEW.product_id;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER product_variants_stock AFTER UPDATE OF stock ON product_variants
+FOR EACH ROW WHEN (NEW.stock IS DISTINCT FROM OLD.stock) EXECUTE FUNCTION product_variants_stock();

@@ -34,3 +34,22 @@ CREATE TABLE IF NOT EXISTS product_search (
     description TEXT NOT NULL,
     flags TEXT NOT NULL DEFAULT ''
 );
+
+-- 0020: a variant's stock change refreshes its product's list columns (checkout writes the
+-- variant alone); the same rule as services/variants.refresh. All three columns: the
+-- lone-variant trigger above copies them back onto a lone variant.
+CREATE TRIGGER IF NOT EXISTS product_variants_stock AFTER UPDATE OF stock ON product_variants
+WHEN NEW.stock IS NOT OLD.stock
+BEGIN
+    UPDATE products SET
+        price_cents = COALESCE(
+            (SELECT MIN(price_cents) FROM product_variants
+                WHERE product_id = NEW.product_id AND active = 1),
+            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = NEW.product_id),
+            price_cents),
+        stock = COALESCE((SELECT SUM(stock) FROM product_variants
+            WHERE product_id = NEW.product_id AND active = 1), 0),
+        sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.product_id) = 1
+            THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = NEW.product_id) END
+    WHERE id = NEW.product_id;
+END;

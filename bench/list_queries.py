@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from bench import seed
 from bench.harness import app_on, seed_database
+from bench.lists import vacuum
 
 SIZE = seed.Size(products=100_000, categories=200, keys=100, customers=10_000, orders=200_000)
 SLOW_MS = 25
@@ -144,6 +145,7 @@ def main(argv=None) -> None:
         seed_database(url, SIZE)
     with app.app_context():
         app.extensions["shop.db"].analyze(full=True)
+        vacuum(app.extensions["shop.db"])
     app.config["RATELIMIT_ENABLED"] = False
     public, admin = app.test_client(), app.test_client()
     admin.environ_base["HTTP_USER_AGENT"] = seed.USER_AGENT

@@ -334,4 +334,8 @@ def _add_orders(count, customer_ids, product_ids, rng, moment, out: Seeded) -> N
         [{"value": count}],
     )
     if db.get_db().engine == "postgresql":  # checkout's numbers come from the sequence there
-        db.value("SELECT setval('order_numbers', :value)", {"value": count})
+        # setval refuses 0 (no orders seeded): then the next number is 1, not 2.
+        db.value(
+            "SELECT setval('order_numbers', CAST(:value AS BIGINT), CAST(:called AS INTEGER) = 1)",
+            {"value": max(count, 1), "called": int(count > 0)},
+        )

@@ -183,6 +183,9 @@ def _read(env) -> dict:
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
         # Product search: the stemming language (shop/services/search.py).
         "SEARCH_LANGUAGE": _search_language(env),
+        # Rankings each worker keeps, and ids per ranking (shop/services/search_cache.py).
+        "SEARCH_CACHE_SIZE": _int(env, "SHOP_SEARCH_CACHE_SIZE", 256, minimum=0),
+        "SEARCH_CACHE_IDS": _int(env, "SHOP_SEARCH_CACHE_IDS", 200, minimum=100),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",
         # gunicorn's access log: a line per request costs a keyed read ~16 % of its CPU
         # (docs/performance.md), so it is off unless asked for; nginx in front logs requests.

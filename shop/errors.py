@@ -49,10 +49,29 @@ def _dependency_errors() -> tuple:
     return (Unavailable, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
+RETRY_AFTER_CONFLICT = 1  # seconds: the other transaction has finished by then
+
+
+def rolled_back_response(error: BaseException):
+    """503 with Retry-After for a transaction PostgreSQL rolled back to break a deadlock or a
+    serialization conflict with another: nothing of it was written, and the same request
+    again succeeds (the lock order of stock writes, ``services/stock.lock_products``,
+    keeps this rare; this is the backstop, not a 500)."""
+    log.warning("a transaction was rolled back by the database: %s", type(error).__name__)
+    message = "The request collided with another one and was not applied. Try again."
+    return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_CONFLICT)}
+
+
 def register(app) -> None:
-    """Answer 503 for an unreachable dependency, raised anywhere in a request."""
+    """Answer 503 for an unreachable dependency, raised anywhere in a request, and for a
+    transaction the database rolled back to break a deadlock."""
     for kind in _dependency_errors():
         app.register_error_handler(kind, unavailable_response)
+    if app.config["DATABASE_URL"].startswith("postgres"):
+        import psycopg.errors
+
+        for kind in (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+            app.register_error_handler(kind, rolled_back_response)
 
 
 def abort(status: int, message: str, headers: dict | None = None) -> NoReturn:

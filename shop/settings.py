@@ -47,8 +47,14 @@ CURRENCIES = frozenset(_ISO_4217.split())
 
 def current() -> dict:
     """Every setting, stored values over defaults."""
+    return from_rows(db.query("SELECT key, value FROM settings"))
+
+
+def from_rows(rows) -> dict:
+    """Every setting from the ``key``/``value`` rows of ``settings`` (read by the caller,
+    maybe beside other rows: the checkout's one read), stored values over defaults."""
     values = dict(DEFAULTS)
-    for row in db.query("SELECT key, value FROM settings"):
+    for row in rows:
         if row["key"] in DEFAULTS:
             values[row["key"]] = json.loads(row["value"])
     return values

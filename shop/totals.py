@@ -39,8 +39,13 @@ _COUNT = {
 
 # The count queries ``paginate`` runs for the unfiltered lists.
 SQL = {name: f"SELECT value FROM counters WHERE name = '{name}'" for name in _COUNT}
+# The newer orders are counted on the ``orders_created_at`` index. PostgreSQL plans the
+# count before it reads ``counted_to``, so it estimates a third of the table newer and
+# scanned every order (277 ms at 200,000; issue 29); a range with a bound it does know (the
+# latest instant ``clock.iso`` writes) is estimated narrow, and read from the index (0.2 ms).
 SQL[ORDERS] = (
-    "SELECT value + (SELECT COUNT(*) FROM orders WHERE created_at > COALESCE(counted_to, ''))"
+    "SELECT value + (SELECT COUNT(*) FROM orders WHERE created_at > COALESCE(counted_to, '')"
+    " AND created_at <= '9999-12-31T23:59:59.999999Z')"
     f" FROM counters WHERE name = '{ORDERS}'"
 )
 

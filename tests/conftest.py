@@ -288,6 +288,23 @@ def smtp():
     server.stop()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """How many processes ``-n auto`` (``./dev test``) starts: one per core for the suite or
+    a marker's part of it (``-m "not live"``), none (this process alone) when the run is
+    narrowed to a few tests by ``-k``, a file or a test's id, ``--lf`` or ``--co``, where two
+    workers each importing and collecting the suite would cost more than they save. ``-n N``
+    chooses outright (docs/architecture.md, "Tests and CI")."""
+    option = config.option
+    narrowed = (
+        option.keyword
+        or option.collectonly
+        or getattr(option, "lf", False)
+        or any(".py" in arg for arg in config.args)
+    )
+    return 0 if narrowed else len(os.sched_getaffinity(0))
+
+
 # Fixtures that start a process: a test using one must carry the ``live`` marker.
 LIVE_FIXTURES = frozenset({"live", "browser", "private_postgres", "private_redis"})
 

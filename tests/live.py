@@ -64,7 +64,10 @@ class LiveServer:
         )
         self._wait_ready(ready_path)
 
-    def _wait_ready(self, path: str, seconds: float = 20.0) -> None:
+    def _wait_ready(self, path: str, seconds: float = 120.0) -> None:
+        """Poll until gunicorn answers on ``path``; fail at once when it exits. The bound is
+        for a server that never answers: on a loaded VM (two test workers, other jobs) an app
+        import alone was seen taking 30 s, so 20 s failed healthy starts."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

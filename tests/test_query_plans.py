@@ -162,6 +162,79 @@ def test_a_cursor_page_at_depth_is_an_index_range(app, sql, where, sort, last):
     assert not _sorts_in_full(plan, table), plan
 
 
+def _add_orders(count: int) -> None:
+    """Orders by bulk SQL (one customer), as the benchmark's seeding writes them."""
+    customer = db.new_id()
+    db.execute(
+        "INSERT INTO customers (id, email, name, password_hash, active, created_at, updated_at)"
+        " VALUES (:id, 'plans@example.com', 'P', 'x', 1, :at, :at)",
+        {"id": customer, "at": "2026-01-01T00:00:00.000000Z"},
+    )
+    db.execute_many(
+        "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
+        " currency, created_at, updated_at) VALUES (:id, :number, :customer, :status, 100, 100,"
+        " 'EUR', :at, :at)",
+        [
+            {
+                "id": f"o{n:05d}",
+                "number": f"SO-{n:06d}",
+                "customer": customer,
+                "status": ("pending", "paid", "shipped", "cancelled")[n % 4],
+                "at": f"2026-01-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00.000000Z",
+            }
+            for n in range(count)
+        ],
+    )
+
+
+def test_the_kept_orders_total_counts_the_newer_orders_on_their_index(app):
+    """``totals.SQL[ORDERS]`` with the planner's real statistics: PostgreSQL plans the count
+    before it reads ``counted_to`` and, given only a lower bound, scanned the whole table."""
+    from shop import totals
+
+    with app.app_context():
+        _add_orders(3000)
+    _upgrade(app)  # counts them, and gathers the statistics
+
+    with app.app_context():
+        if db.get_db().engine == "sqlite":
+            plan = _plan(totals.SQL[totals.ORDERS], {})
+        else:  # the planner's own choice: no enable_seqscan = off
+            plan = "\n".join(r["QUERY PLAN"] for r in db.query("EXPLAIN " + totals.SQL["orders"]))
+
+    assert "orders_created_at" in plan and "Seq Scan on orders" not in plan, plan
+
+
+def test_an_orders_page_reads_its_lines_history_payment_and_shipments_by_index(app):
+    """The page's one statement (``services/order_json.py``): each order's parts are read
+    through their order's index, never by scanning their table."""
+    from shop.services import order_json
+
+    with app.app_context():
+        page = "SELECT o.id FROM orders o ORDER BY o.created_at DESC, o.id DESC LIMIT 21"
+        sql = f"{order_json.select()} WHERE o.id IN ({page})"
+        plan = _plan(sql, {})
+
+    parts = ("order_items", "order_status_history", "shipments", "shipment_lines", "payments")
+    for table in (*parts, "customers"):
+        assert f"SCAN {table}" not in plan and f"Seq Scan on {table}" not in plan, plan
+
+
+@pytest.mark.parametrize("where", ["o.status = :status", "o.customer_id = :c"])
+def test_an_orders_total_is_counted_along_the_pages_index(app, where):
+    """``count_in_order`` (shop.pages): the capped count walks the filter's index in the
+    page's order, so it reads what the page read; no sort, no table scan."""
+    from shop import pages
+
+    with app.app_context():
+        sql = pages.count_sql(
+            "orders o", pages.Where(where), " ORDER BY o.created_at DESC, o.id DESC"
+        )
+        plan = _plan(sql, {"status": "paid", "c": "x", "_cap": 1001})
+
+    assert not _sorts_in_full(plan, "orders"), plan
+
+
 @pytest.mark.parametrize(
     "args, index",
     [

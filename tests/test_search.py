@@ -448,24 +448,130 @@ def test_the_issues_filter_names_take_ids_or_slugs_and_facets_equal_the_totals(c
             assert documented[name]["description"], (path, name)
 
 
-def test_a_search_of_the_catalogue_is_one_statement_with_its_total(app, catalogue, sql_count):
-    """The public's search by relevance reads its page's products, ranked, with the total of
-    the matches in one statement (``Match.quick_page``); a page past the end counts."""
+def test_a_search_of_the_catalogue_ranks_once_per_version_in_at_most_3_statements(
+    app, catalogue, sql_count
+):
+    """The public's search by relevance: the catalogue's version, then (first time at this
+    version) the ranking's ids and total, then the page's rows by id; a page past the end
+    is the version alone. Uncached (past the ids kept, or the cache off) it is one statement
+    with its total (``Match.quick_page``), two past the end."""
     for n in range(5):
         catalogue.product(name=f"Teapot {n}", price_cents=100 + n)
     catalogue.product(name="Mug", price_cents=100)
     catalogue.product(name="Teapot hidden", price_cents=100, active=False)
     anonymous = app.test_client()
 
-    pages = []
+    pages, costs = [], []
     for page in (1, 2, 3):
         with sql_count() as cost:
             body = anonymous.get(f"/products?q=teapot&page_size=2&page={page}").json
-        assert cost["statements"] == 1, page
+        costs.append((cost["statements"], cost["writes"]))
         assert body["total"] == 5 and body["total_is_exact"], page
         pages.append([item["name"] for item in body["items"]])
+    assert costs == [(3, 0), (2, 0), (2, 0)]  # a miss, then hits
     assert [len(names) for names in pages] == [2, 2, 1]
     assert sorted(sum(pages, [])) == [f"Teapot {n}" for n in range(5)]
     with sql_count() as cost:
         past = anonymous.get("/products?q=teapot&page_size=2&page=4").json
-    assert past["items"] == [] and past["total"] == 5 and cost["statements"] == 2
+    assert past["items"] == [] and past["total"] == 5 and cost["statements"] == 1
+    with sql_count() as cost:  # "TEAPOT" is the same search: the same ranking
+        again = anonymous.get("/products?q=TEAPOT&page_size=2").json
+    assert [item["name"] for item in again["items"]] == pages[0] and cost["statements"] == 2
+
+    app.config["SEARCH_CACHE_IDS"] = 100  # a page past the ids kept: ranked each time
+    for page, statements in ((50, 1), (51, 2)):  # page 51 starts past match 100
+        with sql_count() as cost:
+            body = anonymous.get(f"/products?q=teapot&page_size=2&page={page}").json
+        assert body == {**body, "items": [], "total": 5} and cost["statements"] == statements
+    app.config["SEARCH_CACHE_SIZE"] = 0
+    app.extensions.pop("shop.search_cache", None)
+    for page, statements in ((1, 1), (1, 1), (4, 2)):
+        with sql_count() as cost:
+            body = anonymous.get(f"/products?q=teapot&page_size=2&page={page}").json
+        assert body["total"] == 5 and cost["statements"] == statements, page
+    assert [item["name"] for item in body["items"]] == []
+
+
+def _searched(client, query: str) -> tuple[list[str], int]:
+    body = client.get("/products", query_string={"q": query}).json
+    return sorted(item["name"] for item in body["items"]), body["total"]
+
+
+def test_a_cached_search_answers_the_new_truth_after_every_product_write(
+    app, client, owner_client, catalogue, sql_count
+):
+    kettle = catalogue.product(name="Copper Kettle", sku="KT-1", price_cents=1000)
+    other = catalogue.product(name="Steel Kettle", price_cents=2000)
+    for who in (client, owner_client):  # the public's ranking and staff's, each cached
+        costs = []
+        for _ in range(2):
+            with sql_count() as cost:
+                assert _searched(who, "kettle") == (["Copper Kettle", "Steel Kettle"], 2)
+            costs.append(cost["statements"])
+        assert costs[1] == costs[0] - 1  # then a hit (staff's sign-in adds its own reads)
+
+    assert (
+        owner_client.put(f"/products/{kettle['id']}", json={"name": "Copper Urn"}).status_code
+        == 200
+    )
+    assert _searched(client, "kettle") == (["Steel Kettle"], 1)  # renamed
+    assert _searched(client, "urn") == (["Copper Urn"], 1)
+
+    assert _searched(client, "ZZ-9") == ([], 0)
+    (variant,) = owner_client.get(f"/products/{kettle['id']}").json["variants"]
+    path = f"/products/{kettle['id']}/variants/{variant['id']}"
+    assert (
+        owner_client.patch(path, json={"sku": "ZZ-9"}).status_code == 200
+    )  # a new SKU finds its product
+    assert _searched(client, "ZZ-9") == (["Copper Urn"], 1)
+    assert _searched(client, "KT-1") == ([], 0)
+
+    assert owner_client.put(f"/products/{other['id']}", json={"active": False}).status_code == 200
+    assert _searched(client, "kettle") == ([], 0)  # the public no longer sees it
+    assert _searched(owner_client, "kettle") == (["Steel Kettle"], 1)
+    assert owner_client.delete(f"/products/{other['id']}").status_code == 204
+    assert _searched(owner_client, "kettle") == ([], 0)
+
+    imported = owner_client.post(
+        "/products/import?dry_run=false",
+        data=b"product_slug,product_name,variant_price\r\niron-kettle,Iron Kettle,5.00\r\n",
+        content_type="text/csv",
+    )
+    assert imported.status_code == 200 and imported.json["created"] == 1, imported.json
+    assert _searched(client, "kettle") == (["Iron Kettle"], 1)
+    with sql_count() as cost:  # a dry run writes nothing: the ranking stays good
+        dry = owner_client.post(
+            "/products/import?dry_run=true",
+            data=b"product_slug,product_name,variant_price\r\nold-kettle,Old Kettle,5.00\r\n",
+            content_type="text/csv",
+        )
+    assert dry.json["created"] == 1 and cost["writes"] >= 1
+    assert _searched(client, "kettle") == (["Iron Kettle"], 1)
+
+
+def test_a_checkout_shows_in_the_next_search_without_a_new_version(
+    app, client, owner_client, customer_client, catalogue, sql_count
+):
+    from shop.services import search_cache
+    from tests.orders_helpers import ADDRESS
+
+    lamp = catalogue.product(name="Brass Lamp", price_cents=4000, stock=1)
+    first = client.get("/products?q=lamp").json["items"]
+    assert [(p["stock"], p["in_stock"]) for p in first] == [(1, True)]
+    with app.app_context():
+        version = search_cache.version()
+    order = customer_client.post(
+        "/payments/checkout",
+        json={
+            "shipping_address": ADDRESS,
+            "payment_method": "manual",
+            "items": [{"product_id": lamp["id"], "quantity": 1}],
+        },
+    )
+    assert order.status_code == 201, order.json
+    with app.app_context():
+        assert search_cache.version() == version  # a sale changes no searched text
+    with sql_count() as cost:
+        after = client.get("/products?q=lamp").json["items"]
+    assert cost["statements"] == 2  # the cached ranking, the page's rows read now
+    assert [(p["stock"], p["in_stock"], p["price_cents"]) for p in after] == [(0, False, 4000)]

@@ -231,3 +231,101 @@ def test_stock_low_fires_once_until_back_above_and_variant_changes_are_product_u
     assert low == [variant["id"], variant["id"]]
     updated = [e for e in events if e["type"] == "product.updated"]
     assert len(updated) == 3 and {e["subject_id"] for e in updated} == {mug["id"]}
+
+
+def test_a_basket_of_several_variants_keeps_each_products_stock_and_says_when_it_ran_out(
+    app, owner_client, customer_client, shirt
+):
+    create_hook(owner_client, "http://127.0.0.1:9/hook", "product.out_of_stock")
+    small_red = variants(owner_client, shirt["id"])[0]
+    made = generate(owner_client, shirt["id"], stock=1).json["items"]
+    others = sorted(made, key=lambda v: v["id"], reverse=True)[:2]
+    mug = owner_client.post("/products", json={"name": "Mug", "price_cents": 900, "stock": 2}).json
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    lines = [
+        {"variant_id": others[0]["id"], "quantity": 1},
+        {"product_id": mug["id"], "quantity": 2},
+        {"variant_id": small_red["id"], "quantity": 5},
+        {"variant_id": others[1]["id"], "quantity": 1},
+    ]
+    order = customer_client.post("/payments/checkout", json={**body, "items": lines})
+
+    assert order.status_code == 201, order.json
+    assert [item["quantity"] for item in order.json["items"]] == [1, 2, 5, 1]
+    assert owner_client.get(f"/products/{mug['id']}").json["stock"] == 0
+    assert owner_client.get(f"/products/{shirt['id']}").json["stock"] == len(made) - 2
+    listed = {p["id"]: p["stock"] for p in owner_client.get("/products").json["items"]}
+    assert listed == {mug["id"]: 0, shirt["id"]: len(made) - 2}
+    with app.app_context():
+        events = db.query(
+            "SELECT subject_id FROM webhook_events WHERE type = 'product.out_of_stock'"
+        )
+    assert [e["subject_id"] for e in events] == [mug["id"]]
+
+
+def test_a_variant_write_takes_its_product_row_before_the_variant_row(
+    app, owner_client, shirt, database_url
+):
+    """Checkout locks a product's row, then its variants' (the trigger of 0020 updates the
+    product when a variant's stock changes): a variant's other writers must take the product
+    first too, or a checkout and a restock wait for each other. Here the test holds the
+    product's row as a checkout does; the PATCH must wait for it without holding the
+    variant's row, so the "checkout" can still take the variant's stock."""
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks: SQLite lets one writer in at a time")
+    import threading
+
+    import psycopg
+
+    product_id, variant_id = shirt["id"], shirt["variants"][0]["id"]
+    answers = []
+    with psycopg.connect(database_url) as checkout:
+        checkout.execute("SELECT id FROM products WHERE id = %s FOR UPDATE", (product_id,))
+        mine = checkout.execute("SELECT pg_backend_pid()").fetchone()[0]
+        patch = threading.Thread(
+            target=lambda: answers.append(
+                owner_client.patch(
+                    f"/products/{product_id}/variants/{variant_id}", json={"stock": 9}
+                )
+            )
+        )
+        patch.start()
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            for _ in range(600):  # until the PATCH waits for this transaction (at most ~30 s)
+                blocked = watcher.execute(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                    (mine,),
+                ).fetchone()[0]
+                if blocked or not patch.is_alive():
+                    break
+                threading.Event().wait(0.05)
+        assert blocked, "the PATCH never waited for the product's row"
+        checkout.execute("SET LOCAL lock_timeout = '10s'")
+        checkout.execute(
+            "UPDATE product_variants SET stock = stock - 1 WHERE id = %s", (variant_id,)
+        )
+    patch.join(30)
+    assert answers and answers[0].status_code == 200, answers and answers[0].json
+    assert variants(owner_client, product_id)[0]["stock"] == 9
+
+
+def test_a_lone_variants_price_sku_and_stock_change_together(owner_client):
+    """One PATCH of a lone variant's price, SKU and stock keeps all three, on the variant and
+    on its product: the stock trigger (0020) and the lone-variant trigger (0007) must not
+    copy the product's older price and SKU back onto the variant."""
+    product = owner_client.post(
+        "/products", json={"name": "Pot", "price_cents": 1000, "stock": 5, "sku": "POT-1"}
+    ).json
+    variant_id = product["variants"][0]["id"]
+    changed = owner_client.patch(
+        f"/products/{product['id']}/variants/{variant_id}",
+        json={"price_cents": 2000, "stock": 7, "sku": "POT-2"},
+    )
+    assert changed.status_code == 200, changed.json
+    assert (changed.json["price_cents"], changed.json["stock"], changed.json["sku"]) == (
+        2000,
+        7,
+        "POT-2",
+    )
+    shown = owner_client.get(f"/products/{product['id']}").json
+    assert (shown["price_cents"], shown["stock"], shown["sku"]) == (2000, 7, "POT-2")

@@ -5,6 +5,8 @@ A customer sees only their own orders (anybody else's is a 404); ``orders.read``
 follows, the history) is ``shop/services/orders.py``.
 """
 
+from operator import itemgetter
+
 from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
@@ -20,14 +22,15 @@ from shop.api.common import (
     paginate,
     readable,
 )
+from shop.api.dump import json_page, json_text
 from shop.api.schemas import OrderSchema, order_status
 from shop.auth.caller import require
 from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
 from shop.errors import abort
 from shop.openapi import DateOrDateTime, responds
-from shop.services import shipments
-from shop.services.orders import SELECT, change_status, load, present_all
+from shop.services import order_json, shipments
+from shop.services.orders import change_status
 from shop.services.shipments import ShipmentCreateSchema
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
@@ -46,14 +49,14 @@ class OrderStatusChangeSchema(Schema):
     note = fields.String(validate=validate.Length(max=500))
 
 
-def _visible(order_id: str) -> dict:
-    """The order if the caller may read it: 404 to a customer for anybody else's."""
+def _visible(order_id: str) -> str:
+    """The order's JSON if the caller may read it: 404 to a customer for anybody else's."""
     caller = g.caller
     if caller.kind == "customer":
-        order = load(order_id, caller.id)
+        order = order_json.body(order_id, caller.id)
     else:
         _require_orders_read()
-        order = load(order_id)
+        order = order_json.body(order_id)
     if order is None:
         abort(404, "Order not found.")
     return order
@@ -94,9 +97,17 @@ class Orders(MethodView):
             where.add("o.created_at < :before", before=_utc(args["created_before"]))
         order = changed_since(where, args, "o.") or " ORDER BY o.created_at DESC, o.id DESC"
         kept = None if where.conditions else totals.SQL[totals.ORDERS]
-        page = paginate(SELECT, "orders o", where, order, args, exact_total=kept)
-        page["items"] = present_all(page["items"])
-        return page
+        page = paginate(
+            order_json.select(),
+            "orders o",
+            where,
+            order,
+            args,
+            itemgetter("body"),
+            exact_total=kept,
+            count_in_order=True,  # every filter's index ends in the sort's columns
+        )
+        return json_page(page)  # the orders' JSON as the database wrote it
 
 
 @blp.route("/<id:order_id>")
@@ -110,7 +121,7 @@ class OrderById(MethodView):
         A customer may read their own orders only; anybody else's is a 404.
         Administrators and API keys need `orders.read` (scope `read:order`).
         """
-        return _visible(order_id)
+        return json_text(_visible(order_id))
 
 
 @blp.route("/<id:order_id>/status")

@@ -308,8 +308,10 @@ class Database:
         if depth == 0 and self.engine == "postgresql":
             self._pg(lambda c: c.execute("BEGIN"))  # a broken idle connection is replaced
             conn = local.conn
+            local.marks = set()
         elif depth == 0:
             conn.execute("BEGIN IMMEDIATE")
+            local.marks = set()
         else:
             self._in_transaction(conn, f"SAVEPOINT sp{depth}")
         local.depth = depth + 1
@@ -317,6 +319,7 @@ class Database:
             yield self
         except BaseException:
             local.depth = depth
+            local.marks = set()  # what was marked may have been rolled back
             if self.engine == "postgresql" and conn.closed:
                 raise
             undo = "ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}"
@@ -325,6 +328,18 @@ class Database:
         else:
             local.depth = depth
             self._in_transaction(conn, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+
+    def first_in_transaction(self, name: str) -> bool:
+        """Whether ``name`` is new to the open transaction (and mark it): True once per
+        transaction, and again after any rollback (of a savepoint too), which may have undone
+        what the first call wrote; always True outside a transaction."""
+        local = self._local
+        if not getattr(local, "depth", 0):
+            return True
+        if name in local.marks:
+            return False
+        local.marks.add(name)
+        return True
 
     def lock(self, name: str) -> None:
         """Serialise transactions that take the same named lock, until the transaction ends.

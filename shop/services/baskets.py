@@ -198,26 +198,48 @@ def product_lines(items: list[dict]) -> list[dict]:
     return lines
 
 
-# The tax rates and the active shipping methods (the one asked for, or all) in one statement:
-# the checkout reads them on every order.
-_RATES_AND_METHODS = """
+# What pricing reads of the shop, in one statement: the settings, the tax rates and the
+# active shipping methods (the one asked for, or all). The checkout reads it on every order,
+# and adds its order number to it (``NUMBER``: a scalar SQL expression, in ``price_cents``).
+_SHOP = """
     SELECT 'rate' AS kind, NULL AS id, name, country, region, tax_class, rate,
            NULL AS countries, NULL AS weight_bands, NULL AS price_cents, NULL AS free_over_cents
     FROM tax_rates
     UNION ALL
     SELECT 'method', id, name, NULL, NULL, tax_class, NULL, countries, weight_bands,
            price_cents, free_over_cents
-    FROM shipping_methods WHERE active = 1 AND (:method_id = '' OR id = :method_id)"""
+    FROM shipping_methods WHERE active = 1 AND (:method_id = '' OR id = :method_id)
+    UNION ALL
+    SELECT 'setting', key, value, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM settings"""
+_SHOP_AND_NUMBER = {
+    engine: _SHOP
+    + f"""
+    UNION ALL
+    SELECT 'number', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {number}, NULL"""
+    for engine, number in {
+        # PostgreSQL: the sequence (never rolled back: a failed checkout skips a number).
+        "postgresql": "nextval('order_numbers')",
+        # SQLite: one writer at a time, so the highest plus one, or after the numbers given
+        # before 0017 (the counters row, which nodes of the previous release still bump).
+        "sqlite": "MAX(COALESCE((SELECT MAX(seq) FROM orders), 0),"
+        " COALESCE((SELECT value FROM counters WHERE name = 'order_number'), 0)) + 1",
+    }.items()
+}
 
 
-def _rates_and_methods(method_id: str | None) -> tuple[list[dict], list[dict]]:
-    """Every tax rate, and the active methods (only ``method_id`` when given)."""
-    rates, methods = [], []
-    for row in db.query(_RATES_AND_METHODS, {"method_id": method_id or ""}):
+def shop_data(method_id: str | None, next_number: bool = False) -> dict:
+    """The shop's settings (``shop``), every tax rate (``rates``) and the active methods
+    (``methods``: only ``method_id`` when given), read in one statement; with
+    ``next_number`` (the checkout, inside its transaction) also the next order number's
+    integer (``seq``)."""
+    sql = _SHOP_AND_NUMBER[db.get_db().engine] if next_number else _SHOP
+    rates, methods, stored, seq = [], [], [], None
+    for row in db.query(sql, {"method_id": method_id or ""}):
         if row["kind"] == "rate":
             rates.append({k: row[k] for k in ("name", "country", "tax_class", "rate")})
             rates[-1]["region"] = row["region"] or None
-        else:
+        elif row["kind"] == "method":
             methods.append(
                 {
                     **{k: row[k] for k in ("id", "name", "tax_class", "price_cents")},
@@ -226,7 +248,11 @@ def _rates_and_methods(method_id: str | None) -> tuple[list[dict], list[dict]]:
                     "weight_bands": json.loads(row["weight_bands"]),
                 }
             )
-    return rates, methods
+        elif row["kind"] == "setting":
+            stored.append({"key": row["id"], "value": row["name"]})
+        else:
+            seq = int(row["price_cents"])
+    return {"shop": settings.from_rows(stored), "rates": rates, "methods": methods, "seq": seq}
 
 
 def price_basket(
@@ -236,13 +262,13 @@ def price_basket(
     discount: dict | None,
     *,
     require_method: bool,
-    shop: dict | None = None,
+    data: dict | None = None,
 ) -> dict:
-    """Price ``lines`` for ``address`` with the shop's data (``shop``: its settings, when the
-    caller has them) and ``discount`` (``find_discount`` or ``claim``); answer the
+    """Price ``lines`` for ``address`` with the shop's data (``data``: ``shop_data``'s, when
+    the caller has read it) and ``discount`` (``find_discount`` or ``claim``); answer the
     breakdown. Every refusal is a 400 naming its field."""
-    shop = shop or settings.current()
-    tax_rates, methods = _rates_and_methods(method_id)
+    data = data or shop_data(method_id)
+    shop, tax_rates, methods = data["shop"], data["rates"], data["methods"]
     method = None
     if method_id is not None:
         if not methods:

@@ -3,16 +3,22 @@
 One transaction holds the stock decrements, the order, its items, its payment, its first
 history entry, the confirmation mail (the outbox), the idempotency record and the audit
 entry: either all of them happen or none. It updates no row that every checkout updates, so
-concurrent checkouts on PostgreSQL wait for each other only on the variants they share:
+concurrent checkouts on PostgreSQL wait for each other only on the products they share:
 the order number comes from the sequence ``order_numbers`` (``nextval`` is never rolled
 back, so a failed checkout skips a number, as Shopify's do), and on SQLite, whose writers
 take turns anyway, from the highest number given plus one; the orders total is not bumped
 (``shop/totals.py``). The answer is presented from what the transaction wrote, not read
 back. Overselling is impossible on both engines because each decrement is a
 guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
-one writer on SQLite); a decrement that matches no row rolls the whole order back. Variants
-are taken in id order, then their products' list columns refreshed in product id order, so
-that two baskets holding the same variants never deadlock.
+one writer on SQLite); a decrement that matches no row rolls the whole order back. Each
+decrement locks the product's row and then the variant's, and its product's stock follows
+by the trigger ``product_variants_stock``; lines are taken in (product, variant) order, so
+that two baskets never deadlock.
+
+Statements of a one-line checkout (``tests/test_performance.py`` pins them): the decrement
+(which finds a product's lone variant itself), one read of the settings, tax rates, shipping
+methods and the order number (``baskets.shop_data``), the order, its items, its payment, its
+first history entry, the mail, the audit entry, and the webhook subscriptions.
 
 The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
 transaction, from the rows it took: the quote runs the same function on the same data, so
@@ -28,7 +34,7 @@ import hashlib
 import json
 from datetime import timedelta
 
-from shop import audit, db, mail, settings, webhooks
+from shop import audit, db, mail, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
 from shop.services import baskets, catalogue, orders, payments, variants
@@ -47,22 +53,39 @@ PRICING_KEYS = (
     "applied",
 )
 
-_DECREMENT = """
+# Take a variant's stock, guarded. Its product's row is locked first (PostgreSQL: the
+# sub-select runs before the variant's row is reached), then the variant's, and the trigger
+# product_variants_stock (migration 0020) brings the product's stock up to date in the same
+# statement: lines taken in (product, variant) order lock rows in one order in every checkout,
+# so two never deadlock. It answers what pricing needs, the product's low-stock threshold and
+# the product's stock after it (this variant's plus its other active variants', which this
+# statement does not change).
+_TAKE = """
     UPDATE product_variants SET stock = stock - :quantity
-    WHERE id = :id AND stock >= :quantity AND active = 1
-      AND product_id IN (SELECT id FROM products WHERE active = 1)
-    RETURNING product_id, sku, options, price_cents, weight_grams,
+    WHERE {which} AND stock >= :quantity AND active = 1
+      AND product_id = (SELECT id FROM products WHERE id = :product_id AND active = 1{lock})
+    RETURNING id, product_id, sku, options, price_cents, weight_grams,
         (SELECT name FROM products p WHERE p.id = product_variants.product_id) AS name,
         (SELECT tax_class FROM products p WHERE p.id = product_variants.product_id) AS tax_class,
         (SELECT category_id FROM products p WHERE p.id = product_variants.product_id)
-            AS category_id"""
-
-# The next order number. SQLite: one writer at a time, so the highest plus one, or after the
-# numbers given before 0017 (the counters row, which nodes of the previous release still bump).
-_NEXT_NUMBER = {
-    "postgresql": "SELECT nextval('order_numbers')",
-    "sqlite": "SELECT MAX(COALESCE((SELECT MAX(seq) FROM orders), 0),"
-    " COALESCE((SELECT value FROM counters WHERE name = 'order_number'), 0)) + 1",
+            AS category_id,
+        (SELECT low_stock_threshold FROM products p WHERE p.id = product_variants.product_id)
+            AS low_stock_threshold,
+        stock + (SELECT COALESCE(SUM(o.stock), 0) FROM product_variants o
+            WHERE o.product_id = product_variants.product_id AND o.active = 1
+              AND o.id <> product_variants.id) AS product_stock"""
+# (engine, the variant named or the product's lone one) -> the statement. A line naming a
+# product takes its lone variant in the same statement (the quote's rule,
+# ``baskets.with_variants``: exactly one variant, active or not).
+_DECREMENT = {
+    (engine, lone): _TAKE.format(
+        which="(SELECT COUNT(*) FROM product_variants c WHERE c.product_id = :product_id) = 1"
+        if lone
+        else "id = :variant_id",
+        lock=" FOR UPDATE" if engine == "postgresql" else "",  # SQLite: one writer anyway
+    )
+    for engine in ("postgresql", "sqlite")
+    for lone in (True, False)
 }
 
 
@@ -95,7 +118,6 @@ def place_order(
         if replayed:
             return replayed, False, None
     provider = payments.get(payment_method)
-    shop = settings.current()
     with db.transaction():
         if idempotency_key is not None:
             db.lock(f"checkout:{customer.id}:{idempotency_key}")
@@ -105,12 +127,13 @@ def place_order(
         taken = _take_stock(items)
         # After the stock: every checkout locks products, then the code's row.
         discount = baskets.claim(discount_code, customer.id) if discount_code else None
+        data = baskets.shop_data(shipping_method_id, next_number=True)
+        shop, seq = data["shop"], data["seq"]
         priced = baskets.price_basket(
-            taken, shipping_address, shipping_method_id, discount, require_method=True, shop=shop
+            taken, shipping_address, shipping_method_id, discount, require_method=True, data=data
         )
         lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
-        seq = db.value(_NEXT_NUMBER[db.get_db().engine])
         number = f"{shop['order_number_prefix']}{seq:06d}"
         subtotal, total = priced["subtotal_cents"], priced["total_cents"]
         started = provider.start(
@@ -247,19 +270,35 @@ def _take_stock(items: list[dict]) -> list[dict]:
     """Decrement every variant's stock, or stop the transaction naming the first that fails.
 
     Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
-    database.
+    database. A product left without stock emits ``product.out_of_stock``; one with a
+    low-stock threshold gets its variants' marks (``variants.mark_low_stock``).
     """
-    wanted = baskets.with_variants(items)
-    if len({item["variant_id"] for item in wanted}) < len(wanted):
-        abort(400, "items: two lines name the same variant; give it one line.")
-    taken = {}
-    for item in sorted(wanted, key=lambda item: item["variant_id"]):
-        row = db.one(_DECREMENT, {"id": item["variant_id"], "quantity": item["quantity"]})
-        if row is None or item.get("product_id", row["product_id"]) != row["product_id"]:
-            _refuse(item)
-        taken[item["variant_id"]] = row
-    for product_id in sorted({row["product_id"] for row in taken.values()}):
-        if variants.refresh(product_id) == 0:
+    engine = db.get_db().engine
+    if len(items) == 1 and "variant_id" not in items[0]:  # one statement finds and takes it
+        item = {"product_id": items[0]["product_id"], "quantity": items[0]["quantity"]}
+        row = db.one(_DECREMENT[engine, True], item)
+        if row is None:
+            _refuse(baskets.with_variants([item])[0])  # 400 when not exactly one variant
+        wanted = [{**item, "variant_id": row["id"]}]
+        taken = {row["id"]: row}
+    else:
+        wanted = _with_products(baskets.with_variants(items))
+        if len({item["variant_id"] for item in wanted}) < len(wanted):
+            abort(400, "items: two lines name the same variant; give it one line.")
+        taken = {}
+        for item in sorted(wanted, key=lambda item: (item["of_product"], item["variant_id"])):
+            params = {k: item[k] for k in ("variant_id", "quantity")}
+            row = db.one(_DECREMENT[engine, False], {**params, "product_id": item["of_product"]})
+            if row is None:
+                _refuse(item)
+            taken[item["variant_id"]] = row
+    # Taken in (product, variant) order: a product's last row saw its other variants' decrements.
+    products = {row["product_id"]: row for row in taken.values()}
+    for product_id in sorted(products):
+        row = products[product_id]
+        if row["low_stock_threshold"] is not None:
+            variants.mark_low_stock(product_id, row["low_stock_threshold"])
+        if row["product_stock"] == 0:
             webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
     for item in wanted:
@@ -279,6 +318,25 @@ def _take_stock(items: list[dict]) -> list[dict]:
             }
         )
     return lines
+
+
+def _with_products(wanted: list[dict]) -> list[dict]:
+    """The lines, each with its product's id in ``of_product`` (the lock order needs it):
+    lines naming only a variant read theirs, one statement for all; an unknown variant is
+    refused."""
+    named = sorted({item["variant_id"] for item in wanted if "product_id" not in item})
+    found = {}
+    if named:
+        marks, params = db.in_list("v", named)
+        rows = db.query(f"SELECT id, product_id FROM product_variants WHERE id IN {marks}", params)
+        found = {row["id"]: row["product_id"] for row in rows}
+    for item in wanted:
+        if item.get("product_id", found.get(item["variant_id"])) is None:
+            _refuse(item)
+    return [
+        {**item, "of_product": item.get("product_id", found.get(item["variant_id"]))}
+        for item in wanted
+    ]
 
 
 def _refuse(item: dict) -> None:

@@ -14,7 +14,7 @@ from flask import current_app
 from shop import db
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import image_codec, image_files
+from shop.services import image_codec, image_files, stock
 
 WIDTHS = (160, 320, 640, 1280)
 MAX_PER_PRODUCT = 250  # Shopify's limit per product
@@ -126,6 +126,7 @@ def remove(product_id: str, image_id: str) -> None:
     showed it show none (``image_id`` null). Inside a transaction holding the products
     lock."""
     one(product_id, image_id)
+    stock.lock_products([product_id])  # before its variants' rows, as checkout does
     db.execute(
         "UPDATE product_variants SET image_id = NULL, updated_at = :now"
         " WHERE product_id = :pid AND image_id = :id",

@@ -16,7 +16,7 @@ from flask import g
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import baskets, payments, variants
+from shop.services import baskets, order_json, payments, stock, variants
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -34,17 +34,6 @@ NEXT = {
 }
 STATUSES = tuple(NEXT)
 RESTOCKING = frozenset({"cancelled", "refunded"})
-
-SELECT = """
-    SELECT o.id, o.number, o.customer_id, o.status, o.subtotal_cents, o.total_cents,
-           o.currency, o.shipping_address, o.created_at, o.updated_at, o.discount_cents,
-           o.shipping_cents, o.tax_cents, o.pricing,
-           c.email AS customer_email, c.name AS customer_name,
-           p.provider AS payment_provider, p.amount_cents AS payment_amount_cents,
-           p.status AS payment_status, p.reference AS payment_reference
-    FROM orders o
-    JOIN customers c ON c.id = o.customer_id
-    LEFT JOIN payments p ON p.order_id = o.id"""
 
 
 def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
@@ -110,39 +99,7 @@ def _pricing(stored: str | None) -> dict:
     return {**_UNPRICED, **json.loads(stored)} if stored else dict(_UNPRICED)
 
 
-def present_all(rows: list[dict]) -> list[dict]:
-    """Whole orders from their rows: items, histories and shipments in one query each."""
-    if not rows:
-        return []
-    ids, params = db.in_list("o", [row["id"] for row in rows])
-    items, history = {}, {}
-    for item in db.query(
-        "SELECT order_id, line, product_id, variant_id, name, sku, options, unit_price_cents,"
-        " quantity, line_total_cents, discount_cents, tax_cents, tax_rate,"
-        " COALESCE(total_cents, line_total_cents) AS total_cents"
-        f" FROM order_items WHERE order_id IN {ids} ORDER BY order_id, line",
-        params,
-    ):
-        options = item["options"]
-        item["options"] = json.loads(options) if options and options != "{}" else {}
-        items.setdefault(item.pop("order_id"), []).append(item)
-    for entry in db.query(
-        "SELECT order_id, status, note, at, by_kind, by_id, by_label FROM order_status_history"
-        f" WHERE order_id IN {ids} ORDER BY order_id, at, id",
-        params,
-    ):
-        history.setdefault(entry["order_id"], []).append(entry)
-    sent = shipments_of([row["id"] for row in rows if row["status"] not in UNSHIPPED])
-    return [
-        {
-            **_present(row, items.get(row["id"], []), history.get(row["id"], [])),
-            "shipments": sent.get(row["id"], []),
-        }
-        for row in rows
-    ]
-
-
-# An order line as ``present_all`` reads it from ``order_items``.
+# An order line as ``order_json`` shows it, from ``order_items``.
 ITEM_FIELDS = (
     "line",
     "product_id",
@@ -162,51 +119,17 @@ ITEM_FIELDS = (
 
 def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]) -> dict:
     """An order its writer just made, as ``load`` would read it back, without reading:
-    ``row`` holds ``SELECT``'s order and customer columns, ``payment`` the payment's."""
+    ``row`` holds the order's columns and its customer's (``customer_email``,
+    ``customer_name``), ``payment`` the payment's."""
     payment_columns = {f"payment_{k}": v for k, v in payment.items()}
     items = [{k: line[k] for k in ITEM_FIELDS} for line in lines]
     return {**_present({**row, **payment_columns}, items, history), "shipments": []}
 
 
-# Statuses in which an order has never shipped: no need to look for its shipments.
-UNSHIPPED = frozenset({"pending", "paid", "cancelled"})
-
-
-def shipments_of(order_ids: list[str]) -> dict[str, list[dict]]:
-    """The shipments of these orders, oldest first, by order id."""
-    found, by_id = {}, {}
-    if not order_ids:
-        return found
-    ids, params = db.in_list("s", order_ids)
-    for row in db.query(
-        "SELECT id, order_id, carrier, tracking_number, tracking_url, created_at"
-        f" FROM shipments WHERE order_id IN {ids} ORDER BY order_id, created_at, id",
-        params,
-    ):
-        shipment = {**row, "lines": []}
-        by_id[row["id"]] = shipment
-        found.setdefault(row.pop("order_id"), []).append(shipment)
-        del shipment["order_id"]
-    if by_id:
-        for line in db.query(
-            "SELECT l.shipment_id, l.line, l.quantity FROM shipment_lines l"
-            f" WHERE l.order_id IN {ids} ORDER BY l.shipment_id, l.line",
-            params,
-        ):
-            by_id[line.pop("shipment_id")]["lines"].append(line)
-    return found
-
-
 def load(order_id: str, customer_id: str | None = None) -> dict | None:
-    """One whole order; with ``customer_id``, only if it is that customer's."""
-    if customer_id is None:
-        row = db.one(SELECT + " WHERE o.id = :id", {"id": order_id})
-    else:
-        row = db.one(
-            SELECT + " WHERE o.id = :id AND o.customer_id = :customer_id",
-            {"id": order_id, "customer_id": customer_id},
-        )
-    return present_all([row])[0] if row else None
+    """One whole order (``order_json``); with ``customer_id``, only if it is that
+    customer's."""
+    return order_json.load(order_id, customer_id)
 
 
 # An order with its payment, which follows the order (``_follow_payment``).
@@ -350,14 +273,15 @@ def _restock(order_id: str, moment: str) -> bool:
     )
     if not first_time:
         return False
-    # Variant order, then product order, as in checkout: concurrent transactions lock rows
-    # in one order.
+    # The products' rows first, then their variants' in variant order, as checkout does:
+    # concurrent transactions lock rows in one order.
     lines = db.query(
         "SELECT variant_id, product_id, SUM(quantity) AS quantity FROM order_items"
         " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id"
         " ORDER BY variant_id, product_id",
         {"id": order_id},
     )
+    stock.lock_products(line["product_id"] for line in lines)  # as checkout does
     # A variant or product deleted since simply matches no row. Lines without a variant
     # were sold by a node of the previous release: its product's lone variant takes them.
     db.execute_many(
@@ -375,7 +299,7 @@ def _restock(order_id: str, moment: str) -> bool:
 
 def record_history(order_id: str, status: str, note: str | None, moment: str) -> dict:
     """Add an entry to an order's status history, by the current caller; answer it as
-    ``present_all`` reads it."""
+    ``order_json`` shows it."""
     actor = g.caller.actor
     entry = {
         "status": status,

@@ -11,7 +11,7 @@ variants instead). Each function takes a plain dict, checked by ``catalogue_inpu
 from shop import audit, db, slugs, totals, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import variants
+from shop.services import search, variants
 from shop.services.catalogue import check_exists, load_product
 from shop.services.catalogue_input import ProductCreateSchema, ProductUpdateSchema, load
 
@@ -135,6 +135,7 @@ def delete_product(product_id: str) -> None:
         abort(404, "Product not found.")
     webhooks.emit("product.deleted", product_id, load_product)  # rendered before it goes
     db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
+    search.refresh(product_id)  # its index row is gone with it: a new catalogue version
     totals.bump(totals.PRODUCTS, -1)
     totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
     audit.record("product.deleted", {"product_id": product_id, **row})

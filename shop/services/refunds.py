@@ -21,7 +21,7 @@ import json
 from shop import audit, db, mail, money, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import orders, pricing, stripe_gateway, variants
+from shop.services import orders, pricing, stock, stripe_gateway, variants
 
 # The statuses an order can be refunded from (partially_shipped: the shipments branch).
 REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
@@ -298,7 +298,8 @@ def _through_stripe(order: dict, refund_id: str) -> None:
 
 
 def _put_back(order_id: str, restock: list) -> None:
-    """Put the asked units back on the shelf (variant order, as in checkout)."""
+    """Put the asked units back on the shelf (products locked first, then variants in
+    variant order, as checkout does)."""
     if not restock:
         return
     wanted = {item["line"]: item["quantity"] for item in restock}
@@ -310,6 +311,7 @@ def _put_back(order_id: str, restock: list) -> None:
         ({**item, "quantity": wanted[item["line"]]} for item in items if item["line"] in wanted),
         key=lambda row: (row["variant_id"] or "", row["product_id"] or ""),
     )
+    stock.lock_products(row["product_id"] for row in rows if row["product_id"])
     db.execute_many(
         "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
         [row for row in rows if row["variant_id"]],

@@ -18,7 +18,9 @@ other value indexes words unstemmed (accents folded). After changing it, run
 
 Every write of a product or its variants calls ``refresh(product_id)`` in its own
 transaction (``variants.product_changed``, where each such write ends), so the index is never
-behind the catalogue; a sale changes no searched text and does not touch it.
+behind the catalogue; a sale changes no searched text and does not touch it. ``refresh`` and
+``build`` also give the catalogue a new version, which the cache of rankings keys on
+(``search_cache``).
 ``build_if_changed`` (run by every ``flask db upgrade``) rebuilds the whole index when the
 definition recorded in ``search_index`` differs from the code's, which is how a change of
 what is indexed reaches existing databases.
@@ -41,6 +43,7 @@ from flask import current_app
 
 from shop import db
 from shop.clock import now_iso
+from shop.services import search_cache
 
 INDEX = "products"
 MAX_PIECES = 16  # whitespace-separated pieces of one query; the rest are ignored
@@ -175,6 +178,7 @@ def refresh(product_id: str) -> None:
         changed = db.execute(_PG_WRITE, {"id": product_id, **_pg_params()})
     if not changed:
         db.execute("DELETE FROM product_search WHERE product_id = :id", {"id": product_id})
+    search_cache.bump()  # what a search finds may have changed: rankings cached are old
 
 
 MISSING_BATCH = 1000
@@ -214,6 +218,7 @@ def build() -> None:
             )
         db.execute("DELETE FROM product_search")
         db.execute(_PG_FILL, _pg_params())
+    search_cache.bump()
     db.execute(
         "INSERT INTO search_index (name, definition, built_at) VALUES (:name, :definition, :at)"
         " ON CONFLICT (name) DO UPDATE SET definition = excluded.definition,"
@@ -226,6 +231,8 @@ def build_if_changed() -> bool:
     """Rebuild the index when its recorded definition is not the code's, or when it does not
     hold one row per product (rows written by other means): run by ``flask db upgrade``."""
     recorded = db.value("SELECT definition FROM search_index WHERE name = :n", {"n": INDEX})
+    if search_cache.version() is None:  # a database of an older release: searches may cache
+        search_cache.bump()
     if recorded == definition() and db.value(
         "SELECT (SELECT COUNT(*) FROM products) = (SELECT COUNT(*) FROM product_search)"
     ):
@@ -299,11 +306,18 @@ class Match:
         match is joined to its product: a few times cheaper than the general query on a term
         that a tenth of the catalogue holds. One statement: the page's products are joined
         to their ranks and the total comes with them (an empty page past the end counts).
+        Within the first ``SEARCH_CACHE_IDS`` matches the ranking comes from the cache of this
+        catalogue version instead (``search_cache``), the page's rows read by id.
         """
         if active is False:
             return None
         columns, found, _ = select.rpartition("FROM products p")
         assert found, "select reads FROM products p"  # noqa: S101 - our own constant
+        cache = search_cache.cache()
+        if cache is not None and offset + limit <= search_cache.depth():
+            version = search_cache.version()
+            if version is not None:
+                return self._cached_page(cache, version, bool(active), offset, limit, select)
         if _engine() == "postgresql":
             where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
             params = {**self.params, "limit": limit, "offset": offset}
@@ -340,3 +354,43 @@ class Match:
         else:  # past the end, or nothing
             total = 0 if not offset else db.value(count, params)
         return rows, total
+
+    def _ranking(self, active: bool, depth: int) -> search_cache.Ranking:
+        """The first ``depth`` ids of the ranking and the total of the matches (one statement)."""
+        if _engine() == "postgresql":
+            where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
+            rows = db.query(
+                "SELECT product_id, COUNT(*) OVER () AS total FROM product_search"
+                f" WHERE {where} ORDER BY ts_rank(document, {self.tsquery}) DESC, product_id"
+                " LIMIT :limit",
+                {**self.params, "limit": depth},
+            )
+        else:
+            search = self.params["search"] + (" NOT flags : hidden" if active else "")
+            matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
+            rows = db.query(
+                f"SELECT s.product_id, (SELECT COUNT(*) {matching}) AS total"
+                f" FROM (SELECT rowid AS sid, {_SQLITE_RANK} AS score {matching}"
+                " ORDER BY score, rowid LIMIT :limit) m"
+                " JOIN product_search s ON s.id = m.sid ORDER BY m.score, m.sid",
+                {"search": search, "limit": depth},
+            )
+        total = rows[0]["total"] if rows else 0
+        return search_cache.Ranking([row["product_id"] for row in rows], total)
+
+    def _cached_page(self, cache, version, active: bool, offset: int, limit: int, select: str):
+        """``quick_page`` from the ranking cached at ``version`` (ranked now if none is): the
+        page's rows read fresh by id, so stock, price and ``active`` are today's."""
+        key = (active, self.params["search"])
+        ranking = cache.get(version, key)
+        if ranking is None:
+            ranking = self._ranking(active, search_cache.depth())
+            cache.put(version, key, ranking)
+        ids = ranking.page(offset, limit)
+        if not ids:
+            return [], ranking.total
+        marks, params = db.in_list("id", ids)
+        fresh = " AND p.active = 1" if active else ""  # a second guard; a deactivation bumps
+        found = db.query(f"{select} WHERE p.id IN {marks}{fresh}", params)
+        rows = {row["id"]: row for row in found}
+        return [rows[i] for i in ids if i in rows], ranking.total

@@ -18,7 +18,7 @@ import json
 from shop import db, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import search
+from shop.services import search, stock
 from shop.services.catalogue import VARIANTS as SELECT
 from shop.services.catalogue import check_image, load_product, present_variant
 from shop.services.catalogue_input import (
@@ -273,6 +273,7 @@ def update_variant(product_id: str, variant_id: str, data: dict, *, announce=Tru
     """Change the fields given of one variant of a product (``announce=False``: the caller
     ends its write in ``product_changed`` itself)."""
     data = load(VariantUpdateSchema, data)
+    stock.lock_products([product_id])
     variant = _variant(product_id, variant_id)
     if "options" in data:
         product = _product(product_id)
@@ -308,6 +309,7 @@ def update_variant(product_id: str, variant_id: str, data: dict, *, announce=Tru
 
 def delete_variant(product_id: str, variant_id: str) -> None:
     """Delete a variant; a product's last one stays (409): every product has one."""
+    stock.lock_products([product_id])
     _variant(product_id, variant_id)
     count = db.value(
         "SELECT COUNT(*) FROM product_variants WHERE product_id = :id", {"id": product_id}
@@ -416,8 +418,14 @@ def refresh(product_id: str) -> int | None:
     if row is None:
         return None
     stock, threshold = row["stock"], row["low_stock_threshold"]
-    if threshold is None:
-        return stock
+    if threshold is not None:
+        mark_low_stock(product_id, threshold)
+    return stock
+
+
+def mark_low_stock(product_id: str, threshold: int) -> None:
+    """Mark the product's variants at or under ``threshold`` low (``variant.stock_low`` for
+    each newly low one) and the others not, in the caller's transaction."""
     db.execute(
         "UPDATE product_variants SET stock_low = 0"
         " WHERE product_id = :id AND stock_low = 1 AND stock > :threshold",
@@ -430,7 +438,6 @@ def refresh(product_id: str) -> int | None:
     )
     for row in sorted(low, key=lambda r: r["id"]):
         webhooks.emit("variant.stock_low", row["id"], load_variant)
-    return stock
 
 
 def product_changed(product_id: str, event: str = "product.updated") -> int | None:
