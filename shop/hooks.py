@@ -139,28 +139,45 @@ def finish_response(response):
     """after_request, after the session cookies are set: never let a proxy cache a private
     answer, never let a browser sniff a type, never send back the client's Host, and close a
     connection whose refused body may still be in the socket."""
+    headers = response.headers
+    # One pass over the few headers the view set: werkzeug answers ``get``, ``in`` and
+    # ``setdefault`` of an absent header by raising and catching a ``BadRequestKeyError``,
+    # three of them per answer here (issue 29: every request paid them).
+    cache_control = location = None
+    cookie = sniff = False
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == "cache-control":
+            cache_control = value if cache_control is None else cache_control
+        elif lowered == "set-cookie":
+            cookie = True
+        elif lowered == "x-content-type-options":
+            sniff = True
+        elif lowered == "location":
+            location = value if location is None else location
     # A public answer (an image's bytes) is the same for everyone: a signed-in caller
     # does not make it private, a cookie set on it does.
-    private = g.get("caller") is not None and not _declared_public(response)
-    if private or "Set-Cookie" in response.headers:
-        response.headers["Cache-Control"] = "no-store"
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    _relative_location(response)
+    private = g.get("caller") is not None and not _declared_public(cache_control)
+    if private or cookie:
+        headers["Cache-Control"] = "no-store"
+    if not sniff:
+        headers["X-Content-Type-Options"] = "nosniff"
+    if location:
+        _relative_location(response, location)
     if response.status_code >= 400 and (request.content_length or _chunked()):
         # Refused, perhaps before its body was read: the rest of it is still in the
         # socket, so this connection cannot carry another request (gunicorn.conf.py
         # makes gunicorn honour this header).
-        response.headers["Connection"] = "close"
+        headers["Connection"] = "close"
     return response
 
 
-def _declared_public(response) -> bool:
-    """Whether the view declared the answer ``Cache-Control: public``.
+def _declared_public(header: str | None) -> bool:
+    """Whether the view declared the answer ``Cache-Control: public`` (``header``).
 
     Read from the header itself: ``response.cache_control`` parses the header into an object
     on every access, and almost no answer carries one (issue 29: every request pays this).
     """
-    header = response.headers.get("Cache-Control")
     return header is not None and "public" in (d.strip().lower() for d in header.split(","))
 
 
@@ -168,15 +185,12 @@ def _chunked() -> bool:
     return "chunked" in request.headers.get("Transfer-Encoding", "").lower()
 
 
-def _relative_location(response) -> None:
+def _relative_location(response, location: str) -> None:
     """Make a redirect to this host relative: never send back a host the client named.
 
     werkzeug builds absolute redirects (such as ``/admin`` -> ``/admin/``) from the Host
     header, which is the client's to choose unless SHOP_TRUSTED_HOSTS restricts it.
     """
-    location = response.headers.get("Location")
-    if not location:
-        return
     parts = urlsplit(location)
     if parts.netloc and parts.netloc == request.host:
         response.headers["Location"] = urlunsplit(("", "", parts.path, parts.query, ""))

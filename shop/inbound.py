@@ -46,14 +46,16 @@ def refuse_bad_characters() -> None:
                 _refuse("query")
             if _BAD.search(value):
                 _refuse(name)
-    for key, value in environ.items():
-        if key.startswith("HTTP_") and _BAD.search(value):
-            _refuse(f"header {key[5:].replace('_', '-').title()}")
+    # One search over every header value; only a hit looks for which header it was.
+    if _BAD.search("".join([v for k, v in environ.items() if k.startswith("HTTP_")])):
+        for key, value in environ.items():
+            if key.startswith("HTTP_") and _BAD.search(value):
+                _refuse(f"header {key[5:].replace('_', '-').title()}")
     if "\\" in environ.get("HTTP_COOKIE", ""):
         for name, value in request.cookies.items(multi=True):
             if _BAD.search(name) or _BAD.search(value):
                 _refuse("cookie")
-    if request.mimetype in _FORMS:
+    if environ.get("CONTENT_TYPE") and request.mimetype in _FORMS:
         for name, value in request.form.items(multi=True):  # the console's forms
             if name is None:  # a part without a name (werkzeug keeps it): no field of ours
                 continue

@@ -342,6 +342,10 @@ def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, ma
     owner_client.post("/roles", json={"name": "reader", "permissions": ["products.read"]})
     owner_client.patch(f"/users/{editor.user_id}", json={"role": "reader"})
     assert rights() == {"products.read"}
+    # Rights are kept per the texts the request's statement read (permissions.key_rights):
+    # promoted back, the key's next request holds its write rights again.
+    owner_client.patch(f"/users/{editor.user_id}", json={"role": "editor"})
+    assert rights() == {"products.read", "products.create", "products.update", "products.delete"}
 
 
 # -- visibility (spec 5.3) -------------------------------------------------------------------

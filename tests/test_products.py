@@ -258,3 +258,19 @@ def test_a_list_costs_one_query_for_the_page_and_one_for_the_total(
     # A search sorted by a column finds every match first: its total comes with the page.
     assert filtered_cost["statements"] == 1 + caller_lookup
     assert ranked_cost["statements"] == 2 + caller_lookup
+
+
+def test_the_list_loads_each_query_string_once(client):
+    """ProductQuerySchema's loads are kept per query string (issue 29); a refused one is
+    not, so it is refused every time, and each request gets its own copy of the args."""
+    from shop.api.common import Blueprint
+
+    kept = Blueprint.ARGUMENTS_PARSER._kept
+    first, again = client.get("/products?page_size=5"), client.get("/products?page_size=5")
+    assert first.status_code == again.status_code == 200
+    assert first.json == again.json and first.json["page_size"] == 5
+    assert any(key[1] == b"page_size=5" for key in kept)
+    for _ in range(2):
+        refused = client.get("/products?page_size=0")
+        assert refused.status_code == 400 and "page_size" in refused.json["message"]
+    assert not any(key[1] == b"page_size=0" for key in kept)

@@ -130,3 +130,18 @@ def test_the_access_log_is_written_only_when_asked_for(database_url, make_app, t
     lines = [line for line in path.read_bytes().splitlines() if b'"GET /products"' in line]
     assert len(lines) == (1 if setting == "1" else 0), lines
     assert b"never-logged" not in path.read_bytes()
+
+
+def test_every_answer_is_finished_once(client, owner_client):
+    """finish_response reads the view's headers in one pass (issue 29): ``nosniff`` once,
+    a signed-in answer ``no-store`` once, an anonymous one without a caching rule, and a
+    redirect to the client's own Host made relative."""
+    anonymous, missing = client.get("/products"), client.get("/no-such-thing")
+    signed_in = owner_client.get("/auth/me")
+    for response in (anonymous, missing, signed_in):
+        assert response.headers.getlist("X-Content-Type-Options") == ["nosniff"]
+    assert signed_in.headers.getlist("Cache-Control") == ["no-store"]
+    assert "Cache-Control" not in anonymous.headers
+    redirect = client.get("/admin", headers={"Host": "shop.example"})
+    assert redirect.status_code in (301, 308)
+    assert redirect.headers["Location"] == "/admin/"

@@ -83,6 +83,39 @@ class Parser(FlaskParser):
         """webargs' proxy over the query string, headers, form or cookies (``_Present``)."""
         return super()._makeproxy(multidict, schema, cls=_Present if cls is MultiDictProxy else cls)
 
+    KEPT_LOADS = 1024
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._kept: dict[tuple, dict] = {}
+
+    def parse(self, argmap, req=None, *, location=None, **kwargs):
+        """webargs' ``parse``; a query schema marked ``LOADS_KEPT`` is loaded once per
+        distinct query string (issue 29: twenty fields parsed on every list request).
+
+        Only for schemas whose load is a pure function of the query string, with scalar
+        fields only (``ProductQuerySchema``): each request gets its own copy of the dict, and
+        a query string that fails to load is not kept, so its 400 comes every time. At most
+        ``KEPT_LOADS`` query strings are kept; the next one starts afresh.
+        """
+        if (
+            location != "query"
+            or not getattr(argmap, "LOADS_KEPT", False)
+            or kwargs.get("validate")
+            or kwargs.get("error_headers")
+        ):
+            return super().parse(argmap, req, location=location, **kwargs)
+        req = req if req is not None else self.get_default_request()
+        unknown, status = kwargs.get("unknown"), kwargs.get("error_status_code")
+        key = (id(argmap), req.query_string, unknown, status)
+        loaded = self._kept.get(key)
+        if loaded is None:
+            loaded = super().parse(argmap, req, location=location, **kwargs)
+            if len(self._kept) >= self.KEPT_LOADS:
+                self._kept.clear()  # one-off strings (cursors) must not crowd out the rest
+            self._kept[key] = loaded
+        return dict(loaded)
+
     def _raw_load_json(self, req):
         """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
         if not is_json_request(req):

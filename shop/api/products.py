@@ -114,6 +114,9 @@ class ProductFilterSchema(Schema):
 
 
 class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
+    # Scalar fields and no hooks: a load depends on the query string alone (common.Parser).
+    LOADS_KEPT = True
+
     sort = enum_field(
         "ProductSort",
         list(_SORTS),

@@ -20,7 +20,7 @@ from limits import RateLimitItemPerMinute
 from shop import audit, client_address, db
 from shop.auth.caller import Caller
 from shop.auth.key_state import SECRET_RE, idle_days, state_of
-from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
+from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 from shop.clock import iso, now, parse
 from shop.errors import abort
 from shop.extensions import limiter
@@ -109,14 +109,12 @@ def resolve(secret: str) -> Caller:
     if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
         _check_key_limit(row["id"], row["rate_limit_per_minute"])
     use[1], use[2] = True, address  # a use unless refused later (key_usage.note)
-    scopes = frozenset(row["scopes"].split())
-    rights = rights_of(row)
     return Caller(
         kind="api_key",
         id=row["id"],
         role=row["owner_role"],
-        permissions=rights,
-        scopes=scopes,
+        permissions=rights_of(row),
+        scopes=scope_set(row["scopes"]),
         owner_id=row["owner_id"],
         label=row["label"],
     )

@@ -5,6 +5,8 @@ Permissions have the form ``resource.action``. Scopes have the form ``read:<r>``
 on a request are the permissions of its scopes intersected with its owner's permissions.
 """
 
+from functools import lru_cache
+
 CATALOGUE = {
     "products": ("read", "create", "update", "delete"),
     "categories": ("read", "create", "update", "delete"),
@@ -95,8 +97,30 @@ def rights_of(row: dict) -> frozenset[str]:
     ``row`` holds ``scopes``, ``source``, ``role_permissions`` and ``extra_permissions``
     (the owner's, space-separated, as ``_RESOLVE`` aggregates them).
     """
-    rights = scope_permissions(row["scopes"].split())
-    if row["source"] == "admin":
-        owner_rights = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}"
-        rights &= frozenset(owner_rights.split())
+    return key_rights(
+        row["scopes"],
+        row["source"] == "admin",
+        row["role_permissions"] or "",
+        row["extra_permissions"] or "",
+    )
+
+
+@lru_cache(maxsize=4096)
+def key_rights(
+    scopes: str, within_owner: bool, role_permissions: str, extra_permissions: str
+) -> frozenset[str]:
+    """``rights_of`` from the row's texts, kept per distinct texts (issue 29: per request).
+
+    A pure function of what the request's own statement read: a changed scope, role or
+    grant is a different argument, so nothing here outlives the database's answer.
+    """
+    rights = scope_permissions(scopes.split())
+    if within_owner:
+        rights &= frozenset(f"{role_permissions} {extra_permissions}".split())
     return rights
+
+
+@lru_cache(maxsize=4096)
+def scope_set(scopes: str) -> frozenset[str]:
+    """A key's stored scopes (space-separated) as a set, kept per distinct text."""
+    return frozenset(scopes.split())
