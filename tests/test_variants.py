@@ -345,6 +345,44 @@ def test_a_change_of_options_takes_the_product_row_before_its_variants(
     assert variants(owner_client, product_id)[0]["stock"] == 4  # the "checkout" took one
 
 
+def test_a_checkout_that_waited_for_another_says_when_their_product_ran_out(
+    app, owner_client, customer_client, database_url
+):
+    """Two checkouts take the last unit of each of a product's two variants: the one that
+    waited for the other's product row must see the other's decrement and emit
+    ``product.out_of_stock`` (checkout's one-statement decrement read the other variants'
+    stock as of before its wait, so neither checkout saw the product at 0). Found by reading
+    the decrement's ``RETURNING`` against PostgreSQL's READ COMMITTED snapshots."""
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks: SQLite lets one writer in at a time")
+    create_hook(owner_client, "http://127.0.0.1:9/hook", "product.out_of_stock")
+    sizes = {"name": "Size", "values": ["S", "M"]}
+    created = owner_client.post(
+        "/products", json={"name": "Cap", "price_cents": 900, "stock": 1, "options": [sizes]}
+    )
+    assert created.status_code == 201, created.json
+    product_id = created.json["id"]
+    assert generate(owner_client, product_id, stock=1).status_code == 200
+    first, second = variants(owner_client, product_id)
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    answer = _as_a_checkout_holds_the_product(
+        database_url,
+        product_id,
+        second["id"],  # the other checkout takes the last M
+        lambda: customer_client.post(
+            "/payments/checkout",
+            json={**body, "items": [{"variant_id": first["id"], "quantity": 1}]},
+        ),
+    )
+    assert answer.status_code == 201, answer.json
+    assert owner_client.get(f"/products/{product_id}").json["stock"] == 0
+    with app.app_context():
+        events = db.query(
+            "SELECT subject_id FROM webhook_events WHERE type = 'product.out_of_stock'"
+        )
+    assert [e["subject_id"] for e in events] == [product_id]
+
+
 def test_a_lone_variants_price_sku_and_stock_change_together(owner_client):
     """One PATCH of a lone variant's price, SKU and stock keeps all three, on the variant and
     on its product: the stock trigger (0020) and the lone-variant trigger (0007) must not
