@@ -263,8 +263,42 @@ def test_a_basket_of_several_variants_keeps_each_products_stock_and_says_when_it
     assert [e["subject_id"] for e in events] == [mug["id"]]
 
 
+def _as_a_checkout_holds_the_product(database_url, product_id, variant_id, write):
+    """Hold the product's row as a checkout's decrement does, call ``write`` (an HTTP request)
+    in a thread until it waits for that row, then take the variant's stock as the checkout
+    goes on to do, and answer ``write``'s response. A writer that took the variant's row
+    before the product's makes this a deadlock (PostgreSQL rolls one side back)."""
+    import threading
+
+    import psycopg
+
+    answers = []
+    with psycopg.connect(database_url) as checkout:
+        checkout.execute("SELECT id FROM products WHERE id = %s FOR UPDATE", (product_id,))
+        mine = checkout.execute("SELECT pg_backend_pid()").fetchone()[0]
+        writer = threading.Thread(target=lambda: answers.append(write()))
+        writer.start()
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            for _ in range(600):  # until the write waits for this transaction (at most ~30 s)
+                blocked = watcher.execute(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                    (mine,),
+                ).fetchone()[0]
+                if blocked or not writer.is_alive():
+                    break
+                threading.Event().wait(0.05)
+        assert blocked, "the write never waited for the product's row"
+        checkout.execute("SET LOCAL lock_timeout = '10s'")
+        checkout.execute(
+            "UPDATE product_variants SET stock = stock - 1 WHERE id = %s", (variant_id,)
+        )
+    writer.join(30)
+    assert answers, "the write did not answer"
+    return answers[0]
+
+
 def test_a_variant_write_takes_its_product_row_before_the_variant_row(
-    app, owner_client, shirt, database_url
+    owner_client, shirt, database_url
 ):
     """Checkout locks a product's row, then its variants' (the trigger of 0020 updates the
     product when a variant's stock changes): a variant's other writers must take the product
@@ -273,40 +307,80 @@ def test_a_variant_write_takes_its_product_row_before_the_variant_row(
     variant's row, so the "checkout" can still take the variant's stock."""
     if not database_url.startswith("postgres"):
         pytest.skip("row locks: SQLite lets one writer in at a time")
-    import threading
-
-    import psycopg
-
     product_id, variant_id = shirt["id"], shirt["variants"][0]["id"]
-    answers = []
-    with psycopg.connect(database_url) as checkout:
-        checkout.execute("SELECT id FROM products WHERE id = %s FOR UPDATE", (product_id,))
-        mine = checkout.execute("SELECT pg_backend_pid()").fetchone()[0]
-        patch = threading.Thread(
-            target=lambda: answers.append(
-                owner_client.patch(
-                    f"/products/{product_id}/variants/{variant_id}", json={"stock": 9}
-                )
-            )
-        )
-        patch.start()
-        with psycopg.connect(database_url, autocommit=True) as watcher:
-            for _ in range(600):  # until the PATCH waits for this transaction (at most ~30 s)
-                blocked = watcher.execute(
-                    "SELECT COUNT(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
-                    (mine,),
-                ).fetchone()[0]
-                if blocked or not patch.is_alive():
-                    break
-                threading.Event().wait(0.05)
-        assert blocked, "the PATCH never waited for the product's row"
-        checkout.execute("SET LOCAL lock_timeout = '10s'")
-        checkout.execute(
-            "UPDATE product_variants SET stock = stock - 1 WHERE id = %s", (variant_id,)
-        )
-    patch.join(30)
-    assert answers and answers[0].status_code == 200, answers and answers[0].json
+    answer = _as_a_checkout_holds_the_product(
+        database_url,
+        product_id,
+        variant_id,
+        lambda: owner_client.patch(
+            f"/products/{product_id}/variants/{variant_id}", json={"stock": 9}
+        ),
+    )
+    assert answer.status_code == 200, answer.json
     assert variants(owner_client, product_id)[0]["stock"] == 9
+
+
+def test_a_change_of_options_takes_the_product_row_before_its_variants(
+    owner_client, shirt, database_url
+):
+    """``PUT /products/{id}`` with new options rewrites every variant's options
+    (``variants.set_options``) and then the product's row: like every other writer of
+    variants it must take the product's row first, or it holds a variant a checkout is about
+    to take while waiting for the product that checkout holds (a deadlock: a 503 to one of
+    them). Found by reviewing the writers of variant rows against the lock order of 0020."""
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks: SQLite lets one writer in at a time")
+    product_id, variant_id = shirt["id"], shirt["variants"][0]["id"]
+    material = {"name": "Material", "values": ["Cotton", "Linen"]}
+    answer = _as_a_checkout_holds_the_product(
+        database_url,
+        product_id,
+        variant_id,
+        lambda: owner_client.put(
+            f"/products/{product_id}", json={"options": [SIZES, COLOURS, material]}
+        ),
+    )
+    assert answer.status_code == 200, answer.json
+    assert variants(owner_client, product_id)[0]["options"]["Material"] == "Cotton"
+    assert variants(owner_client, product_id)[0]["stock"] == 4  # the "checkout" took one
+
+
+def test_a_checkout_that_waited_for_another_says_when_their_product_ran_out(
+    app, owner_client, customer_client, database_url
+):
+    """Two checkouts take the last unit of each of a product's two variants: the one that
+    waited for the other's product row must see the other's decrement and emit
+    ``product.out_of_stock`` (checkout's one-statement decrement read the other variants'
+    stock as of before its wait, so neither checkout saw the product at 0). Found by reading
+    the decrement's ``RETURNING`` against PostgreSQL's READ COMMITTED snapshots."""
+    if not database_url.startswith("postgres"):
+        pytest.skip("row locks: SQLite lets one writer in at a time")
+    create_hook(owner_client, "http://127.0.0.1:9/hook", "product.out_of_stock")
+    sizes = {"name": "Size", "values": ["S", "M"]}
+    created = owner_client.post(
+        "/products", json={"name": "Cap", "price_cents": 900, "stock": 1, "options": [sizes]}
+    )
+    assert created.status_code == 201, created.json
+    product_id = created.json["id"]
+    assert generate(owner_client, product_id, stock=1).status_code == 200
+    first, second = variants(owner_client, product_id)
+    body = {"shipping_address": ADDRESS, "payment_method": "manual"}
+    answer = _as_a_checkout_holds_the_product(
+        database_url,
+        product_id,
+        second["id"],  # the other checkout takes the last M
+        lambda: customer_client.post(
+            "/payments/checkout",
+            json={**body, "items": [{"variant_id": first["id"], "quantity": 1}]},
+        ),
+    )
+    assert answer.status_code == 201, answer.json
+    assert owner_client.get(f"/products/{product_id}").json["stock"] == 0
+    with app.app_context():
+        events = db.query(
+            "SELECT subject_id FROM webhook_events WHERE type = 'product.out_of_stock'"
+        )
+    assert [e["subject_id"] for e in events] == [product_id]
 
 
 def test_a_lone_variants_price_sku_and_stock_change_together(owner_client):

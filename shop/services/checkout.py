@@ -58,8 +58,10 @@ PRICING_KEYS = (
 # product_variants_stock (migration 0020) brings the product's stock up to date in the same
 # statement: lines taken in (product, variant) order lock rows in one order in every checkout,
 # so two never deadlock. It answers what pricing needs, the product's low-stock threshold and
-# the product's stock after it (this variant's plus its other active variants', which this
-# statement does not change).
+# the variant's stock after it. Not its product's: on PostgreSQL a sub-select here reads the
+# other variants as of the statement's start, before it waited for the product's row, so a
+# checkout that waited for another's would miss that one's decrement (``_take_stock`` reads
+# the product's stock, kept by the trigger, when a variant runs out).
 _TAKE = """
     UPDATE product_variants SET stock = stock - :quantity
     WHERE {which} AND stock >= :quantity AND active = 1
@@ -71,9 +73,7 @@ _TAKE = """
             AS category_id,
         (SELECT low_stock_threshold FROM products p WHERE p.id = product_variants.product_id)
             AS low_stock_threshold,
-        stock + (SELECT COALESCE(SUM(o.stock), 0) FROM product_variants o
-            WHERE o.product_id = product_variants.product_id AND o.active = 1
-              AND o.id <> product_variants.id) AS product_stock"""
+        stock"""
 # (engine, the variant named or the product's lone one) -> the statement. A line naming a
 # product takes its lone variant in the same statement (the quote's rule,
 # ``baskets.with_variants``: exactly one variant, active or not).
@@ -292,13 +292,13 @@ def _take_stock(items: list[dict]) -> list[dict]:
             if row is None:
                 _refuse(item)
             taken[item["variant_id"]] = row
-    # Taken in (product, variant) order: a product's last row saw its other variants' decrements.
+    # A product ran out only if the variant of it taken last did (then its stock is read).
     products = {row["product_id"]: row for row in taken.values()}
     for product_id in sorted(products):
         row = products[product_id]
         if row["low_stock_threshold"] is not None:
             variants.mark_low_stock(product_id, row["low_stock_threshold"])
-        if row["product_stock"] == 0:
+        if row["stock"] == 0 and _stock_of(product_id) == 0:  # read only when a variant ran out
             webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
     lines = []
     for item in wanted:
@@ -318,6 +318,13 @@ def _take_stock(items: list[dict]) -> list[dict]:
             }
         )
     return lines
+
+
+def _stock_of(product_id: str) -> int:
+    """The product's stock now, as the trigger ``product_variants_stock`` keeps it: read in a
+    statement of its own, so on PostgreSQL it sees what other checkouts committed while this
+    one waited for the product's row."""
+    return db.value("SELECT stock FROM products WHERE id = :id", {"id": product_id})
 
 
 def _with_products(wanted: list[dict]) -> list[dict]:

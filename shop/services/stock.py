@@ -4,7 +4,8 @@ Checkout takes a product's row and then its variants' rows (``services/checkout.
 trigger ``product_variants_stock`` (migration 0020) updates the product whenever a variant's
 stock changes, so a decrement holds both. Every other writer of variants takes the product
 first too, in product id order, so two transactions never hold one row each of a pair and wait
-for the other's: restocks (cancel, refund), variant edits and deletes, an image's removal.
+for the other's: restocks (cancel, refund), variant edits and deletes, a change of a product's
+options (which rewrites its variants' options), an image's removal.
 """
 
 from shop import db

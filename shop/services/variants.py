@@ -362,6 +362,7 @@ def set_options(product_id: str, options: list[dict]) -> None:
     leaves them; a value that variants use cannot be removed (409 naming them), nor may two
     variants end up with the same values.
     """
+    stock.lock_products([product_id])  # before its variants' rows, as checkout does
     options = [{"name": o["name"], "values": list(o["values"])} for o in options]
     allowed = {option["name"]: set(option["values"]) for option in options}
     rows = db.query(
