@@ -274,9 +274,12 @@ def _cursor_to(server, route: str, headers: dict, page: int) -> tuple[str | None
 
 
 def _depth(one, server, work, route: str, headers: dict, total: int) -> list:
-    """Page N by cursor and by OFFSET against page 1 of ``route`` (default sort, no filter)."""
-    page = min(DEPTH_PAGE, total // PAGE_SIZE - 1)
+    """Page N by cursor and by OFFSET against page 1 of ``route`` (default sort, no filter).
+    N is the last but one page of what the list shows (the public's product list hides the
+    inactive products: fewer pages than seeded), ``total`` when it tells no total."""
     headers = {} if route == "/products" else headers
+    total = _get(server, f"{route}?page_size={PAGE_SIZE}", headers).get("total", total)
+    page = min(DEPTH_PAGE, total // PAGE_SIZE - 1)
     cursor_name = f"GET {route} page {page:,} (cursor)"
     offset_name = f"GET {route}?page={page:,} (offset)"
 
