@@ -227,6 +227,7 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=Non
     try:
         with db.transaction():
             db.lock("products")
+            db.get_db().plan_each_statement()  # the tables grow as it goes: no stale plan
             categories = {r["slug"]: r["id"] for r in db.query("SELECT id, slug FROM categories")}
             for slug, rows in groups.items():
                 _import_product(slug, rows, categories, result, can_create)
