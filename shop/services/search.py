@@ -38,6 +38,7 @@ SQLite keeps them.
 
 import re
 import string
+from typing import NamedTuple
 
 from flask import current_app
 
@@ -250,6 +251,19 @@ def pieces(text: str) -> list[list[str]]:
     return [words for words in found if words][:MAX_PIECES]
 
 
+class _Ranked(NamedTuple):
+    """``Match._ranked``: the FROM clause of the ranked matches (``m``), each one's product
+    id and the total of the matches as SQL expressions over it, its order, the statement
+    that counts the matches alone, and the parameters of both."""
+
+    source: str
+    product_id: str
+    total: str
+    order: str
+    count: str
+    params: dict
+
+
 class Match:
     """A search's part of a product list query.
 
@@ -318,65 +332,59 @@ class Match:
             version = search_cache.version()
             if version is not None:
                 return self._cached_page(cache, version, bool(active), offset, limit, select)
-        if _engine() == "postgresql":
-            where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
-            params = {**self.params, "limit": limit, "offset": offset}
-            ranked = (
-                f"SELECT product_id, ts_rank(document, {self.tsquery}) AS score,"
-                f" COUNT(*) OVER () AS total FROM product_search WHERE {where}"
-                " ORDER BY score DESC, product_id LIMIT :limit OFFSET :offset"
-            )
-            rows = db.query(
-                f"{columns.rstrip()}, m.total AS _total FROM ({ranked}) m"
-                " JOIN products p ON p.id = m.product_id ORDER BY m.score DESC, m.product_id",
-                params,
-            )
-            count = f"SELECT COUNT(*) FROM product_search WHERE {where}"
-        else:
-            search = self.params["search"] + (" NOT flags : hidden" if active else "")
-            params = {"search": search, "limit": limit, "offset": offset}
-            matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
-            count = f"SELECT COUNT(*) {matching}"
-            ranked = (
-                f"SELECT rowid AS sid, {_SQLITE_RANK} AS score {matching}"
-                " ORDER BY score, rowid LIMIT :limit OFFSET :offset"
-            )
-            rows = db.query(
-                f"{columns.rstrip()}, ({count}) AS _total FROM ({ranked}) m"
-                " JOIN product_search s ON s.id = m.sid JOIN products p ON p.id = s.product_id"
-                " ORDER BY m.score, m.sid",
-                params,
-            )
+        ranked = self._ranked(active, offset, limit)
+        rows = db.query(
+            f"{columns.rstrip()}, {ranked.total} AS _total FROM {ranked.source}"
+            f" JOIN products p ON p.id = {ranked.product_id} ORDER BY {ranked.order}",
+            ranked.params,
+        )
         if rows:
             total = rows[0]["_total"]
             for row in rows:
                 del row["_total"]
         else:  # past the end, or nothing
-            total = 0 if not offset else db.value(count, params)
+            total = 0 if not offset else db.value(ranked.count, ranked.params)
         return rows, total
 
     def _ranking(self, active: bool, depth: int) -> search_cache.Ranking:
         """The first ``depth`` ids of the ranking and the total of the matches (one statement)."""
-        if _engine() == "postgresql":
-            where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
-            rows = db.query(
-                "SELECT product_id, COUNT(*) OVER () AS total FROM product_search"
-                f" WHERE {where} ORDER BY ts_rank(document, {self.tsquery}) DESC, product_id"
-                " LIMIT :limit",
-                {**self.params, "limit": depth},
-            )
-        else:
-            search = self.params["search"] + (" NOT flags : hidden" if active else "")
-            matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
-            rows = db.query(
-                f"SELECT s.product_id, (SELECT COUNT(*) {matching}) AS total"
-                f" FROM (SELECT rowid AS sid, {_SQLITE_RANK} AS score {matching}"
-                " ORDER BY score, rowid LIMIT :limit) m"
-                " JOIN product_search s ON s.id = m.sid ORDER BY m.score, m.sid",
-                {"search": search, "limit": depth},
-            )
+        ranked = self._ranked(active, 0, depth)
+        rows = db.query(
+            f"SELECT {ranked.product_id} AS product_id, {ranked.total} AS total"
+            f" FROM {ranked.source} ORDER BY {ranked.order}",
+            ranked.params,
+        )
         total = rows[0]["total"] if rows else 0
         return search_cache.Ranking([row["product_id"] for row in rows], total)
+
+    def _ranked(self, active: bool | None, offset: int, limit: int) -> "_Ranked":
+        """The matches ranked by the index alone, ``limit`` of them from ``offset``, as the
+        source ``m`` that ``quick_page`` and ``_ranking`` read (all products, or the active
+        ones when ``active``)."""
+        params = {**self.params, "limit": limit, "offset": offset}
+        if _engine() == "postgresql":
+            where = f"document @@ {self.tsquery}" + (" AND active = 1" if active else "")
+            ranked = (
+                f"SELECT product_id, ts_rank(document, {self.tsquery}) AS score,"
+                f" COUNT(*) OVER () AS total FROM product_search WHERE {where}"
+                " ORDER BY score DESC, product_id LIMIT :limit OFFSET :offset"
+            )
+            count = f"SELECT COUNT(*) FROM product_search WHERE {where}"
+            return _Ranked(
+                f"({ranked}) m", "m.product_id", "m.total", "m.score DESC, m.product_id",
+                count, params,
+            )  # fmt: skip
+        params["search"] += " NOT flags : hidden" if active else ""
+        matching = "FROM product_search_fts WHERE product_search_fts MATCH :search"
+        ranked = (
+            f"SELECT rowid AS sid, {_SQLITE_RANK} AS score {matching}"
+            " ORDER BY score, rowid LIMIT :limit OFFSET :offset"
+        )
+        count = f"SELECT COUNT(*) {matching}"
+        return _Ranked(
+            f"({ranked}) m JOIN product_search s ON s.id = m.sid", "s.product_id",
+            f"({count})", "m.score, m.sid", count, params,
+        )  # fmt: skip
 
     def _cached_page(self, cache, version, active: bool, offset: int, limit: int, select: str):
         """``quick_page`` from the ranking cached at ``version`` (ranked now if none is): the
