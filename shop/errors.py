@@ -67,7 +67,7 @@ def register(app) -> None:
     transaction the database rolled back to break a deadlock."""
     for kind in _dependency_errors():
         app.register_error_handler(kind, unavailable_response)
-    if app.config["DATABASE_URL"].startswith("postgres"):
+    if app.extensions["shop.db"].engine == "postgresql":
         import psycopg.errors
 
         for kind in (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
