@@ -337,13 +337,13 @@ def _with_products(wanted: list[dict]) -> list[dict]:
         marks, params = db.in_list("v", named)
         rows = db.query(f"SELECT id, product_id FROM product_variants WHERE id IN {marks}", params)
         found = {row["id"]: row["product_id"] for row in rows}
+    lines = []
     for item in wanted:
-        if item.get("product_id", found.get(item["variant_id"])) is None:
+        product_id = item.get("product_id", found.get(item["variant_id"]))
+        if product_id is None:
             _refuse(item)
-    return [
-        {**item, "of_product": item.get("product_id", found.get(item["variant_id"]))}
-        for item in wanted
-    ]
+        lines.append({**item, "of_product": product_id})
+    return lines
 
 
 def _refuse(item: dict) -> None:
