@@ -15,6 +15,7 @@ from types import FunctionType
 from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, current_app, g, request
+from werkzeug.exceptions import HTTPException
 
 from shop import db, migrate
 from shop.auth.context import ANONYMOUS_ENDPOINTS
@@ -137,8 +138,8 @@ def sql_count_headers(response):
 
 def finish_response(response):
     """after_request, after the session cookies are set: never let a proxy cache a private
-    answer, never let a browser sniff a type, never send back the client's Host, and close a
-    connection whose refused body may still be in the socket."""
+    answer, never let a browser sniff a type, never send back the client's Host, and read
+    away a refused body (or close the connection when it cannot be)."""
     headers = response.headers
     # One pass over the few headers the view set: werkzeug answers ``get``, ``in`` and
     # ``setdefault`` of an absent header by raising and catching a ``BadRequestKeyError``,
@@ -164,12 +165,39 @@ def finish_response(response):
         headers["X-Content-Type-Options"] = "nosniff"
     if location:
         _relative_location(response, location)
-    if response.status_code >= 400 and (request.content_length or _chunked()):
-        # Refused, perhaps before its body was read: the rest of it is still in the
-        # socket, so this connection cannot carry another request (gunicorn.conf.py
-        # makes gunicorn honour this header).
+    refused_body = response.status_code >= 400 and (request.content_length or _chunked())
+    if refused_body and not _read_rest_of_body():
+        # The rest of the body is still in the socket: this connection cannot carry
+        # another request (gunicorn.conf.py makes gunicorn honour this header).
         headers["Connection"] = "close"
     return response
+
+
+_DRAIN_CHUNK = 64 * 1024
+
+
+def _read_rest_of_body() -> bool:
+    """Read away what is left of a refused request's body; whether the connection can
+    carry another request.
+
+    A request refused before its body was read (a 401 on an image upload) leaves the body
+    in the socket. Closed with unread bytes in it, the connection is reset: the client, or
+    nginx in front, may lose the answer to the reset and report a failure (a 502) instead
+    of the 401. A body no larger than the route accepts is therefore read to its end, as
+    serving the request would have; a larger or chunked one is left, and the connection
+    closes.
+    """
+    length = request.content_length
+    limit = request.max_content_length
+    if length is None or (limit is not None and length > limit):
+        return False
+    try:
+        stream = request.stream
+        while stream.read(_DRAIN_CHUNK):
+            pass
+    except (OSError, HTTPException):  # the client went away or sent less than it said
+        return False
+    return True
 
 
 def _declared_public(header: str | None) -> bool:

@@ -66,6 +66,27 @@ def test_a_pooled_connection_survives_a_request_refused_before_its_body(live, pa
         conn.close()
 
 
+@pytest.mark.parametrize(
+    "path", ["/products/" + "0" * 24 + "/images", "/content/sync", "/products/import"]
+)
+def test_a_refused_body_the_route_accepts_is_read_not_reset(live, path):
+    """4 MiB to a route that takes more than the usual limit, refused (401) before its body
+    is read, 20 times on one keep-alive connection: every refusal arrives and keeps the
+    connection. Left unread, the body made the close a reset, which lost the answer (a 502
+    behind nginx, tests/test_proxy.py)."""
+    body = b" " * (4 * 1024 * 1024)
+    conn = http.client.HTTPConnection("127.0.0.1", live.port, timeout=10)
+    try:
+        for _ in range(20):
+            conn.request("POST", path, body=body, headers={"Content-Type": "text/csv"})
+            refused = conn.getresponse()
+            assert refused.status == 401
+            assert set(json.loads(refused.read())) == {"message"}
+            assert refused.getheader("Connection") == "keep-alive"  # nothing left unread
+    finally:
+        conn.close()
+
+
 def _raw(live, request: bytes) -> bytes:
     """Send raw bytes on a new connection; answer everything the server sends back."""
     with socket.create_connection(("127.0.0.1", live.port), timeout=10) as sock:

@@ -186,10 +186,11 @@ def test_the_body_limit_matches_the_app_and_answers_json(node):
     # At the limit nginx passes it on; the app reads it (and finds no JSON object in it).
     status, body = request(proxy.port, "POST", "/auth/login", b" " * limit)
     assert status == 400, body
-    # A product image may be larger (SHOP_MAX_IMAGE_BYTES): nginx passes 2 MiB on to the app.
+    # An image, an import and a sync may be larger: nginx passes 2 MiB on to the app.
     images = "/products/" + "0" * 24 + "/images"
-    status, body = request(proxy.port, "POST", images, b" " * (2 * limit))
-    assert status == 401, body  # the app's answer (no credentials), not nginx's 413
+    for path in (images, "/products/import", "/content/sync"):
+        status, body = request(proxy.port, "POST", path, b" " * (2 * limit))
+        assert status == 401, (path, body)  # the app's answer (no credentials), not a 413
 
 
 def test_the_app_counts_limits_per_client_behind_the_proxy(node):

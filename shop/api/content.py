@@ -257,10 +257,12 @@ class Registry(MethodView):
         )
 
 
-@blp.before_request
-def _allow_large_sync():
-    """A sync carries a whole folder: it may exceed the usual body limit (its route only)."""
-    if request.endpoint == "content.Sync":
+@blp.url_value_preprocessor
+def _allow_large_sync(endpoint, _values):
+    """A sync carries a whole folder: it may exceed the usual body limit (its route only).
+    Set before any hook runs, so a sync refused early still has its body read away
+    (``shop.hooks.finish_response``)."""
+    if endpoint == "content.Sync":
         request.max_content_length = current_app.config["CONTENT_SYNC_MAX_BYTES"]
 
 

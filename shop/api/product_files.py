@@ -60,10 +60,12 @@ class ImportResultSchema(Schema):
     dry_run = fields.Boolean(required=True)
 
 
-@blp.before_request
-def _allow_large_import():
-    """An import carries a whole catalogue: it has its own body limit (its route only)."""
-    if request.endpoint == "product_files.ProductImport":
+@blp.url_value_preprocessor
+def _allow_large_import(endpoint, _values):
+    """An import carries a whole catalogue: it has its own body limit (its route only).
+    Set before any hook runs, so an import refused early still has its body read away
+    (``shop.hooks.finish_response``)."""
+    if endpoint == "product_files.ProductImport":
         request.max_content_length = current_app.config["IMPORT_MAX_BYTES"]
 
 
