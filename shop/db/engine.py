@@ -208,6 +208,8 @@ class Database:
         for conn in conns:
             with suppress(Exception):  # one that is already broken needs no closing
                 conn.close()
+        if self.engine == "sqlite" and self.checkpointer is not None:
+            self.checkpointer.close()
         self._local = threading.local()
 
     # -- statements --------------------------------------------------------------------

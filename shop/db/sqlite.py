@@ -6,7 +6,7 @@ import os
 import sqlite3
 import threading
 import time
-from contextlib import closing, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 # Our connections leave the WAL's checkpoints to ``Checkpointer``; SQLite's own, run by the
@@ -14,19 +14,26 @@ from pathlib import Path
 AUTOCHECKPOINT_PAGES = 10_000
 
 
-class SQLiteConnection(sqlite3.Connection):
+class Connection(sqlite3.Connection):
     """A SQLite connection with its own handle on the database's ``-writer`` lock file."""
 
     writer: int | None = None
+
+    def close(self):
+        if self.writer is not None:
+            os.close(self.writer)
+            self.writer = None
+        super().close()
+
+
+class SQLiteConnection(Connection):
+    """The service's connection: its handle on the writer lock, and statistics kept."""
 
     def close(self):
         # SQLite's docs: run PRAGMA optimize just before closing a connection, so that the
         # planner's statistics follow the data (cheap: it analyzes only what needs it).
         with suppress(sqlite3.Error):  # a broken connection closes anyway
             self.execute("PRAGMA optimize")
-        if self.writer is not None:
-            os.close(self.writer)
-            self.writer = None
         super().close()
 
 
@@ -91,7 +98,8 @@ class Checkpointer:
         self.every = every
         self.thread = None  # the last checkpoint's thread (a test joins it)
         self._commits = 0
-        self._running = threading.Lock()
+        self._running = threading.Lock()  # one checkpoint at a time, on one connection
+        self._conn = None  # opened by the first checkpoint, kept: a connection costs a lot
 
     def committed(self) -> None:
         """Count a committed write transaction; every ``every``-th starts a checkpoint
@@ -104,7 +112,8 @@ class Checkpointer:
     def _run(self) -> None:
         try:
             # The file may be gone (a test's database removed): nothing to copy back.
-            with suppress(OSError, sqlite3.Error), closing(self._connect()) as conn:
+            with suppress(OSError, sqlite3.Error):
+                conn = self._conn = self._conn or self._connect()
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 with queued(conn):
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -112,6 +121,14 @@ class Checkpointer:
             self._running.release()
 
     def _connect(self) -> SQLiteConnection:
-        conn = sqlite3.connect(self.uri, uri=True, factory=SQLiteConnection)
+        # Used by one checkpoint's thread at a time, each a new thread.
+        conn = sqlite3.connect(self.uri, uri=True, check_same_thread=False, factory=Connection)
         conn.writer = os.open(self.path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
         return conn
+
+    def close(self) -> None:
+        """Close the checkpoints' connection (waiting for a checkpoint that is running)."""
+        with self._running:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
