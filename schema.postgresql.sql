@@ -52,24 +52,44 @@ END $$;
 CREATE TRIGGER counters_order_number BEFORE UPDATE ON counters
 FOR EACH ROW WHEN (NEW.name = 'order_number') EXECUTE FUNCTION counters_order_number();
 
--- 0020: a variant's stock change refreshes its product's list columns (checkout writes the
--- variant alone); the same rule as services/variants.refresh. All three columns: the
--- lone-variant trigger above copies them back onto a lone variant.
+-- 0020, 0021: a product's list columns (lowest active price, total active stock, a lone
+-- variant's SKU) follow its variants: a trigger on every change of a variant that can move
+-- them (added, removed, its price, stock, active flag or SKU changed) is the one place of the
+-- rule; services/variants.refresh reads the result. All three columns: the lone-variant
+-- trigger above copies them back onto a lone variant.
 CREATE OR REPLACE FUNCTION product_variants_stock() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    product TEXT;
 BEGIN
+    IF TG_OP = 'DELETE' THEN
+        product := OLD.product_id;
+    ELSE
+        product := NEW.product_id;
+    END IF;
     UPDATE products SET
-        price_cents = COALESCE(
-            (SELECT MIN(price_cents) FROM product_variants
-                WHERE product_id = NEW.product_id AND active = 1),
-            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = NEW.product_id),
-            price_cents),
-        stock = COALESCE((SELECT SUM(stock) FROM product_variants
-            WHERE product_id = NEW.product_id AND active = 1), 0),
-        sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.product_id) = 1
-            THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = NEW.product_id) END
-    WHERE id = NEW.product_id;
+        price_cents = COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents),
+        stock = fresh.stock,
+        sku = fresh.sku
+    FROM (SELECT MIN(price_cents) FILTER (WHERE active = 1) AS active_price,
+            MIN(price_cents) AS lowest_price,
+            COALESCE(SUM(stock) FILTER (WHERE active = 1), 0) AS stock,
+            CASE WHEN COUNT(*) = 1 THEN MIN(sku) END AS sku
+        FROM product_variants WHERE product_id = product) AS fresh
+    WHERE products.id = product
+        AND (products.price_cents, products.stock, products.sku) IS DISTINCT FROM
+            (COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents), fresh.stock,
+            fresh.sku);
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER product_variants_stock AFTER UPDATE OF stock ON product_variants
-FOR EACH ROW WHEN (NEW.stock IS DISTINCT FROM OLD.stock) EXECUTE FUNCTION product_variants_stock();
+CREATE TRIGGER product_variants_stock AFTER UPDATE OF price_cents, stock, active, sku
+ON product_variants FOR EACH ROW
+WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents OR NEW.stock IS DISTINCT FROM OLD.stock
+    OR NEW.active IS DISTINCT FROM OLD.active OR NEW.sku IS DISTINCT FROM OLD.sku)
+EXECUTE FUNCTION product_variants_stock();
+
+CREATE TRIGGER product_variants_added AFTER INSERT ON product_variants
+FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
+
+CREATE TRIGGER product_variants_removed AFTER DELETE ON product_variants
+FOR EACH ROW EXECUTE FUNCTION product_variants_stock();

@@ -35,21 +35,46 @@ CREATE TABLE IF NOT EXISTS product_search (
     flags TEXT NOT NULL DEFAULT ''
 );
 
--- 0020: a variant's stock change refreshes its product's list columns (checkout writes the
--- variant alone); the same rule as services/variants.refresh. All three columns: the
--- lone-variant trigger above copies them back onto a lone variant.
-CREATE TRIGGER IF NOT EXISTS product_variants_stock AFTER UPDATE OF stock ON product_variants
-WHEN NEW.stock IS NOT OLD.stock
+-- 0020, 0021: a product's list columns (lowest active price, total active stock, a lone
+-- variant's SKU) follow its variants: a trigger on every change of a variant that can move
+-- them (added, removed, its price, stock, active flag or SKU changed) is the one place of the
+-- rule; services/variants.refresh reads the result. All three columns: the lone-variant
+-- trigger above copies them back onto a lone variant.
+-- SQLite has no stored procedures: the rule is the trigger of this view (it stores nothing),
+-- and each trigger below runs it by inserting the product's id into the view.
+CREATE VIEW IF NOT EXISTS product_list_columns AS SELECT id AS product_id FROM products;
+
+CREATE TRIGGER IF NOT EXISTS product_list_columns INSTEAD OF INSERT ON product_list_columns
 BEGIN
     UPDATE products SET
-        price_cents = COALESCE(
-            (SELECT MIN(price_cents) FROM product_variants
-                WHERE product_id = NEW.product_id AND active = 1),
-            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = NEW.product_id),
-            price_cents),
-        stock = COALESCE((SELECT SUM(stock) FROM product_variants
-            WHERE product_id = NEW.product_id AND active = 1), 0),
-        sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.product_id) = 1
-            THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = NEW.product_id) END
-    WHERE id = NEW.product_id;
+        price_cents = COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents),
+        stock = fresh.stock,
+        sku = fresh.sku
+    FROM (SELECT MIN(price_cents) FILTER (WHERE active = 1) AS active_price,
+            MIN(price_cents) AS lowest_price,
+            COALESCE(SUM(stock) FILTER (WHERE active = 1), 0) AS stock,
+            CASE WHEN COUNT(*) = 1 THEN MIN(sku) END AS sku
+        FROM product_variants WHERE product_id = NEW.product_id) AS fresh
+    WHERE products.id = NEW.product_id
+        AND (products.price_cents, products.stock, products.sku) IS NOT
+            (COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents), fresh.stock,
+            fresh.sku);
+END;
+
+CREATE TRIGGER IF NOT EXISTS product_variants_stock
+AFTER UPDATE OF price_cents, stock, active, sku ON product_variants
+WHEN NEW.price_cents IS NOT OLD.price_cents OR NEW.stock IS NOT OLD.stock
+    OR NEW.active IS NOT OLD.active OR NEW.sku IS NOT OLD.sku
+BEGIN
+    INSERT INTO product_list_columns (product_id) VALUES (NEW.product_id);
+END;
+
+CREATE TRIGGER IF NOT EXISTS product_variants_added AFTER INSERT ON product_variants
+BEGIN
+    INSERT INTO product_list_columns (product_id) VALUES (NEW.product_id);
+END;
+
+CREATE TRIGGER IF NOT EXISTS product_variants_removed AFTER DELETE ON product_variants
+BEGIN
+    INSERT INTO product_list_columns (product_id) VALUES (OLD.product_id);
 END;

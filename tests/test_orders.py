@@ -148,6 +148,29 @@ def test_cancelling_an_order_of_a_deleted_product_still_works(app, owner_client,
     assert response.json["items"][0]["product_id"] == teapot
 
 
+def test_a_line_without_a_variant_restocks_only_a_lone_variant(app, owner_client, place):
+    """A line sold by a node of the previous release during a rolling upgrade has no variant
+    id (tests/test_upgrade.py runs such a node). Cancelled, its quantity goes back to its
+    product's lone variant; a product given a second variant since cannot tell which one
+    sold, and keeps the stock its variants say."""
+    catalogue = catalogue_client(app)
+    lone, several = add_product(app, stock=5), add_product(app, stock=5)
+    orders = [place(quantity=2, product=lone), place(quantity=2, product=several)]
+    with app.app_context(), db.transaction():
+        for order in orders:
+            db.execute("UPDATE order_items SET variant_id = NULL WHERE order_id = :id", order)
+    sizes = {"options": [{"name": "Size", "values": ["S", "L"]}]}
+    assert catalogue.put(f"/products/{several}", json=sizes).status_code == 200
+    added = {"options": {"Size": "L"}, "price_cents": 300, "stock": 4}
+    assert catalogue.post(f"/products/{several}/variants", json=added).status_code == 201
+    for order in orders:
+        assert move(owner_client, order, "cancelled").status_code == 200
+    for product, stocks in ((lone, [5]), (several, [3, 4])):
+        read = catalogue.get(f"/products/{product}").json
+        assert sorted(v["stock"] for v in read["variants"]) == stocks
+        assert read["stock"] == sum(stocks)
+
+
 # -- payment, history and audit ------------------------------------------------------------
 
 

@@ -403,3 +403,54 @@ def test_a_lone_variants_price_sku_and_stock_change_together(owner_client):
     )
     shown = owner_client.get(f"/products/{product['id']}").json
     assert (shown["price_cents"], shown["stock"], shown["sku"]) == (2000, 7, "POT-2")
+
+
+def _list_columns(app, product_id) -> tuple:
+    with app.app_context():
+        row = db.one(
+            "SELECT price_cents, stock, sku FROM products WHERE id = :id", {"id": product_id}
+        )
+    return row["price_cents"], row["stock"], row["sku"]
+
+
+def _write(app, sql: str, **params) -> None:
+    with app.app_context(), db.transaction():
+        db.execute(sql, params)
+
+
+def test_the_product_columns_follow_any_write_of_its_variants_in_the_database(app, owner_client):
+    """The list columns' rule lives in the database (0021): a variant added, changed or
+    removed by any writer (here plain SQL, as a node of another release could) moves its
+    product's price (lowest active), stock (active sum) and SKU (a lone variant's)."""
+    product = owner_client.post(
+        "/products", json={"name": "Jar", "price_cents": 1000, "stock": 5, "sku": "JAR-1"}
+    ).json
+    product_id = product["id"]
+    _write(
+        app,
+        "INSERT INTO product_variants (id, product_id, sku, option_key, price_cents, stock,"
+        " active, created_at, updated_at) VALUES ('second', :id, 'JAR-2', '[\"2\"]', 400, 3,"
+        " 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+        id=product_id,
+    )
+    assert _list_columns(app, product_id) == (1000, 5, None)  # inactive: only the count
+    _write(app, "UPDATE product_variants SET active = 1 WHERE id = 'second'")
+    assert _list_columns(app, product_id) == (400, 8, None)
+    _write(app, "UPDATE product_variants SET price_cents = 1200 WHERE id = 'second'")
+    assert _list_columns(app, product_id) == (1000, 8, None)
+    _write(app, "DELETE FROM product_variants WHERE id = :id", id=product_id)
+    assert _list_columns(app, product_id) == (1200, 3, "JAR-2")
+    _write(app, "UPDATE product_variants SET sku = 'JAR-3' WHERE id = 'second'")
+    assert _list_columns(app, product_id) == (1200, 3, "JAR-3")
+
+
+def test_deleting_a_product_takes_its_variants_with_it(app, owner_client, shirt):
+    """Its variants go by the cascade, and their trigger (0021) finds no product to update."""
+    assert generate(owner_client, shirt["id"], stock=1).status_code == 200
+    assert owner_client.delete(f"/products/{shirt['id']}").status_code == 204
+    assert owner_client.get(f"/products/{shirt['id']}").status_code == 404
+    with app.app_context():
+        left = db.value(
+            "SELECT COUNT(*) FROM product_variants WHERE product_id = :id", {"id": shirt["id"]}
+        )
+    assert left == 0

@@ -283,13 +283,15 @@ def _restock(order_id: str, moment: str) -> bool:
     )
     stock.lock_products(line["product_id"] for line in lines)  # as checkout does
     # A variant or product deleted since simply matches no row. Lines without a variant
-    # were sold by a node of the previous release: its product's lone variant takes them.
+    # were sold by a node of the previous release: its product's lone variant takes them
+    # (a product given more variants since cannot tell which one, and takes none).
     db.execute_many(
         "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
         [line for line in lines if line["variant_id"] is not None],
     )
     db.execute_many(
-        "UPDATE products SET stock = stock + :quantity WHERE id = :product_id",
+        "UPDATE product_variants SET stock = stock + :quantity WHERE product_id = :product_id"
+        " AND (SELECT COUNT(*) FROM product_variants WHERE product_id = :product_id) = 1",
         [line for line in lines if line["variant_id"] is None],
     )
     for product_id in sorted({line["product_id"] for line in lines}):

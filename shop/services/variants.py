@@ -3,9 +3,11 @@
 Every product has at least one variant; a product without options has exactly one, its
 default variant, whose price, stock and SKU are the product's ``price_cents``, ``stock`` and
 ``sku`` for the clients that know no variants. Every write of a product or of its variants
-ends, in its transaction, in ``product_changed``: it refreshes the columns ``products`` keeps
-for its list (lowest active price, total active stock, a lone variant's SKU), marks and
-announces low stock once (``variant.stock_low``), and emits ``product.updated``.
+ends, in its transaction, in ``product_changed``: it marks and announces low stock once
+(``variant.stock_low``), refreshes the search index and emits ``product.updated``. The
+columns ``products`` keeps for its list (lowest active price, total active stock, a lone
+variant's SKU) are the database's: the trigger ``product_variants_stock`` and its twins
+(migrations 0020, 0021) recompute them on every write of a variant that can move them.
 
 Each function here takes a plain dict and checks it through ``catalogue_input``, so the API,
 the importer and the console meet the same rules and messages. Call them inside a transaction
@@ -31,19 +33,10 @@ from shop.services.catalogue_input import (
 
 ORDER = " ORDER BY position, id"
 
-# The columns products keeps for its list and its indexes, from its variants.
-_REFRESH = """
-    UPDATE products SET
-        price_cents = COALESCE(
-            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = :id AND active = 1),
-            (SELECT MIN(price_cents) FROM product_variants WHERE product_id = :id),
-            price_cents),
-        stock = COALESCE(
-            (SELECT SUM(stock) FROM product_variants WHERE product_id = :id AND active = 1), 0),
-        sku = CASE WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = :id) = 1
-            THEN (SELECT MIN(sku) FROM product_variants WHERE product_id = :id) END
-    WHERE id = :id
-    RETURNING stock, low_stock_threshold"""
+# The product's stock and low-stock threshold after a write of its variants. Its list columns
+# (price_cents, stock, sku) follow its variants by the database's trigger
+# product_variants_stock and its twins (migration 0021), the one place of that rule.
+_STOCK = "SELECT stock, low_stock_threshold FROM products WHERE id = :id"
 
 
 def load_variant(variant_id: str) -> dict:
@@ -413,9 +406,10 @@ def set_options(product_id: str, options: list[dict]) -> None:
 
 
 def refresh(product_id: str) -> int | None:
-    """Bring the product's list columns and its variants' low-stock marks up to date, in the
-    caller's transaction; answer the product's stock (None when it is gone)."""
-    row = db.one(_REFRESH, {"id": product_id})
+    """Bring the variants' low-stock marks up to date, in the caller's transaction; answer
+    the product's stock (None when it is gone). The list columns are already fresh: the
+    trigger on product_variants keeps them, in the statement that wrote the variant."""
+    row = db.one(_STOCK, {"id": product_id})
     if row is None:
         return None
     stock, threshold = row["stock"], row["low_stock_threshold"]
@@ -442,8 +436,8 @@ def mark_low_stock(product_id: str, threshold: int) -> None:
 
 
 def product_changed(product_id: str, event: str = "product.updated") -> int | None:
-    """The end of every write of a product or its variants, in its transaction: refresh,
-    then ``event``; answers the product's stock."""
+    """The end of every write of a product or its variants, in its transaction: low-stock
+    marks, search index, then ``event``; answers the product's stock."""
     stock = refresh(product_id)
     search.refresh(product_id)
     webhooks.emit(event, product_id, load_product)
