@@ -6,8 +6,10 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from werkzeug.exceptions import Conflict
 
 from shop import db
+from shop.services import baskets
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
 from tests.webhook_helpers import create_hook
 
@@ -230,6 +232,24 @@ def test_codes_ignore_case_and_say_why_they_cannot_be_used(
         assert customer_client.post("/payments/checkout", json=body).status_code == 201
     listed = {d["code"]: d["times_used"] for d in owner_client.get("/discounts").json["items"]}
     assert listed["ONCE"] == listed["ONE"] == 1
+
+
+def test_a_code_changed_after_the_checkout_read_it_is_a_409_and_takes_no_use(app, owner_client):
+    code = created(
+        owner_client.post("/discounts", json={"code": "SAVE", "kind": "fixed", "value": 100})
+    )
+    with app.app_context():
+        read = baskets.find_discount("save", None)  # what the checkout priced the order with
+    changed = owner_client.patch(f"/discounts/{code['id']}", json={"value": "200"})
+    assert changed.status_code == 200, changed.json
+
+    with app.app_context(), pytest.raises(Conflict) as refused, db.transaction():
+        baskets.claim("save", read, "a-customer", "an-order")  # the checkout's last statement
+
+    assert (
+        refused.value.description == "discount_code: SAVE changed during checkout; check out again."
+    )
+    assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 0
 
 
 BAD_INPUT = [

@@ -15,8 +15,8 @@ of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` coun
 statements and writes of the current thread, for tests and the benchmark.
 
 The rooms: ``engine`` (connections, the verbs, transactions), ``sqlite`` (SQLite's writer
-lock and WAL), ``sql`` (statement text: placeholders, ``IN`` lists, constraint names) and
-``ids`` (the id format). Callers use this module: ``from shop import db``.
+lock, WAL and its checkpoints), ``sql`` (statement text: placeholders, ``IN`` lists,
+constraint names) and ``ids`` (the id format). Callers use this module: ``from shop import db``.
 """
 
 from flask import current_app

@@ -10,7 +10,7 @@ from functools import wraps
 from pathlib import Path
 
 from shop.db.sql import adapt, for_sqlite, in_list, is_write, translate
-from shop.db.sqlite import SQLiteConnection, queued, use_wal
+from shop.db.sqlite import AUTOCHECKPOINT_PAGES, Checkpointer, SQLiteConnection, queued, use_wal
 from shop.outages import Unavailable, recovered
 
 
@@ -42,6 +42,7 @@ class Database:
         elif url.startswith("sqlite:///"):
             self.engine = "sqlite"
             self.path = url.removeprefix("sqlite:///")
+            self.checkpointer = Checkpointer(self.path) if self.path != ":memory:" else None
         else:
             raise ValueError(
                 "DATABASE_URL must start with sqlite:/// or postgresql:// "
@@ -82,6 +83,8 @@ class Database:
         conn.execute("PRAGMA foreign_keys = ON")
         use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
+        if self.path != ":memory:":  # the Checkpointer's, after the commit (shop/db/sqlite.py)
+            conn.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         return conn
 
     def connection(self):
@@ -205,6 +208,8 @@ class Database:
         for conn in conns:
             with suppress(Exception):  # one that is already broken needs no closing
                 conn.close()
+        if self.engine == "sqlite" and self.checkpointer is not None:
+            self.checkpointer.close()
         self._local = threading.local()
 
     # -- statements --------------------------------------------------------------------
@@ -310,6 +315,8 @@ class Database:
         if self.engine == "sqlite" and self._local.depth == 0:
             with queued(conn), self._transaction(conn):
                 yield self
+            if self.checkpointer is not None:  # out of the queue: no writer waits for it
+                self.checkpointer.committed()
         else:
             with self._transaction(conn):
                 yield self

@@ -103,14 +103,14 @@ def find_discount(code: str, customer_id: str | None) -> dict:
     return discount
 
 
-def used_by(discount: dict, customer_id: str) -> bool:
-    """Whether a customer holds a use of ``discount``: an order with it, not cancelled (a
-    cancelled order gave its use back)."""
+def used_by(discount: dict, customer_id: str, other_than: str = "") -> bool:
+    """Whether a customer holds a use of ``discount``: an order with it (``other_than`` this
+    one), not cancelled (a cancelled order gave its use back)."""
     return bool(
         db.value(
             "SELECT 1 FROM orders WHERE discount_id = :id AND customer_id = :customer_id"
-            " AND status <> 'cancelled'",
-            {"id": discount["id"], "customer_id": customer_id},
+            " AND status <> 'cancelled' AND id <> :other_than",
+            {"id": discount["id"], "customer_id": customer_id, "other_than": other_than},
         )
     )
 
@@ -265,7 +265,7 @@ def price_basket(
     data: dict | None = None,
 ) -> dict:
     """Price ``lines`` for ``address`` with the shop's data (``data``: ``shop_data``'s, when
-    the caller has read it) and ``discount`` (``find_discount`` or ``claim``); answer the
+    the caller has read it) and ``discount`` (``find_discount``'s); answer the
     breakdown. Every refusal is a 400 naming its field."""
     data = data or shop_data(method_id)
     shop, tax_rates, methods = data["shop"], data["rates"], data["methods"]
@@ -308,23 +308,30 @@ _CLAIM = f"""
     RETURNING {_DISCOUNT_COLUMNS}"""
 
 
-def claim(code: str, customer_id: str) -> dict:
-    """Take one use of ``code`` for a new order, in the checkout's transaction; answer the
-    discount, or a 400 naming why the code cannot be used.
+def claim(code: str, discount: dict, customer_id: str, order_id: str) -> None:
+    """Take one use of ``code`` for the order ``order_id``, which the checkout priced with
+    ``discount`` (``find_discount``'s, read before its transaction); a 400 naming why the
+    code can no longer be used, a 409 when its terms changed since.
 
-    The guarded ``UPDATE`` holds the usage limit under concurrency (a row lock on
-    PostgreSQL, whose waiting checkouts then re-read the count; the one writer on SQLite).
-    The once-per-customer check runs after it: behind that lock it sees any order with the
-    code that another checkout of the customer committed. The order stores ``discount_id``.
+    The checkout's last statement: the guarded ``UPDATE`` holds the usage limit under
+    concurrency by a row lock on PostgreSQL that every checkout with the code waits for, so
+    it is held only until the commit (the one writer on SQLite). The once-per-customer check
+    runs after it: behind that lock it sees any other order with the code that another
+    checkout of the customer committed. The order stores ``discount_id``.
     """
     row = db.one(_CLAIM, {"key": code_key(code), "now": now_iso()})
     if row is None:
         find_discount(code, None)  # says why
         _refuse("usage_limit_reached", f"{code.strip()} has been used up.")  # a race just now
-    discount = discount_from_row(row)
-    if discount["once_per_customer"] and used_by(discount, customer_id):
+    if _terms(discount_from_row(row)) != _terms(discount):
+        abort(409, f"discount_code: {discount['code']} changed during checkout; check out again.")
+    if discount["once_per_customer"] and used_by(discount, customer_id, other_than=order_id):
         _refuse("already_used", f"you have already used {discount['code']}.")
-    return discount
+
+
+def _terms(discount: dict) -> dict:
+    """What an order priced with ``discount`` relied on: all but its use count and stamp."""
+    return {k: v for k, v in discount.items() if k not in ("times_used", "updated_at")}
 
 
 def give_back_use(order_id: str) -> None:

@@ -22,8 +22,10 @@ first history entry, the mail, the audit entry, and the webhook subscriptions.
 
 The order is priced by ``services/pricing.py`` (through ``baskets.price_basket``) in the same
 transaction, from the rows it took: the quote runs the same function on the same data, so
-both agree to the minor unit. A discount code's use is taken in this transaction too
-(``baskets.claim``), so usage limits hold under concurrency and a replay uses none.
+both agree to the minor unit. A discount code is read before the transaction and its use
+taken by the transaction's last statement (``baskets.claim``, which refuses a code used up
+or changed meanwhile), so usage limits hold under concurrency, a replay uses none, and
+concurrent checkouts with one code queue on its row only for the commit.
 
 An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
 first order and writes nothing; with another body it is a 409. Concurrent requests with one
@@ -118,6 +120,8 @@ def place_order(
         if replayed:
             return replayed, False, None
     provider = payments.get(payment_method)
+    # Read before the transaction (outside SQLite's writer lock), claimed at its end.
+    discount = baskets.find_discount(discount_code, customer.id) if discount_code else None
     with db.transaction():
         if idempotency_key is not None:
             db.lock(f"checkout:{customer.id}:{idempotency_key}")
@@ -125,8 +129,6 @@ def place_order(
             if replayed:  # a concurrent request with the key won the race
                 return replayed, False, None
         taken = _take_stock(items)
-        # After the stock: every checkout locks products, then the code's row.
-        discount = baskets.claim(discount_code, customer.id) if discount_code else None
         data = baskets.shop_data(shipping_method_id, next_number=True)
         shop, seq = data["shop"], data["seq"]
         priced = baskets.price_basket(
@@ -226,6 +228,8 @@ def place_order(
             },
         )
         webhooks.emit("order.placed", order_id, lambda _: placed)
+        if discount:  # last: every checkout locks products, then the code's row until commit
+            baskets.claim(discount_code, discount, customer.id, order_id)
     return order_id, True, placed
 
 
