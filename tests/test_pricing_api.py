@@ -2,6 +2,7 @@
 quote and the order it equals, on both engines."""
 
 import json
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +11,7 @@ from werkzeug.exceptions import Conflict
 
 from shop import db
 from shop.services import baskets
+from tests.conftest import login
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
 from tests.webhook_helpers import create_hook
 
@@ -250,6 +252,51 @@ def test_a_code_changed_after_the_checkout_read_it_is_a_409_and_takes_no_use(app
         refused.value.description == "discount_code: SAVE changed during checkout; check out again."
     )
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 0
+
+
+@pytest.mark.parametrize("code", ["ONCE", "ONE"])
+def test_a_checkout_whose_twin_took_the_code_meanwhile_replays_it(
+    app, owner_client, customer_client, monkeypatch, code
+):
+    """Two checkouts with one Idempotency-Key (a double click): the second passed its first
+    look for a replay before the first committed, and reads the code after. The code's last
+    use is the first's own order, so the second answers that order, not a 400."""
+    tea = add_product(app, "Tea", price_cents=1000, stock=50)
+    created(
+        owner_client.post(
+            "/discounts",
+            json={"code": "ONCE", "kind": "fixed", "value": "50", "once_per_customer": True},
+        )
+    )
+    created(
+        owner_client.post(
+            "/discounts", json={"code": "ONE", "kind": "fixed", "value": "50", "usage_limit": 1}
+        )
+    )
+    body = priced(basket((tea, 1)), discount_code=code)
+    headers = {"Idempotency-Key": "double-click"}
+    twin = app.test_client()
+    login(twin, customer_client.email)
+    read_code, answers = baskets.find_discount, []
+
+    def twin_first(*args):
+        """The twin's whole checkout, in its own thread, just before this one reads the code."""
+        monkeypatch.setattr(baskets, "find_discount", read_code)
+        thread = threading.Thread(
+            target=lambda: answers.append(
+                twin.post("/payments/checkout", json=body, headers=headers)
+            )
+        )
+        thread.start()
+        thread.join()
+        return read_code(*args)
+
+    monkeypatch.setattr(baskets, "find_discount", twin_first)
+    second = customer_client.post("/payments/checkout", json=body, headers=headers)
+
+    assert answers[0].status_code == 201, answers[0].json
+    assert second.status_code == 200, second.json
+    assert second.json["id"] == answers[0].json["id"]
 
 
 BAD_INPUT = [
