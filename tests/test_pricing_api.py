@@ -7,7 +7,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from werkzeug.exceptions import Conflict
+from werkzeug.exceptions import BadRequest, Conflict
 
 from shop import db
 from shop.services import baskets
@@ -252,6 +252,53 @@ def test_a_code_changed_after_the_checkout_read_it_is_a_409_and_takes_no_use(app
         refused.value.description == "discount_code: SAVE changed during checkout; check out again."
     )
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"usage_limit": 10}, {"ends_at": "2999-01-01T00:00:00Z"}, {"once_per_customer": True}],
+)
+def test_a_code_whose_limits_changed_after_the_checkout_read_it_still_takes_a_use(
+    app, owner_client, change
+):
+    """The order relies on the code's price terms; its limits (dates, usage limit, once per
+    customer) are checked by the claim's own guard when it takes the use, so a change of them alone
+    (a limit raised during a sale) is no 409."""
+    code = created(
+        owner_client.post(
+            "/discounts", json={"code": "SALE", "kind": "fixed", "value": 100, "usage_limit": 5}
+        )
+    )
+    with app.app_context():
+        read = baskets.find_discount("sale", None)  # what the checkout priced the order with
+    changed = owner_client.patch(f"/discounts/{code['id']}", json=change)
+    assert changed.status_code == 200, changed.json
+
+    with app.app_context(), db.transaction():
+        baskets.claim("sale", read, "a-customer", "an-order")  # the checkout's last statement
+
+    assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
+
+
+def test_a_code_made_once_per_customer_during_a_checkout_holds_at_its_claim(
+    app, owner_client, customer_client
+):
+    tea = add_product(app, "Tea", price_cents=1000, stock=50)
+    code = created(
+        owner_client.post("/discounts", json={"code": "SAVE", "kind": "fixed", "value": 100})
+    )
+    body = priced(basket((tea, 1)), discount_code="SAVE")
+    assert customer_client.post("/payments/checkout", json=body).status_code == 201
+    with app.app_context():
+        read = baskets.find_discount("save", customer_client.user["id"])  # usable so far
+    changed = owner_client.patch(f"/discounts/{code['id']}", json={"once_per_customer": True})
+    assert changed.status_code == 200, changed.json
+
+    with app.app_context(), pytest.raises(BadRequest) as refused, db.transaction():
+        baskets.claim("save", read, customer_client.user["id"], "an-order")
+
+    assert refused.value.description.startswith("discount_code: already_used: ")
+    assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
 
 
 @pytest.mark.parametrize("code", ["ONCE", "ONE"])
