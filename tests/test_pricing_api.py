@@ -2,14 +2,16 @@
 quote and the order it equals, on both engines."""
 
 import json
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from werkzeug.exceptions import Conflict
+from werkzeug.exceptions import BadRequest, Conflict
 
 from shop import db
 from shop.services import baskets
+from tests.conftest import login
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
 from tests.webhook_helpers import create_hook
 
@@ -250,6 +252,98 @@ def test_a_code_changed_after_the_checkout_read_it_is_a_409_and_takes_no_use(app
         refused.value.description == "discount_code: SAVE changed during checkout; check out again."
     )
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"usage_limit": 10}, {"ends_at": "2999-01-01T00:00:00Z"}, {"once_per_customer": True}],
+)
+def test_a_code_whose_limits_changed_after_the_checkout_read_it_still_takes_a_use(
+    app, owner_client, change
+):
+    """The order relies on the code's price terms; its limits (dates, usage limit, once per
+    customer) are checked by the claim's own guard when it takes the use, so a change of them alone
+    (a limit raised during a sale) is no 409."""
+    code = created(
+        owner_client.post(
+            "/discounts", json={"code": "SALE", "kind": "fixed", "value": 100, "usage_limit": 5}
+        )
+    )
+    with app.app_context():
+        read = baskets.find_discount("sale", None)  # what the checkout priced the order with
+    changed = owner_client.patch(f"/discounts/{code['id']}", json=change)
+    assert changed.status_code == 200, changed.json
+
+    with app.app_context(), db.transaction():
+        baskets.claim("sale", read, "a-customer", "an-order")  # the checkout's last statement
+
+    assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
+
+
+def test_a_code_made_once_per_customer_during_a_checkout_holds_at_its_claim(
+    app, owner_client, customer_client
+):
+    tea = add_product(app, "Tea", price_cents=1000, stock=50)
+    code = created(
+        owner_client.post("/discounts", json={"code": "SAVE", "kind": "fixed", "value": 100})
+    )
+    body = priced(basket((tea, 1)), discount_code="SAVE")
+    assert customer_client.post("/payments/checkout", json=body).status_code == 201
+    with app.app_context():
+        read = baskets.find_discount("save", customer_client.user["id"])  # usable so far
+    changed = owner_client.patch(f"/discounts/{code['id']}", json={"once_per_customer": True})
+    assert changed.status_code == 200, changed.json
+
+    with app.app_context(), pytest.raises(BadRequest) as refused, db.transaction():
+        baskets.claim("save", read, customer_client.user["id"], "an-order")
+
+    assert refused.value.description.startswith("discount_code: already_used: ")
+    assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
+
+
+@pytest.mark.parametrize("code", ["ONCE", "ONE"])
+def test_a_checkout_whose_twin_took_the_code_meanwhile_replays_it(
+    app, owner_client, customer_client, monkeypatch, code
+):
+    """Two checkouts with one Idempotency-Key (a double click): the second passed its first
+    look for a replay before the first committed, and reads the code after. The code's last
+    use is the first's own order, so the second answers that order, not a 400."""
+    tea = add_product(app, "Tea", price_cents=1000, stock=50)
+    created(
+        owner_client.post(
+            "/discounts",
+            json={"code": "ONCE", "kind": "fixed", "value": "50", "once_per_customer": True},
+        )
+    )
+    created(
+        owner_client.post(
+            "/discounts", json={"code": "ONE", "kind": "fixed", "value": "50", "usage_limit": 1}
+        )
+    )
+    body = priced(basket((tea, 1)), discount_code=code)
+    headers = {"Idempotency-Key": "double-click"}
+    twin = app.test_client()
+    login(twin, customer_client.email)
+    read_code, answers = baskets.find_discount, []
+
+    def twin_first(*args):
+        """The twin's whole checkout, in its own thread, just before this one reads the code."""
+        monkeypatch.setattr(baskets, "find_discount", read_code)
+        thread = threading.Thread(
+            target=lambda: answers.append(
+                twin.post("/payments/checkout", json=body, headers=headers)
+            )
+        )
+        thread.start()
+        thread.join()
+        return read_code(*args)
+
+    monkeypatch.setattr(baskets, "find_discount", twin_first)
+    second = customer_client.post("/payments/checkout", json=body, headers=headers)
+
+    assert answers[0].status_code == 201, answers[0].json
+    assert second.status_code == 200, second.json
+    assert second.json["id"] == answers[0].json["id"]
 
 
 BAD_INPUT = [

@@ -323,15 +323,22 @@ def claim(code: str, discount: dict, customer_id: str, order_id: str) -> None:
     if row is None:
         find_discount(code, None)  # says why
         _refuse("usage_limit_reached", f"{code.strip()} has been used up.")  # a race just now
-    if _terms(discount_from_row(row)) != _terms(discount):
+    now = discount_from_row(row)
+    if _terms(now) != _terms(discount):
         abort(409, f"discount_code: {discount['code']} changed during checkout; check out again.")
-    if discount["once_per_customer"] and used_by(discount, customer_id, other_than=order_id):
-        _refuse("already_used", f"you have already used {discount['code']}.")
+    if now["once_per_customer"] and used_by(now, customer_id, other_than=order_id):
+        _refuse("already_used", f"you have already used {now['code']}.")
+
+
+# What an order priced with a discount relied on (services/pricing.py, the order's columns).
+# Its limits (active, dates, usage limit, once per customer) are not among them: the claim
+# applies them as they are when it takes the use, so a limit changed meanwhile is no 409.
+_TERMS = ("id", "code", "kind", "value", "min_subtotal_cents", "product_ids", "category_ids")
 
 
 def _terms(discount: dict) -> dict:
-    """What an order priced with ``discount`` relied on: all but its use count and stamp."""
-    return {k: v for k, v in discount.items() if k not in ("times_used", "updated_at")}
+    """The terms an order priced with ``discount`` relied on (``_TERMS``)."""
+    return {key: discount[key] for key in _TERMS}
 
 
 def give_back_use(order_id: str) -> None:

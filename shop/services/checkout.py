@@ -36,6 +36,8 @@ import hashlib
 import json
 from datetime import timedelta
 
+from werkzeug.exceptions import HTTPException
+
 from shop import audit, db, mail, webhooks
 from shop.clock import iso, now
 from shop.errors import abort
@@ -97,6 +99,23 @@ def request_hash(body) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _read_code(code: str | None, customer_id: str, idempotency_key: str | None) -> dict | None:
+    """The discount of ``code`` (None without one), read before the checkout's transaction.
+
+    A refusal waits, with a key, until the transaction has looked for a replay (None here):
+    a concurrent request with the key (a double click) may have used the code's last use,
+    or the customer's one, for the very order this request then answers.
+    """
+    if not code:
+        return None
+    try:
+        return baskets.find_discount(code, customer_id)
+    except HTTPException:
+        if idempotency_key is None:
+            raise
+        return None
+
+
 def place_order(
     customer,
     items: list[dict],
@@ -121,13 +140,15 @@ def place_order(
             return replayed, False, None
     provider = payments.get(payment_method)
     # Read before the transaction (outside SQLite's writer lock), claimed at its end.
-    discount = baskets.find_discount(discount_code, customer.id) if discount_code else None
+    discount = _read_code(discount_code, customer.id, idempotency_key)
     with db.transaction():
         if idempotency_key is not None:
             db.lock(f"checkout:{customer.id}:{idempotency_key}")
             replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
             if replayed:  # a concurrent request with the key won the race
                 return replayed, False, None
+        if discount_code and discount is None:  # refused before: says why, or is usable now
+            discount = baskets.find_discount(discount_code, customer.id)
         taken = _take_stock(items)
         data = baskets.shop_data(shipping_method_id, next_number=True)
         shop, seq = data["shop"], data["seq"]
