@@ -62,6 +62,21 @@ def test_lines_then_the_rest_partially_then_refunded(app, customer_client, owner
     assert owner_client.post(url, json={"amount_cents": 1}).status_code == 409  # all refunded
 
 
+def test_restocking_a_line_without_a_variant_goes_to_the_lone_variant(
+    app, customer_client, owner_client
+):
+    """A line sold by a previous-release node has no variant id (tests/test_orders.py has the
+    cancel's twin): a restock puts it back on its product's lone variant."""
+    order, (product,) = _paid_order(app, customer_client, owner_client)
+    with app.app_context(), db.transaction():
+        db.execute("UPDATE order_items SET variant_id = NULL WHERE order_id = :id", order)
+    url = f"/orders/{order['id']}/refunds"
+    done = owner_client.post(url, json={"restock": [{"line": 1, "quantity": 2}]})
+    assert done.status_code == 201, done.json
+    read = owner_client.get(f"/products/{product}").json
+    assert (read["stock"], read["variants"][0]["stock"]) == (9, 9)  # 10 - 3 + 2
+
+
 def test_restock_without_refund_and_replays_by_idempotency_key(app, customer_client, owner_client):
     order, (product,) = _paid_order(app, customer_client, owner_client)
     url = f"/orders/{order['id']}/refunds"

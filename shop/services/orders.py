@@ -273,28 +273,12 @@ def _restock(order_id: str, moment: str) -> bool:
     )
     if not first_time:
         return False
-    # The products' rows first, then their variants' in variant order, as checkout does:
-    # concurrent transactions lock rows in one order.
     lines = db.query(
         "SELECT variant_id, product_id, SUM(quantity) AS quantity FROM order_items"
-        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id"
-        " ORDER BY variant_id, product_id",
+        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id",
         {"id": order_id},
     )
-    stock.lock_products(line["product_id"] for line in lines)  # as checkout does
-    # A variant or product deleted since simply matches no row. Lines without a variant
-    # were sold by a node of the previous release: its product's lone variant takes them
-    # (a product given more variants since cannot tell which one, and takes none).
-    db.execute_many(
-        "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
-        [line for line in lines if line["variant_id"] is not None],
-    )
-    db.execute_many(
-        "UPDATE product_variants SET stock = stock + :quantity WHERE product_id = :product_id"
-        " AND (SELECT COUNT(*) FROM product_variants WHERE product_id = :product_id) = 1",
-        [line for line in lines if line["variant_id"] is None],
-    )
-    for product_id in sorted({line["product_id"] for line in lines}):
+    for product_id in stock.put_back(lines):
         variants.refresh(product_id)
     return True
 

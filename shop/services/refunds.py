@@ -298,8 +298,7 @@ def _through_stripe(order: dict, refund_id: str) -> None:
 
 
 def _put_back(order_id: str, restock: list) -> None:
-    """Put the asked units back on the shelf (products locked first, then variants in
-    variant order, as checkout does)."""
+    """Put the asked units back on the shelf (``stock.put_back``)."""
     if not restock:
         return
     wanted = {item["line"]: item["quantity"] for item in restock}
@@ -307,16 +306,8 @@ def _put_back(order_id: str, restock: list) -> None:
         "SELECT line, variant_id, product_id FROM order_items WHERE order_id = :id",
         {"id": order_id},
     )
-    rows = sorted(
-        ({**item, "quantity": wanted[item["line"]]} for item in items if item["line"] in wanted),
-        key=lambda row: (row["variant_id"] or "", row["product_id"] or ""),
-    )
-    stock.lock_products(row["product_id"] for row in rows if row["product_id"])
-    db.execute_many(
-        "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
-        [row for row in rows if row["variant_id"]],
-    )
-    for product_id in sorted({row["product_id"] for row in rows if row["product_id"]}):
+    rows = [{**item, "quantity": wanted[item["line"]]} for item in items if item["line"] in wanted]
+    for product_id in stock.put_back(rows):
         variants.refresh(product_id)
 
 

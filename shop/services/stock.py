@@ -28,3 +28,33 @@ def lock_products(product_ids) -> None:
         return
     marks, params = db.in_list("p", ids)
     db.query(f"SELECT id FROM products WHERE id IN {marks} ORDER BY id FOR UPDATE", params)
+
+
+def put_back(lines) -> list[str]:
+    """Put sold units back on the shelf in the caller's transaction; answer the products
+    touched, in id order (for the caller's ``variants.refresh``).
+
+    Each line is ``{"variant_id", "product_id", "quantity"}``; a variant or product deleted
+    since matches no row. A line without a variant was sold by a node of the previous
+    release during a rolling upgrade: its product's lone variant takes it (one given more
+    variants since cannot tell which one sold, and takes none). Products are locked first,
+    then variants in variant order, as checkout does.
+    """
+    lines = sorted(lines, key=lambda line: (line["variant_id"] or "", line["product_id"] or ""))
+    products = sorted({line["product_id"] for line in lines if line["product_id"]})
+    lock_products(products)
+    by_variant = [line for line in lines if line["variant_id"]]
+    if by_variant:
+        db.execute_many(
+            "UPDATE product_variants SET stock = stock + :quantity WHERE id = :variant_id",
+            by_variant,
+        )
+    by_product = [line for line in lines if not line["variant_id"] and line["product_id"]]
+    if by_product:
+        db.execute_many(
+            "UPDATE product_variants SET stock = stock + :quantity"
+            " WHERE product_id = :product_id AND (SELECT COUNT(*) FROM product_variants"
+            " WHERE product_id = :product_id) = 1",
+            by_product,
+        )
+    return products
