@@ -46,6 +46,7 @@ _DUE = """
 
 _LOAD = """
     SELECT d.id, d.webhook_id, d.event_type, d.status, d.scheduled_attempts, e.payload,
+           d.next_attempt_at,
            e.subject_id,
            w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
            w.failing_since, w.last_success_at
@@ -174,28 +175,35 @@ def deliver_due(batch: int = BATCH, stop=None) -> int:
 
 
 def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owners=None,
-                 health=None) -> None:  # fmt: skip
+                 health=None, follow=False, row=None) -> tuple | None:  # fmt: skip
     """Send one claimed delivery and record the attempt as soon as it ends.
 
     Renewed first when its lease runs short; skipped when another worker took it after the
     lease ran out. An attempt that fails because the worker is stopping (``stop`` set: its
     connection was cut) is not recorded: the delivery is released, due at once, for any
     worker to send (at least once: the receiver may have seen it).
+
+    With ``follow`` the transaction that records the attempt also claims the webhook's next
+    due delivery to the same URL, answered as ``(id, lease, row)`` for the caller to send
+    next (passing ``row`` back): a backlog costs a delivery one transaction, not a look for
+    due work, a claim and a record each (``pool.Sender``).
     """
     if stop is not None and stop.is_set():  # stopping before it began: given back, untried
         _release(delivery_id, lease)
-        return
+        return None
     owners, health = ({} if owners is None else owners), ({} if health is None else health)
-    rows = load([delivery_id])
+    rows = [row] if row is not None else load([delivery_id])
     lease = _renew(delivery_id, lease) if rows else None
     if lease is None:  # gone, or another worker holds it now: it sends, not this one
-        return
+        return None
     row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
     result = try_send(row, "scheduled", owners, connections)
     if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
         _release(delivery_id, lease)
-        return
-    record([result], health)
+        return None
+    follow = follow and not (stop is not None and stop.is_set())
+    taken = record([result], health, follow=row if follow else None)["next"]
+    return None if taken is None else (taken["id"], taken["next_attempt_at"], taken)
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -281,9 +289,10 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def record(results: list[tuple], health: dict | None = None) -> dict:
+def record(results: list[tuple], health: dict | None = None, follow: dict | None = None) -> dict:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
-    Answer the endpoints' health as written, by webhook id (into ``health``)."""
+    Answer the endpoints' health as written, by webhook id (into ``health``), and with
+    ``follow`` (a delivery's row) its webhook's next due delivery, claimed (``_claim_next``)."""
     health = {} if health is None else health
     moment = now()
     at = iso(moment)
@@ -332,7 +341,25 @@ def record(results: list[tuple], health: dict | None = None) -> dict:
             _disable_if_failing(webhook_id, moment)
         for owner in lost.values():
             _disable_without_rights(owner, moment)
-    return {"records": records, "health": health}
+        taken = None if follow is None else _claim_next(follow, moment)
+    return {"records": records, "health": health, "next": taken}
+
+
+def _claim_next(row: dict, moment) -> dict | None:
+    """The next due delivery of ``row``'s webhook, to the same URL (so the same origin, whose
+    slot the caller holds), claimed as ``claim_seen`` does; None when there is none."""
+    skip = " FOR UPDATE OF d SKIP LOCKED" if db.get_db().engine == "postgresql" else ""
+    taken = db.one(
+        _LOAD + " WHERE d.webhook_id = :webhook_id AND w.url = :url AND w.enabled = 1"
+        " AND d.next_attempt_at <= :now ORDER BY d.next_attempt_at, d.id LIMIT 1" + skip,
+        {"webhook_id": row["webhook_id"], "url": row["url"], "now": iso(moment)},
+    )
+    if taken is None:
+        return None
+    leases = claim_seen([taken])
+    if taken["id"] not in leases:
+        return None
+    return {**taken, "next_attempt_at": leases[taken["id"]]}
 
 
 def _attempt_id(row: dict) -> str:
