@@ -250,6 +250,33 @@ def test_a_pass_sends_its_deliveries_over_one_kept_connection(app, owner_client,
         assert db.value("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 3
 
 
+def test_a_sent_delivery_is_recorded_with_its_webhooks_next_due_one_claimed(
+    app, owner_client, receiver
+):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    other = create_hook(owner_client, receiver.url + "?other", "product.created")
+    for n in range(2):
+        add_product(app, name=f"Mug {n}")
+    due = "SELECT id, next_attempt_at FROM webhook_deliveries WHERE webhook_id = :id"
+    with app.app_context():
+        first, second = db.query(due + " ORDER BY next_attempt_at, id", {"id": hook["id"]})
+        leases = worker.claim_seen([first])
+        taken = worker.send_claimed(first["id"], leases[first["id"]], follow=True)
+        # The next due delivery of the same webhook (not another webhook's, even at the same
+        # origin), claimed under a fresh lease in the transaction that recorded the first.
+        assert taken is not None and taken[0] == second["id"]
+        assert db.value("SELECT next_attempt_at FROM webhook_deliveries WHERE id = :id",
+                        {"id": second["id"]}) == taken[1]  # fmt: skip
+        assert worker.claim_seen([second]) == {}  # another worker can no longer take it
+        next_id, lease, row = taken
+        assert worker.send_claimed(next_id, lease, follow=True, row=row) is None  # no more
+    assert [d["status"] for d in deliveries(owner_client, hook["id"])] == ["succeeded"] * 2
+    waiting = deliveries(owner_client, other["id"])  # due still, never claimed nor tried
+    assert [(d["status"], d["attempts"]) for d in waiting] == [("pending", [])] * 2
+    assert all(d["next_attempt_at"] <= d["created_at"] for d in waiting)
+    assert len(receiver.requests) == 2
+
+
 def test_two_workers_deliver_each_event_once_between_them(app, owner_client, receiver):
     create_hook(owner_client, receiver.url, "product.created")
     for n in range(16):
