@@ -54,6 +54,13 @@ _LOAD = """
     JOIN webhook_events e ON e.id = d.event_id
     JOIN webhooks w ON w.id = d.webhook_id"""
 
+# A webhook's next due delivery to one URL (``_claim_next``).
+NEXT_DUE = _LOAD + (
+    " WHERE d.id = (SELECT id FROM webhook_deliveries"
+    " WHERE webhook_id || '' = :webhook_id AND next_attempt_at <= :now"
+    " ORDER BY next_attempt_at, id LIMIT 1{lock}) AND w.url = :url AND w.enabled = 1"
+)
+
 _ATTEMPT_COLUMNS = (
     "id", "delivery_id", "at", "kind", "status_code", "duration_ms", "response_excerpt", "error"
 )  # fmt: skip
@@ -347,11 +354,17 @@ def record(results: list[tuple], health: dict | None = None, follow: dict | None
 
 def _claim_next(row: dict, moment) -> dict | None:
     """The next due delivery of ``row``'s webhook, to the same URL (so the same origin, whose
-    slot the caller holds), claimed as ``claim_seen`` does; None when there is none."""
-    skip = " FOR UPDATE OF d SKIP LOCKED" if db.get_db().engine == "postgresql" else ""
+    slot the caller holds), claimed as ``claim_seen`` does; None when there is none.
+
+    Picked by id in a subquery that walks the due index in order and stops at the first:
+    joined to the events and sorted whole, SQLite read every waiting payload of a backlog
+    for each delivery. ``webhook_id || ''`` keeps both planners off the webhook's index,
+    which holds every delivery it ever had (SQLite took it whenever its statistics were
+    older than the outbox, and sorted them all each time).
+    """
+    lock = " FOR UPDATE SKIP LOCKED" if db.get_db().engine == "postgresql" else ""
     taken = db.one(
-        _LOAD + " WHERE d.webhook_id = :webhook_id AND w.url = :url AND w.enabled = 1"
-        " AND d.next_attempt_at <= :now ORDER BY d.next_attempt_at, d.id LIMIT 1" + skip,
+        NEXT_DUE.format(lock=lock),
         {"webhook_id": row["webhook_id"], "url": row["url"], "now": iso(moment)},
     )
     if taken is None:
