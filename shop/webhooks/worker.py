@@ -10,9 +10,9 @@ took meanwhile is not sent again. A killed worker's claims are due again when th
 leases end: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
-every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
-webhook is disabled, with the reason, an audit entry and its ``enabled: false`` for all to
-see.
+every attempt and its endpoint has failed for ``disabling.DISABLE_AFTER`` without a
+success, the webhook is disabled, with the reason, an audit entry and its ``enabled:
+false`` for all to see.
 """
 
 import logging
@@ -21,11 +21,11 @@ from datetime import timedelta
 
 from flask import current_app
 
-from shop import audit, db, mail
+from shop import db
 from shop.auth import key_store
 from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
-from shop.webhooks import delivery, signing
+from shop.webhooks import delivery, disabling, signing
 from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import CREATOR, creator_rights, missing_rights
 
@@ -35,9 +35,7 @@ log = logging.getLogger("shop.webhooks")
 SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
-DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
-WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
     SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -345,9 +343,9 @@ def record(results: list[tuple], health: dict | None = None, follow: dict | None
         for webhook_id, (row, ok) in touched.items():
             health[webhook_id] = _health(webhook_id, row, ok, moment)
         for webhook_id in exhausted:
-            _disable_if_failing(webhook_id, moment)
+            disabling.if_failing(webhook_id, moment, ATTEMPTS)
         for owner in lost.values():
-            _disable_without_rights(owner, moment)
+            disabling.for_lost_rights(owner, moment)
         taken = None if follow is None else _claim_next(follow, moment)
     return {"records": records, "health": health, "next": taken}
 
@@ -409,59 +407,6 @@ def _health(webhook_id: str, row: dict, ok: bool, moment) -> dict:
     return {"last_success_at": last, "failing_since": failing or at}
 
 
-def _disable_if_failing(webhook_id: str, moment) -> None:
-    """Disable an endpoint failing for ``DISABLE_AFTER``: said, audited, visible."""
-    row = db.one(
-        "SELECT url, failing_since FROM webhooks WHERE id = :id AND enabled = 1",
-        {"id": webhook_id},
-    )
-    if row is None or not row["failing_since"]:
-        return
-    if moment - parse(row["failing_since"]) < DISABLE_AFTER:
-        return
-    reason = (
-        f"Disabled automatically: every delivery attempt failed since {row['failing_since']}"
-        f" ({ATTEMPTS} attempts of the last delivery). Fix the endpoint, then enable it again."
-    )
-    if _disable(webhook_id, row["url"], reason, moment):
-        log.warning("webhook %s disabled: failing since %s", webhook_id, row["failing_since"])
-
-
-def _disable(webhook_id: str, url: str, reason: str, moment) -> bool:
-    """Disable an enabled webhook, with its reason for all to see and an audit entry;
-    answer whether it was enabled."""
-    disabled = db.execute(
-        "UPDATE webhooks SET enabled = 0, disabled_reason = :reason, disabled_at = :now,"
-        " updated_at = :now WHERE id = :id AND enabled = 1",
-        {"reason": reason, "now": iso(moment), "id": webhook_id},
-    )
-    if disabled:
-        audit.record(
-            "webhook.disabled",
-            {"webhook_id": webhook_id, "url": url, "reason": reason},
-            actor=WORKER_ACTOR,
-            from_request=False,
-        )
-    return bool(disabled)
-
-
-def _disable_without_rights(owner: dict, moment) -> None:
-    """Disable a webhook whose owner lost a right its events need (a ``CREATOR`` row):
-    said on the webhook, audited, and mailed to the owner."""
-    missing = missing_rights(owner) or ["a right its events need"]
-    reason = (
-        "Disabled automatically: its owner no longer holds " + ", ".join(missing) + " (or is"
-        " no longer an active administrator). Someone holding the rights can change its"
-        " events or url, which makes them its owner, and enable it again."
-    )
-    if _disable(owner["id"], owner["url"], reason, moment) and owner["owner_email"]:
-        mail.queue(
-            owner["owner_email"],
-            "Webhook disabled: its owner lost a right",
-            f"Your webhook {owner['url']} ({owner['id']}) was disabled.\n\n{reason}\n",
-        )
-
-
 def disable_without_rights() -> int:
     """Disable every enabled webhook whose owner lost a right its events need (a minute's
     job of the worker: the owner's rights change without the webhook noticing)."""
@@ -469,7 +414,7 @@ def disable_without_rights() -> int:
     with db.transaction():
         for row in db.query(CREATOR + " WHERE w.enabled = 1"):
             if missing_rights(row):
-                _disable_without_rights(row, moment)
+                disabling.for_lost_rights(row, moment)
     return 0
 
 
