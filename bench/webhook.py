@@ -27,7 +27,7 @@ RESPONSE = b"HTTP/1.1 204 No Content\r\n"
 
 
 class Receiver:
-    """Answers 204 to each request on 127.0.0.1, one connection at a time, until ``stop``."""
+    """Answers 204 to each request on 127.0.0.1, on every connection at once, until ``stop``."""
 
     def __init__(self):
         self.received = 0
@@ -37,13 +37,19 @@ class Receiver:
         self._thread.start()
 
     def _serve(self) -> None:
+        """Each connection on a thread of its own, as real receivers do: the worker keeps
+        two connections open to one origin (two attempts in flight), and a receiver that
+        read one at a time left the second's request unanswered until it timed out."""
         while True:
             try:
                 conn, _ = self._listener.accept()
             except OSError:  # closed by stop()
                 return
-            with conn, contextlib.suppress(OSError, ValueError):
-                self._answer(conn)
+            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
+
+    def _connection(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError, ValueError):
+            self._answer(conn)
 
     def _answer(self, conn: socket.socket) -> None:
         """Every request of one connection: read its head and body, answer 204."""

@@ -250,6 +250,48 @@ def test_a_pass_sends_its_deliveries_over_one_kept_connection(app, owner_client,
         assert db.value("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'succeeded'") == 3
 
 
+def test_a_sent_delivery_is_recorded_with_its_webhooks_next_due_one_claimed(
+    app, owner_client, receiver
+):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    other = create_hook(owner_client, receiver.url + "?other", "product.created")
+    for n in range(2):
+        add_product(app, name=f"Mug {n}")
+    due = "SELECT id, next_attempt_at FROM webhook_deliveries WHERE webhook_id = :id"
+    with app.app_context():
+        first, second = db.query(due + " ORDER BY next_attempt_at, id", {"id": hook["id"]})
+        leases = worker.claim_seen([first])
+        taken = worker.send_claimed(first["id"], leases[first["id"]], follow=True)
+        # The next due delivery of the same webhook (not another webhook's, even at the same
+        # origin), claimed under a fresh lease in the transaction that recorded the first.
+        assert taken is not None and taken[0] == second["id"]
+        assert db.value("SELECT next_attempt_at FROM webhook_deliveries WHERE id = :id",
+                        {"id": second["id"]}) == taken[1]  # fmt: skip
+        assert worker.claim_seen([second]) == {}  # another worker can no longer take it
+        next_id, lease, row = taken
+        assert worker.send_claimed(next_id, lease, follow=True, row=row) is None  # no more
+    assert [d["status"] for d in deliveries(owner_client, hook["id"])] == ["succeeded"] * 2
+    waiting = deliveries(owner_client, other["id"])  # due still, never claimed nor tried
+    assert [(d["status"], d["attempts"]) for d in waiting] == [("pending", [])] * 2
+    assert all(d["next_attempt_at"] <= d["created_at"] for d in waiting)
+    assert len(receiver.requests) == 2
+
+
+def test_the_next_due_delivery_is_found_on_the_due_index_not_the_webhooks_log(app):
+    if app.config["DATABASE_URL"].startswith("postgresql"):
+        pytest.skip("SQLite's plan: it took the webhook's index whenever its statistics lagged")
+    with app.app_context():
+        plan = " ".join(
+            row["detail"]
+            for row in db.query(
+                "EXPLAIN QUERY PLAN " + worker.NEXT_DUE.format(lock=""),
+                {"webhook_id": "w", "url": "u", "now": "n"},
+            )
+        )
+    assert "webhook_deliveries_due" in plan and "webhook_deliveries_webhook" not in plan
+    assert "TEMP B-TREE FOR ORDER BY" not in plan  # only its right part: ties of one moment
+
+
 def test_two_workers_deliver_each_event_once_between_them(app, owner_client, receiver):
     create_hook(owner_client, receiver.url, "product.created")
     for n in range(16):
@@ -850,18 +892,16 @@ def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_the
             add_product(app, name=f"Tea {n}")  # 3 deliveries to each
         with app.app_context():
             assert sender.dispatch() == 4  # 2 to each origin; the third of each waits
+        # A healthy origin's thread goes on with its backlog (the third, claimed as the
+        # second is recorded); the hung origin's third waits for a free slot of its own.
         for _ in range(1000):  # bounded poll: the healthy ones answered, the hung ones held
-            if len(healthy.requests) == 2 and len(hung.held) == 2 and sender.running == 2:
+            if len(healthy.requests) == 3 and len(hung.held) == 2 and sender.running == 2:
                 break
             threading.Event().wait(0.01)
-        assert len(healthy.requests) == 2 and len(hung.held) == 2
+        assert len(healthy.requests) == 3 and len(hung.held) == 2
         with app.app_context():
-            assert sender.dispatch() == 1  # the healthy origin's third, past the hung backlog
-        for _ in range(1000):
-            if len(healthy.requests) == 3 and sender.running == 2:
-                break
-            threading.Event().wait(0.01)
-        assert len(healthy.requests) == 3 and len(hung.held) == 2  # never a third at once
+            assert sender.dispatch() == 0  # the hung origin is at its limit: no third at once
+        assert len(hung.held) == 2 and sender.running == 2
     finally:
         stop.set()  # as SIGTERM does: the attempts in flight are cut and given back
         deadlines.cut_all()

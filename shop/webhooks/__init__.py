@@ -11,8 +11,9 @@ change, with the function that renders the event's resource (its emitter's own);
 - ``signing``: secrets and the ``webhook-signature`` header.
 - ``delivery``: one HTTP attempt, with the address checks (no private addresses, no
   redirects, a bounded read, a time limit).
-- ``worker``: one delivery's claim, attempt and record; retries with backoff, and disables
-  an endpoint that keeps failing.
+- ``worker``: one delivery's claim, attempt and record; retries with backoff.
+- ``disabling``: a webhook disabled by itself (an endpoint that keeps failing, an owner
+  who lost a right), said, audited and mailed.
 - ``pool``: the worker's loop: a few sending threads, at most a couple per origin, so one
   endpoint never holds up another.
 - ``manual``: pings and replays, queued by the API for the worker.

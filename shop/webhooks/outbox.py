@@ -92,39 +92,43 @@ def emit(event_type: str, subject_id: str | None, render):
     return data
 
 
+_EVENT = (
+    "INSERT INTO webhook_events (id, type, subject_id, payload, created_at)"
+    " VALUES (:event_id, :type, :subject_id, :payload, :now)"
+)
+_DELIVERIES = (
+    "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status,"
+    " scheduled_attempts, next_attempt_at, created_at, updated_at) VALUES {values}"
+)
+_DELIVERY = "(:id{n}, :webhook_id{n}, :event_id, :type, 'pending', 0, :due, :now, :now)"
+
+
 def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True) -> list[str]:
     """Write one event and a delivery of it to each webhook; answer the delivery ids.
 
     ``due`` deliveries are the worker's at once; the others (a ping) are attempted by the
-    caller and never retried.
+    caller and never retried. On PostgreSQL the event and its deliveries are one statement
+    (a round trip less in every checkout that somebody subscribes to); SQLite, in process,
+    runs the two inserts.
     """
     event_id = db.new_id()
-    db.execute(
-        "INSERT INTO webhook_events (id, type, subject_id, payload, created_at)"
-        " VALUES (:id, :type, :subject_id, :payload, :now)",
-        {
-            "id": event_id,
-            "type": event_type,
-            "subject_id": subject_id,
-            "payload": envelope(event_id, event_type, moment, data),
-            "now": moment,
-        },
+    ids = [db.new_id() for _ in webhook_ids]
+    params = {
+        "event_id": event_id,
+        "type": event_type,
+        "subject_id": subject_id,
+        "payload": envelope(event_id, event_type, moment, data),
+        "now": moment,
+        "due": moment if due else None,
+    }
+    for n, (delivery_id, webhook_id) in enumerate(zip(ids, webhook_ids, strict=True)):
+        params |= {f"id{n}": delivery_id, f"webhook_id{n}": webhook_id}
+    deliveries = _DELIVERIES.format(
+        values=", ".join(_DELIVERY.format(n=n) for n in range(len(ids)))
     )
-    deliveries = [
-        {
-            "id": db.new_id(),
-            "webhook_id": webhook_id,
-            "event_id": event_id,
-            "type": event_type,
-            "due": moment if due else None,
-            "now": moment,
-        }
-        for webhook_id in webhook_ids
-    ]
-    db.execute_many(
-        "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status,"
-        " scheduled_attempts, next_attempt_at, created_at, updated_at) VALUES (:id,"
-        " :webhook_id, :event_id, :type, 'pending', 0, :due, :now, :now)",
-        deliveries,
-    )
-    return [d["id"] for d in deliveries]
+    if db.get_db().engine == "postgresql":
+        db.execute(f"WITH event AS ({_EVENT}) {deliveries}", params)
+    else:
+        db.execute(_EVENT, params)
+        db.execute(deliveries, params)
+    return ids

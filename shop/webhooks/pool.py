@@ -8,9 +8,12 @@ timeout and no more; its other deliveries stay in the outbox unclaimed (another 
 process may take them, within its own limits), and the dispatcher claims the other
 origins' deliveries past them. A delivery is claimed (its lease: the attempt's timeout and
 ``SHOP_WORKER_LEASE_MARGIN``) just before its attempt starts, and the attempt is recorded as
-soon as it ends (``worker.send_claimed``).
+soon as it ends (``worker.send_claimed``). A thread whose webhook has more due deliveries to
+the same URL claims the next one in the transaction that records the last, and sends it,
+while another thread stays free: an origin's backlog costs a delivery one transaction, and
+the origin's slot stays the thread's, so its limit holds.
 
-The dispatcher looks again when an attempt ends and at least every
+The dispatcher looks again when a thread ends and at least every
 ``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds, so a new event waits about that long at most while
 a thread is free. With k origins misbehaving at once, k x per-origin threads are busy: keep
 the concurrency above that (the defaults, 8 and 2, leave 6 threads to the healthy ones
@@ -25,10 +28,10 @@ their deliveries released, due again for any worker (at least once: a receiver m
 seen the cut request; it deduplicates on ``webhook-id``).
 """
 
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from urllib.parse import urlsplit
 
 from shop import db, deadlines
@@ -45,8 +48,10 @@ _CANDIDATES = """
     ORDER BY d.next_attempt_at, d.id LIMIT :limit"""
 
 
+@functools.lru_cache(maxsize=4096)
 def origin_of(url: str) -> tuple:
-    """The origin a URL's deliveries count against: scheme, host and port."""
+    """The origin a URL's deliveries count against: scheme, host and port. Cached: the
+    dispatcher asks for every due row of every pass (a backlog's hundred rows a pass)."""
     try:
         return delivery.origin(urlsplit(url))
     except ValueError:  # refused at creation; counted on its own all the same
@@ -97,10 +102,9 @@ class Sender:
         started, moment = 0, now()
         if self.owners_read is None or (moment - self.owners_read).total_seconds() >= self.interval:
             self.owners, self.owners_read = {}, moment  # threads keep the dict they were given
-        scheduled = partial(worker.send_claimed, owners=self.owners)
         for rows, claim, send in (
             (lambda _full: manual.due(worker.BATCH), manual.claim_seen, manual.send),
-            (self._due_deliveries, worker.claim_seen, scheduled),
+            (self._due_deliveries, worker.claim_seen, self._send_run),
         ):
             with self.lock:
                 free = self.size - self.running
@@ -140,6 +144,24 @@ class Sender:
             if len(chosen) >= free:
                 break
         return chosen
+
+    def _send_run(self, delivery_id: str, lease: str, stop, connections) -> None:
+        """Send a claimed delivery, then its webhook's next due ones, each claimed in the
+        transaction recording the one before, while another thread stays free for the other
+        origins; the origin's slot is this thread's meanwhile, so its limit holds."""
+        health, row = {}, None
+        while delivery_id is not None:
+            taken = worker.send_claimed(
+                delivery_id, lease, stop, connections, self.owners, health,
+                follow=self._may_follow(), row=row,
+            )  # fmt: skip
+            delivery_id, lease, row = taken or (None, None, None)
+
+    def _may_follow(self) -> bool:
+        """Whether a sending thread may go on with its webhook's backlog: not stopping, and
+        a thread left for the dispatcher to start other origins' deliveries on."""
+        with self.lock:
+            return not self.stop.is_set() and self.running < self.size
 
     def _start(self, send, item_id: str, lease: str, origin: tuple) -> None:
         with self.lock:

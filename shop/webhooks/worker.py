@@ -10,9 +10,9 @@ took meanwhile is not sent again. A killed worker's claims are due again when th
 leases end: at least once.
 
 Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
-every attempt and its endpoint has failed for ``DISABLE_AFTER`` without a success, the
-webhook is disabled, with the reason, an audit entry and its ``enabled: false`` for all to
-see.
+every attempt and its endpoint has failed for ``disabling.DISABLE_AFTER`` without a
+success, the webhook is disabled, with the reason, an audit entry and its ``enabled:
+false`` for all to see.
 """
 
 import logging
@@ -21,11 +21,11 @@ from datetime import timedelta
 
 from flask import current_app
 
-from shop import audit, db, mail
+from shop import db
 from shop.auth import key_store
 from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
-from shop.webhooks import delivery, signing
+from shop.webhooks import delivery, disabling, signing
 from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import CREATOR, creator_rights, missing_rights
 
@@ -35,9 +35,7 @@ log = logging.getLogger("shop.webhooks")
 SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
-DISABLE_AFTER = timedelta(days=3)
 BATCH = 100  # deliveries a pass takes at most
-WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
 
 _DUE = """
     SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -46,12 +44,20 @@ _DUE = """
 
 _LOAD = """
     SELECT d.id, d.webhook_id, d.event_type, d.status, d.scheduled_attempts, e.payload,
+           d.next_attempt_at,
            e.subject_id,
            w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
            w.failing_since, w.last_success_at
     FROM webhook_deliveries d
     JOIN webhook_events e ON e.id = d.event_id
     JOIN webhooks w ON w.id = d.webhook_id"""
+
+# A webhook's next due delivery to one URL (``_claim_next``).
+NEXT_DUE = _LOAD + (
+    " WHERE d.id = (SELECT id FROM webhook_deliveries"
+    " WHERE webhook_id || '' = :webhook_id AND next_attempt_at <= :now"
+    " ORDER BY next_attempt_at, id LIMIT 1{lock}) AND w.url = :url AND w.enabled = 1"
+)
 
 _ATTEMPT_COLUMNS = (
     "id", "delivery_id", "at", "kind", "status_code", "duration_ms", "response_excerpt", "error"
@@ -174,28 +180,35 @@ def deliver_due(batch: int = BATCH, stop=None) -> int:
 
 
 def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owners=None,
-                 health=None) -> None:  # fmt: skip
+                 health=None, follow=False, row=None) -> tuple | None:  # fmt: skip
     """Send one claimed delivery and record the attempt as soon as it ends.
 
     Renewed first when its lease runs short; skipped when another worker took it after the
     lease ran out. An attempt that fails because the worker is stopping (``stop`` set: its
     connection was cut) is not recorded: the delivery is released, due at once, for any
     worker to send (at least once: the receiver may have seen it).
+
+    With ``follow`` the transaction that records the attempt also claims the webhook's next
+    due delivery to the same URL, answered as ``(id, lease, row)`` for the caller to send
+    next (passing ``row`` back): a backlog costs a delivery one transaction, not a look for
+    due work, a claim and a record each (``pool.Sender``).
     """
     if stop is not None and stop.is_set():  # stopping before it began: given back, untried
         _release(delivery_id, lease)
-        return
+        return None
     owners, health = ({} if owners is None else owners), ({} if health is None else health)
-    rows = load([delivery_id])
+    rows = [row] if row is not None else load([delivery_id])
     lease = _renew(delivery_id, lease) if rows else None
     if lease is None:  # gone, or another worker holds it now: it sends, not this one
-        return
+        return None
     row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
     result = try_send(row, "scheduled", owners, connections)
     if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
         _release(delivery_id, lease)
-        return
-    record([result], health)
+        return None
+    follow = follow and not (stop is not None and stop.is_set())
+    taken = record([result], health, follow=row if follow else None)["next"]
+    return None if taken is None else (taken["id"], taken["next_attempt_at"], taken)
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -281,9 +294,10 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def record(results: list[tuple], health: dict | None = None) -> dict:
+def record(results: list[tuple], health: dict | None = None, follow: dict | None = None) -> dict:
     """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
-    Answer the endpoints' health as written, by webhook id (into ``health``)."""
+    Answer the endpoints' health as written, by webhook id (into ``health``), and with
+    ``follow`` (a delivery's row) its webhook's next due delivery, claimed (``_claim_next``)."""
     health = {} if health is None else health
     moment = now()
     at = iso(moment)
@@ -329,10 +343,34 @@ def record(results: list[tuple], health: dict | None = None) -> dict:
         for webhook_id, (row, ok) in touched.items():
             health[webhook_id] = _health(webhook_id, row, ok, moment)
         for webhook_id in exhausted:
-            _disable_if_failing(webhook_id, moment)
+            disabling.if_failing(webhook_id, moment, ATTEMPTS)
         for owner in lost.values():
-            _disable_without_rights(owner, moment)
-    return {"records": records, "health": health}
+            disabling.for_lost_rights(owner, moment)
+        taken = None if follow is None else _claim_next(follow, moment)
+    return {"records": records, "health": health, "next": taken}
+
+
+def _claim_next(row: dict, moment) -> dict | None:
+    """The next due delivery of ``row``'s webhook, to the same URL (so the same origin, whose
+    slot the caller holds), claimed as ``claim_seen`` does; None when there is none.
+
+    Picked by id in a subquery that walks the due index in order and stops at the first:
+    joined to the events and sorted whole, SQLite read every waiting payload of a backlog
+    for each delivery. ``webhook_id || ''`` keeps both planners off the webhook's index,
+    which holds every delivery it ever had (SQLite took it whenever its statistics were
+    older than the outbox, and sorted them all each time).
+    """
+    lock = " FOR UPDATE SKIP LOCKED" if db.get_db().engine == "postgresql" else ""
+    taken = db.one(
+        NEXT_DUE.format(lock=lock),
+        {"webhook_id": row["webhook_id"], "url": row["url"], "now": iso(moment)},
+    )
+    if taken is None:
+        return None
+    leases = claim_seen([taken])
+    if taken["id"] not in leases:
+        return None
+    return {**taken, "next_attempt_at": leases[taken["id"]]}
 
 
 def _attempt_id(row: dict) -> str:
@@ -369,59 +407,6 @@ def _health(webhook_id: str, row: dict, ok: bool, moment) -> dict:
     return {"last_success_at": last, "failing_since": failing or at}
 
 
-def _disable_if_failing(webhook_id: str, moment) -> None:
-    """Disable an endpoint failing for ``DISABLE_AFTER``: said, audited, visible."""
-    row = db.one(
-        "SELECT url, failing_since FROM webhooks WHERE id = :id AND enabled = 1",
-        {"id": webhook_id},
-    )
-    if row is None or not row["failing_since"]:
-        return
-    if moment - parse(row["failing_since"]) < DISABLE_AFTER:
-        return
-    reason = (
-        f"Disabled automatically: every delivery attempt failed since {row['failing_since']}"
-        f" ({ATTEMPTS} attempts of the last delivery). Fix the endpoint, then enable it again."
-    )
-    if _disable(webhook_id, row["url"], reason, moment):
-        log.warning("webhook %s disabled: failing since %s", webhook_id, row["failing_since"])
-
-
-def _disable(webhook_id: str, url: str, reason: str, moment) -> bool:
-    """Disable an enabled webhook, with its reason for all to see and an audit entry;
-    answer whether it was enabled."""
-    disabled = db.execute(
-        "UPDATE webhooks SET enabled = 0, disabled_reason = :reason, disabled_at = :now,"
-        " updated_at = :now WHERE id = :id AND enabled = 1",
-        {"reason": reason, "now": iso(moment), "id": webhook_id},
-    )
-    if disabled:
-        audit.record(
-            "webhook.disabled",
-            {"webhook_id": webhook_id, "url": url, "reason": reason},
-            actor=WORKER_ACTOR,
-            from_request=False,
-        )
-    return bool(disabled)
-
-
-def _disable_without_rights(owner: dict, moment) -> None:
-    """Disable a webhook whose owner lost a right its events need (a ``CREATOR`` row):
-    said on the webhook, audited, and mailed to the owner."""
-    missing = missing_rights(owner) or ["a right its events need"]
-    reason = (
-        "Disabled automatically: its owner no longer holds " + ", ".join(missing) + " (or is"
-        " no longer an active administrator). Someone holding the rights can change its"
-        " events or url, which makes them its owner, and enable it again."
-    )
-    if _disable(owner["id"], owner["url"], reason, moment) and owner["owner_email"]:
-        mail.queue(
-            owner["owner_email"],
-            "Webhook disabled: its owner lost a right",
-            f"Your webhook {owner['url']} ({owner['id']}) was disabled.\n\n{reason}\n",
-        )
-
-
 def disable_without_rights() -> int:
     """Disable every enabled webhook whose owner lost a right its events need (a minute's
     job of the worker: the owner's rights change without the webhook noticing)."""
@@ -429,7 +414,7 @@ def disable_without_rights() -> int:
     with db.transaction():
         for row in db.query(CREATOR + " WHERE w.enabled = 1"):
             if missing_rights(row):
-                _disable_without_rights(row, moment)
+                disabling.for_lost_rights(row, moment)
     return 0
 
 
