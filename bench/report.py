@@ -4,7 +4,7 @@ import os
 import platform
 
 from bench.scenarios import Scenario
-from bench.wrk import WRK_THREADS, Result
+from bench.wrk import WRK_THREADS, Result, describe_split
 
 
 def judge_statements(scenario: Scenario, result: Result, count: tuple) -> None:
@@ -53,6 +53,7 @@ def print_table(args, size, rows, footer) -> None:
         "errors",
         "ratio",
         "CPU us/req",
+        "conns",
         "p99@half ms",
         "SQL/writes",
         "targets",
@@ -60,7 +61,7 @@ def print_table(args, size, rows, footer) -> None:
     table = []
     for name, r in rows:
         if r.skipped:
-            table.append((name, "-", "-", "-", "-", "-", "-", "-", "-", r.skipped))
+            table.append((name, "-", "-", "-", "-", "-", "-", "-", "-", "-", r.skipped))
             continue
         verdicts = ", ".join(f"{label} {'met' if ok else 'MISSED'}" for label, ok in r.checks)
         ratio = r.ratio
@@ -73,6 +74,7 @@ def print_table(args, size, rows, footer) -> None:
                 f"{r.errors}" + (f" ({r.s5xx} 5xx)" if r.s5xx else ""),
                 f"{ratio:.2f}" if ratio is not None else "-",
                 f"{r.cpu_us:,.0f}",
+                describe_split(r),
                 f"{r.half_p99_ms:.1f}" if r.half_p99_ms is not None else "-",
                 r.statements,
                 f"{r.note}: {verdicts}" if r.note else verdicts,
@@ -81,7 +83,7 @@ def print_table(args, size, rows, footer) -> None:
     widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *table]:
         cells = [
-            str(cell).ljust(width) if i in (0, 9) else str(cell).rjust(width)
+            str(cell).ljust(width) if i in (0, 10) else str(cell).rjust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         print("  ".join(cells).rstrip())

@@ -1,9 +1,12 @@
 -- wrk script for the benchmark: replays the requests of a file and counts status classes.
 --
--- wrk -t T -s bench/requests.lua URL -- FILE DELAY_MS T
+-- wrk -t T -s bench/requests.lua URL -- FILE DELAY_MS T HOLD_MS HELD
 -- FILE holds tab-separated lines: "H<TAB>name<TAB>value" (a header sent on every request)
 -- and "R<TAB>method<TAB>path<TAB>body". Thread n of t takes the requests n, n+t, n+2t ...
 -- so no two threads touch the same record. DELAY_MS > 0 paces each connection.
+-- HOLD_MS holds the first HELD requests of each thread (one per connection): the benchmark
+-- checks meanwhile how the connections are spread over the server's workers, and stops
+-- wrk before it has sent anything when they are not (bench/wrk.py, _start_balanced).
 -- done() prints one line: BENCH_JSON {...}.
 
 local threads = {}
@@ -18,11 +21,13 @@ end
 local requests = {}
 local position = 0
 local pause = 0
+local hold, held = 0, 0
 s2, s3, s4, s5 = 0, 0, 0, 0
 
 function init(args)
   local path, delay_ms = args[1], tonumber(args[2] or "0")
   pause = delay_ms
+  hold, held = tonumber(args[4] or "0"), tonumber(args[5] or "0")
   local headers = {}
   local rows = {}
   for line in io.lines(path) do
@@ -48,6 +53,10 @@ function request()
 end
 
 function delay()
+  if held > 0 then
+    held = held - 1
+    return hold
+  end
   return pause
 end
 
