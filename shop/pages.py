@@ -119,7 +119,7 @@ def paginate(
     try:
         rows = db.query(
             f"{found}SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
-            f" WHERE {unique} IN ({page_of}){order_by}",
+            f" WHERE {_among(unique, page_of)}{order_by}",
             {**condition.params, "_limit": page_size + 1, "_offset": before},
         )
     except (psycopg.DataError, psycopg.ProgrammingError):
@@ -156,6 +156,22 @@ def paginate(
         "total_is_exact": exact,
         "next_cursor": _encode(binding, before + len(rows), last) if more else None,
     }
+
+
+def _among(unique: str, page_of: str) -> str:
+    """The condition that picks the page's rows by their keys (``page_of``).
+
+    On PostgreSQL the keys come as an array (``= ANY(ARRAY(...))``), not ``IN (...)``: the
+    page's rows are then planned for a fixed guess of how many there are, not for what the
+    planner expects the keys' query to find. With ``IN``, a cursor near the end of a list
+    (fewer rows left than a page, by the statistics) made every plan for the values look
+    cheaper than the generic plan, so PostgreSQL planned the page's 3 kB statement again on
+    every request (~2 ms planning; the orders list's last pages, issue 29): see
+    docs/performance.md "The cursor page's plan". SQLite has no arrays and plans every time.
+    """
+    if db.get_db().engine == "postgresql":
+        return f"{unique} = ANY(ARRAY({page_of}))"
+    return f"{unique} IN ({page_of})"
 
 
 def paginate_rows(rows: list, args: dict) -> dict:

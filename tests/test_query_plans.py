@@ -289,6 +289,16 @@ def test_a_narrow_filter_finds_its_products_through_an_index(app, args, index):
         assert "COVERING INDEX products_category" in plans[1], plans[1]  # counted in the index
 
 
+def _prepared_plans(app, pattern: str) -> list[dict]:
+    """The plans PostgreSQL made so far for the test's prepared statements like ``pattern``."""
+    with app.app_context():
+        return db.query(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE :page",
+            {"page": pattern},
+        )
+
+
 def test_a_list_page_is_planned_once_on_postgresql(app, client):
     """With ``LIMIT`` and ``OFFSET`` parameters PostgreSQL planned a list's page anew on every
     request (issue 29: its generic plan guessed a tenth of the table, so it kept making
@@ -301,11 +311,27 @@ def test_a_list_page_is_planned_once_on_postgresql(app, client):
     for _ in range(15):  # psycopg prepares a statement on its 5th run
         assert client.get("/products?page_size=10").status_code == 200
 
-    with app.app_context():
-        plans = db.query(
-            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE :page",
-            {"page": "%AS _k0%FROM products p%"},
-        )
+    plans = _prepared_plans(app, "%AS _k0%FROM products p%")
     assert len(plans) == 1, plans
     assert plans[0]["custom_plans"] == 0 and plans[0]["generic_plans"] >= 10, plans
+
+
+def test_a_cursor_page_near_a_lists_end_is_planned_once_on_postgresql(app, owner_client):
+    """A cursor's keys are parameters. With the page's rows picked by ``IN (keys' query)``,
+    a cursor where the statistics leave fewer rows than a page made every plan for the
+    values look cheaper than the generic one, and PostgreSQL planned the orders page (3 kB
+    of SQL) anew on every request (here 10 custom plans of 10); its rows are now picked by
+    an array of the keys, planned for a fixed count, so the generic plan is kept."""
+    with app.app_context():
+        if db.get_db().engine == "sqlite":
+            pytest.skip("plans of prepared statements are PostgreSQL's")
+        _add_orders(3010)  # 151 pages, the last of 10
+    _upgrade(app)  # the statistics that place the cursor near the end
+    before = owner_client.get("/orders?page=150&page_size=20").get_json()
+    deep = f"/orders?cursor={before['next_cursor']}&page_size=20"
+    for _ in range(15):  # psycopg prepares a statement on its 5th run
+        assert owner_client.get(deep).status_code == 200
+
+    plans = _prepared_plans(app, "%AS _k0%(o.created_at, o.id) <%")
+    assert len(plans) == 1, plans
+    assert plans[0]["custom_plans"] <= 5 and plans[0]["generic_plans"] >= 5, plans
