@@ -79,30 +79,37 @@ def _stored_or(engine: str, column: str, empty: str) -> str:
 _CUSTOMER = (("id", "o.customer_id"), ("email", "c.email"), ("name", "c.name"))
 
 
+# An order line's fields as an order shows them, in the schema's order: each the
+# ``order_items`` column of its name but the two ``_order`` computes. ``orders.present_new``
+# shows the same fields of the lines a checkout just wrote: one list, two presentations.
+ITEM_FIELDS = (
+    "product_id",
+    "variant_id",
+    "name",
+    "sku",
+    "options",
+    "unit_price_cents",
+    "quantity",
+    "line_total_cents",
+    "discount_cents",
+    "tax_cents",
+    "tax_rate",
+    "total_cents",
+    "line",
+)
+
+
 def _order(engine: str) -> str:
     """The order ``o`` (with its customer ``c`` and payment ``p``) as a JSON object."""
     pricing = _stored(engine, "o.pricing")
     address = _stored(engine, "o.shipping_address")
+    computed = {
+        "options": _stored_or(engine, "i.options", "{}"),
+        "total_cents": "COALESCE(i.total_cents, i.line_total_cents)",  # lines before 0010
+    }
     items = _array(
         engine,
-        _object(
-            engine,
-            [
-                ("product_id", "i.product_id"),
-                ("variant_id", "i.variant_id"),
-                ("name", "i.name"),
-                ("sku", "i.sku"),
-                ("options", _stored_or(engine, "i.options", "{}")),
-                ("unit_price_cents", "i.unit_price_cents"),
-                ("quantity", "i.quantity"),
-                ("line_total_cents", "i.line_total_cents"),
-                ("discount_cents", "i.discount_cents"),
-                ("tax_cents", "i.tax_cents"),
-                ("tax_rate", "i.tax_rate"),
-                ("total_cents", "COALESCE(i.total_cents, i.line_total_cents)"),
-                ("line", "i.line"),
-            ],
-        ),
+        _object(engine, [(name, computed.get(name, f"i.{name}")) for name in ITEM_FIELDS]),
         "order_items",
         "order_id = o.id",
         "line",

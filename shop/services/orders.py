@@ -99,30 +99,12 @@ def _pricing(stored: str | None) -> dict:
     return {**_UNPRICED, **json.loads(stored)} if stored else dict(_UNPRICED)
 
 
-# An order line as ``order_json`` shows it, from ``order_items``.
-ITEM_FIELDS = (
-    "line",
-    "product_id",
-    "variant_id",
-    "name",
-    "sku",
-    "options",
-    "unit_price_cents",
-    "quantity",
-    "line_total_cents",
-    "discount_cents",
-    "tax_cents",
-    "tax_rate",
-    "total_cents",
-)
-
-
 def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]) -> dict:
     """An order its writer just made, as ``load`` would read it back, without reading:
     ``row`` holds the order's columns and its customer's (``customer_email``,
     ``customer_name``), ``payment`` the payment's."""
     payment_columns = {f"payment_{k}": v for k, v in payment.items()}
-    items = [{k: line[k] for k in ITEM_FIELDS} for line in lines]
+    items = [{k: line[k] for k in order_json.ITEM_FIELDS} for line in lines]
     return {**_present({**row, **payment_columns}, items, history), "shipments": []}
 
 
