@@ -133,6 +133,20 @@ def arrive(browser, title: str) -> None:
     WebDriverWait(browser, 10).until(expected_conditions.title_is(f"{title} · shop admin"))
 
 
+def submit(driver, form: str, title: str) -> None:
+    """Submit ``form`` and wait for the page it leads to. That page has the title of the one
+    it was sent from, so ``arrive`` alone could return at once and read the old page: first
+    wait for the old page to go (its root element goes stale)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.CSS_SELECTOR, f"{form} button[type=submit]").click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+    arrive(driver, title)
+
+
 def sign_in(browser, lands_on: str = "API keys") -> None:
     """Fill the sign-in form on the page as the owner and wait for the page it leads to."""
     from selenium.webdriver.common.by import By
@@ -372,8 +386,7 @@ def test_two_factor_set_up_and_the_second_sign_in_step(browser, live):
 
     browser.find_element(By.LINK_TEXT, "Two-factor sign-in").click()
     arrive(browser, "Two-factor sign-in")
-    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    arrive(browser, "Two-factor sign-in")
+    submit(browser, "main form", "Two-factor sign-in")
     qr = browser.find_element(By.CSS_SELECTOR, "#qr svg")
     assert qr.is_displayed() and qr.size["width"] >= 100
     secret = browser.find_element(By.ID, "secret").text
@@ -391,8 +404,7 @@ def test_two_factor_set_up_and_the_second_sign_in_step(browser, live):
     sign_in(browser, lands_on="Two-factor code")
     assert browser.find_element(By.ID, "code") == browser.switch_to.active_element
     browser.find_element(By.ID, "code").send_keys("000000")
-    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    arrive(browser, "Two-factor code")
+    submit(browser, "main form", "Two-factor code")
     assert "not right" in browser.find_element(By.CSS_SELECTOR, ".alert").text
     # The code of the next time step: the one that confirmed the set-up cannot work twice.
     browser.find_element(By.ID, "code").send_keys(totp.at(time.time() + 30))

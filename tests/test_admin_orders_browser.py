@@ -17,6 +17,7 @@ from tests.test_admin_browser import (  # noqa: F401 - fixtures
     live,
     pytestmark,
     sign_in,
+    submit,
 )
 
 pytestmark = pytestmark  # live, and skipped where Chromium is missing
@@ -71,8 +72,7 @@ def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - f
     browser.find_element(By.ID, "carrier").send_keys("UPS")
     browser.find_element(By.ID, "tracking_number").send_keys("1Z999AA10123456784")
     browser.find_element(By.ID, "tracking_url").send_keys("https://ups.example/track/1Z999")
-    browser.find_element(By.CSS_SELECTOR, "#ship button[type=submit]").click()
-    arrive(browser, number)
+    submit(browser, "#ship", number)
     assert "Shipment recorded" in browser.find_element(By.CSS_SELECTOR, ".alert").text
     assert browser.find_element(By.ID, "order-status").text == "partially shipped"
     link = browser.find_element(By.CSS_SELECTOR, "#shipments a")
@@ -89,8 +89,7 @@ def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - f
     # The rest, with the quantities left empty.
     browser.find_element(By.ID, "carrier").send_keys("DHL")
     browser.find_element(By.ID, "tracking_number").send_keys("JD014600006281")
-    browser.find_element(By.CSS_SELECTOR, "#ship button[type=submit]").click()
-    arrive(browser, number)
+    submit(browser, "#ship", number)
     assert browser.find_element(By.ID, "order-status").text == "shipped"
     assert len(browser.find_elements(By.CSS_SELECTOR, "#shipments tbody tr")) == 2
     assert not browser.find_elements(By.ID, "ship")
@@ -101,8 +100,7 @@ def test_ship_an_order_in_two_parts_on_a_phone(browser, live):  # noqa: F811 - f
     browser.find_element(By.ID, teapot.replace("line", "refund")).send_keys("1")
     browser.find_element(By.ID, teapot.replace("line", "restock")).send_keys("1")
     browser.find_element(By.ID, "refund-reason").send_keys("Chipped lid")
-    browser.find_element(By.CSS_SELECTOR, "#refund button[type=submit]").click()
-    arrive(browser, number)
+    submit(browser, "#refund", number)
     assert "Refund recorded" in browser.find_element(By.CSS_SELECTOR, ".alert").text
     assert "Chipped lid" in browser.find_element(By.ID, "refunds").text
     assert fits(browser)
