@@ -34,6 +34,7 @@ class Database:
     def __init__(self, url: str, connect_timeout: int = 3):
         self.url = url
         self.connect_timeout = connect_timeout
+        self.checkpointer = None  # a SQLite file's WAL checkpoints (shop/db/sqlite.py)
         if url.startswith(("postgresql://", "postgres://")):
             from psycopg.pq import ExecStatus
 
@@ -42,7 +43,8 @@ class Database:
         elif url.startswith("sqlite:///"):
             self.engine = "sqlite"
             self.path = url.removeprefix("sqlite:///")
-            self.checkpointer = Checkpointer(self.path) if self.path != ":memory:" else None
+            if self.path != ":memory:":
+                self.checkpointer = Checkpointer(self.path)
         else:
             raise ValueError(
                 "DATABASE_URL must start with sqlite:/// or postgresql:// "
@@ -83,7 +85,7 @@ class Database:
         conn.execute("PRAGMA foreign_keys = ON")
         use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
-        if self.path != ":memory:":  # the Checkpointer's, after the commit (shop/db/sqlite.py)
+        if self.checkpointer is not None:  # its checkpoints, after the commit
             conn.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         return conn
 
@@ -208,7 +210,7 @@ class Database:
         for conn in conns:
             with suppress(Exception):  # one that is already broken needs no closing
                 conn.close()
-        if self.engine == "sqlite" and self.checkpointer is not None:
+        if self.checkpointer is not None:
             self.checkpointer.close()
         self._local = threading.local()
 
