@@ -4,7 +4,7 @@ import logging
 import time
 from typing import NoReturn
 
-from flask import current_app, request
+from flask import current_app, g, request
 from flask_limiter.errors import RateLimitExceeded
 from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
 
@@ -74,11 +74,34 @@ def register(app) -> None:
             app.register_error_handler(kind, rolled_back_response)
 
 
-def abort(status: int, message: str, headers: dict | None = None) -> NoReturn:
-    """Stop the request with ``status`` and ``{"message": message}``."""
+def abort(
+    status: int,
+    message: str,
+    headers: dict | None = None,
+    *,
+    withheld: tuple[str, str] | None = None,
+) -> NoReturn:
+    """Stop the request with ``status`` and ``{"message": message}``.
+
+    ``withheld`` is ``(permission, message)`` when ``message`` discloses what only a holder
+    of ``permission`` may read (an order's refundable amount, its units left, its status):
+    any other caller is answered the second message, which does not (``error_response``
+    chooses). Write does not imply read, for refusals as for bodies (``api.common.readable``).
+    """
     error = default_exceptions[status](description=message)
     error.shop_headers = headers or {}
+    error.shop_withheld = withheld
     raise error
+
+
+def _for_caller(error: HTTPException, message: str) -> str:
+    """``message``, or the words withheld from a caller who may not read what it says."""
+    withheld = getattr(error, "shop_withheld", None)
+    if withheld is None:
+        return message
+    permission, shorter = withheld
+    caller = g.get("caller")
+    return message if caller is not None and caller.can(permission) else shorter
 
 
 _LOCATIONS = ("json", "query", "querystring", "form", "headers", "path", "view_args", "_schema")
@@ -132,7 +155,7 @@ def error_response(error: HTTPException):
         description = error.description
         if description == default_exceptions.get(code, HTTPException).description:
             description = None
-        message = description or _MESSAGES.get(code, error.name)
+        message = _for_caller(error, description or _MESSAGES.get(code, error.name))
     if code == 405 and getattr(error, "valid_methods", None):
         headers["Allow"] = ", ".join(error.valid_methods)
     headers.update(data.get("headers") or {})

@@ -9,7 +9,7 @@ minor units and text we go through ``Decimal``, never ``float``: 0.1 + 0.2 is no
 
 import functools
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 
 from babel.numbers import format_currency, get_currency_precision
 
@@ -30,16 +30,25 @@ def to_text(minor: int, currency: str) -> str:
     return str(to_decimal(minor, currency).quantize(Decimal(1).scaleb(-places)))
 
 
+# A plain decimal amount: ASCII digits, at most one point, an optional minus. Decimal() takes
+# more ("1e2", "1_000", "Infinity", full-width and Arabic-Indic digits), which a person
+# reading the form would not take for the same amount.
+_PLAIN = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
 def from_text(text: str, currency: str) -> int:
-    """A decimal string ("19.99") as minor units; ValueError if it is not a number or has
-    more decimals than the currency has (a €103 amount never becomes €10,300 or €1.03)."""
-    try:
-        amount = Decimal(text.strip())
-    except (InvalidOperation, AttributeError):
-        raise ValueError(f"{text!r} is not a decimal amount.") from None
-    if not amount.is_finite():
-        raise ValueError(f"{text!r} is not a decimal amount.")
-    minor = amount.scaleb(exponent(currency))
+    """A plain decimal string ("19.99") as minor units; ValueError if it is anything else
+    (an exponent, a separator, digits other than ASCII 0-9) or has more decimals than the
+    currency has (a €103 amount never becomes €10,300 or €1.03). The one parser of an amount
+    written by a person: the console's forms and the catalogue import."""
+    plain = text.strip() if isinstance(text, str) else ""
+    if not _PLAIN.fullmatch(plain):
+        example = to_text(1250, currency)
+        raise ValueError(
+            f"{text!r} is not a decimal amount: write digits 0-9 and at most one point,"
+            f" such as {example}."
+        )
+    minor = Decimal(plain).scaleb(exponent(currency))
     if minor != minor.to_integral_value():
         raise ValueError(f"{currency} amounts have at most {exponent(currency)} decimals.")
     return int(minor)

@@ -60,6 +60,22 @@ def test_refund_lines_with_restock_then_an_amount_then_over_the_max(app, owner, 
     assert hidden_fields(over.text)["idempotency_key"] == form["idempotency_key"]
 
 
+def test_the_amount_is_plain_ascii_decimal_digits(owner, owner_client, paid):
+    """Decimal() reads an exponent, underscores and other scripts' digits: the form takes
+    only what a person reads as the amount (shop.money.from_text, as the import does)."""
+    order, _ = paid
+    for amount in ("1e1", "１０", "١٠", "1_0", "10e-0", "Infinity", "1,5", "+10"):
+        refused = _refund(owner, order, amount=amount)
+        assert refused.status_code == 400, (amount, refused.text)
+        assert "is not a decimal amount: write digits 0-9 and at most one point" in refused.text
+        assert 'id="action-error"' in refused.text
+    assert "EUR amounts have at most 2 decimals" in _refund(owner, order, amount="1.005").text
+    assert _refunds(owner_client, order) == []
+    assert _refund(owner, order, amount=" 10.5 ").status_code == 303
+    assert _refund(owner, order, amount=".25").status_code == 303
+    assert [r["amount_cents"] for r in _refunds(owner_client, order)] == [1050, 25]
+
+
 def test_a_double_submitted_form_refunds_once(owner, owner_client, paid):
     order, _ = paid
     page = owner.get(f"/admin/orders/{order['id']}").text

@@ -231,6 +231,15 @@ def test_money_refuses_more_decimals_than_the_currency_has():
     with pytest.raises(ValueError, match="not a decimal"):
         money.from_text("1e", "EUR")
     assert money.from_text("103", "EUR") == 10300
+    for text in ("1e2", "１００", "١٠٠", "1_000", "Infinity", "NaN", "1,000", "+1", "", ".", "-"):
+        with pytest.raises(ValueError, match="not a decimal amount: write digits 0-9"):
+            money.from_text(text, "EUR")
+    assert [money.from_text(t, "KWD") for t in (" 1.5 ", ".5", "5.", "-0.001")] == [
+        1500,
+        500,
+        5000,
+        -1,
+    ]
     assert money.display(120000, "JPY") == "¥120,000"
     assert money.display(1999, "EUR", "de_DE") == "19,99\xa0€"
 

@@ -62,6 +62,94 @@ def test_lines_then_the_rest_partially_then_refunded(app, customer_client, owner
     assert owner_client.post(url, json={"amount_cents": 1}).status_code == 409  # all refunded
 
 
+def test_a_caller_who_may_write_but_not_read_an_order_is_refused_without_its_figures(
+    app, customer_client, owner_client, make_key
+):
+    """Write does not imply read, for refusals as for answers: a ``write:order`` key is told
+    why it was refused, not the order's refundable amount, units left, number or status."""
+    order, _ = _paid_order(app, customer_client, owner_client, lines=((1000, 3), (500, 2)))
+    number, refunds = order["number"], f"/orders/{order['id']}/refunds"
+    writer, both = make_key("write:order"), make_key("read:order", "write:order")
+    assert writer.post(refunds, json={"amount_cents": 100}).status_code == 204  # 3900 left
+
+    def refused(client, path, body, status=400, method="post"):
+        response = getattr(client, method)(path, json=body)
+        assert response.status_code == status, response.json
+        return response.json["message"]
+
+    def hides_figures(message):
+        for figure in (number, "3900", "39.00", "2 units", "3 units", "2 unit", "3 unit"):
+            assert figure not in message, (figure, message)
+        return message
+
+    cases = [  # (path, body, status, method, the full message's words, the withheld one)
+        (
+            refunds,
+            {"amount_cents": 3901},
+            400,
+            "post",
+            "the maximum is 3900 (€39.00)",
+            "amount_cents: more than can be refunded.",
+        ),
+        (
+            refunds,
+            {"lines": [{"line": 1, "quantity": 4}]},
+            400,
+            "post",
+            "line 1 has 3 units left to refund; 4 asked",
+            "lines: line 1 has fewer units left to refund.",
+        ),
+        (
+            refunds,
+            {"restock": [{"line": 2, "quantity": 3}]},
+            400,
+            "post",
+            "line 2 has 2 units left to put back",
+            "restock: line 2 has fewer units left to put back.",
+        ),
+        (
+            f"/orders/{order['id']}/shipments",
+            {"carrier": "UPS", "tracking_number": "1Z", "lines": [{"line": 2, "quantity": 3}]},
+            409,
+            "post",
+            f"Line 2 of order {number} has 2 unit(s) left to ship",
+            "Line 2 has fewer units left to ship than asked.",
+        ),
+        (
+            f"/orders/{order['id']}/shipments",
+            {"carrier": "UPS", "tracking_number": "1Z", "lines": [{"line": 9, "quantity": 1}]},
+            400,
+            "post",
+            f"lines: order {number} has no line 9.",
+            "lines: the order has no line 9.",
+        ),
+        (
+            f"/orders/{order['id']}/status",
+            {"status": "cancelled"},
+            409,
+            "patch",
+            f"Order {number} is partially_refunded: it cannot move to cancelled; allowed next",
+            "The order cannot move to cancelled from its status.",
+        ),
+    ]
+    for path, body, status, method, full, withheld in cases:
+        assert full in refused(both, path, body, status, method)
+        assert hides_figures(refused(writer, path, body, status, method)) == withheld
+
+    assert owner_client.post(refunds, json={"amount_cents": 3900}).status_code == 201
+    assert f"Order {number} is refunded" in refused(both, refunds, {"amount_cents": 1}, 409)
+    assert hides_figures(refused(writer, refunds, {"amount_cents": 1}, 409)) == (
+        "The order's status leaves nothing to refund."
+    )
+    ship = {"carrier": "UPS", "tracking_number": "1Z"}
+    path = f"/orders/{order['id']}/shipments"
+    assert f"Order {number} is refunded" in refused(both, path, ship, 409)
+    assert "is refunded" not in hides_figures(refused(writer, path, ship, 409))
+    # A customer reads their own order: cancelling it is refused with its status.
+    mine = customer_client.post(f"/orders/{order['id']}/cancel")
+    assert mine.status_code == 409 and f"Order {number} is refunded" in mine.json["message"]
+
+
 def test_restocking_a_line_without_a_variant_goes_to_the_lone_variant(
     app, customer_client, owner_client
 ):

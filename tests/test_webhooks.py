@@ -413,6 +413,51 @@ def test_private_addresses_are_refused_at_creation_and_at_delivery(
     assert delivery["status"] == "pending"  # a later fix of the address or setting delivers
 
 
+def test_every_form_the_resolver_reads_as_a_private_address_is_refused_at_creation(
+    make_app, app, owner_client, receiver
+):
+    # The resolver reads these hosts as 127.0.0.1 without asking DNS (inet_aton's short,
+    # octal, hex and decimal forms; full-width digits and dots through IDNA), and so would
+    # a delivery: creation judges the address the delivery would reach.
+    strict = make_app(prepare=False).test_client()
+    strict.post("/auth/login", json={"email": "owner@example.com", "password": PASSWORD})
+    hook = create_hook(strict, "https://example.com/hook", "product.created")
+    for host in (
+        "127.1",
+        "0x7f000001",
+        "2130706433",
+        "0177.0.0.1",
+        "0x7f.1",
+        "１２７.０.０.１",
+        "127。0。0。1",
+        "10.1",  # 10.0.0.1
+        "ｌｏｃａｌｈｏｓｔ",
+        "localhost.",
+    ):
+        url = f"https://{host}/hook"
+        refused = strict.post("/webhooks", json={"url": url, "events": ["product.created"]})
+        assert refused.status_code == 400, (host, refused.json)
+        assert "private, loopback and link-local addresses are refused" in (refused.json["message"])
+        changed = strict.patch(f"/webhooks/{hook['id']}", json={"url": url})
+        assert changed.status_code == 400, (host, changed.json)
+    assert (
+        "(0177.0.0.1 is 127.0.0.1)"
+        in strict.post(
+            "/webhooks", json={"url": "https://0177.0.0.1/", "events": ["product.created"]}
+        ).json["message"]
+    )
+    # A public address written the short way is what it is: 134744072 is 8.8.8.8.
+    create_hook(strict, "https://134744072/hook", "product.created")
+
+    # Where private addresses are allowed, 127.1 is taken and the delivery reaches this
+    # machine's receiver: the form creation refuses is one the worker would connect to.
+    short = receiver.url.replace("127.0.0.1", "127.1")
+    create_hook(owner_client, short, "product.created")
+    add_product(app)
+    work(app)
+    assert [e["type"] for e in receiver.events()] == ["product.created"]
+
+
 def test_a_host_name_dns_cannot_carry_is_refused_at_creation(owner_client):
     for host in ("a" * 64 + ".example.com", ("a" * 60 + ".") * 5 + "com", "a..example.com"):
         refused = owner_client.post(

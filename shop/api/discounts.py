@@ -1,7 +1,8 @@
 """Discount codes (issue 26): one code per order, checked and counted by the checkout.
 
-``discounts.*`` permissions, ``read:discount`` / ``write:discount``. A code is unique and
-looked up without regard to case ("SAVE10" is "save10"). ``times_used`` counts the orders
+``discounts.*`` permissions, ``read:discount`` / ``write:discount``. A code is ASCII
+letters, digits, '-' and '_', unique and looked up without regard to case ("SAVE10" is
+"save10"; ``baskets.code_key``, the one form). ``times_used`` counts the orders
 holding a use (a cancelled order gives its use back); the checkout takes it in its own
 transaction (``services/baskets.py``), so ``usage_limit`` and ``once_per_customer`` hold
 under concurrency.
@@ -11,7 +12,7 @@ import json
 from decimal import Decimal, InvalidOperation
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db
 from shop.api.common import (
@@ -70,12 +71,16 @@ class DiscountSchema(Schema):
     updated_at = fields.String(required=True)
 
 
+def _code(text: str) -> None:
+    if not baskets.is_code(text):
+        raise ValidationError(f"Use {baskets.CODE_RULE}.")
+
+
+_CODE = {"validate": _code, "metadata": {"pattern": baskets.CODE_PATTERN}}
+
+
 class DiscountUpdateSchema(Schema):
-    code = fields.String(
-        validate=validate.Regexp(
-            r"^[A-Za-z0-9_-]{1,64}$", error="Use 1 to 64 letters, digits, '-' or '_'."
-        )
-    )
+    code = fields.String(**_CODE)
     kind = enum_field("DiscountKind", KINDS)
     value = ValueField(
         metadata={
@@ -98,12 +103,7 @@ class DiscountUpdateSchema(Schema):
 
 
 class DiscountCreateSchema(DiscountUpdateSchema):
-    code = fields.String(
-        required=True,
-        validate=validate.Regexp(
-            r"^[A-Za-z0-9_-]{1,64}$", error="Use 1 to 64 letters, digits, '-' or '_'."
-        ),
-    )
+    code = fields.String(required=True, **_CODE)
     kind = enum_field("DiscountKind", KINDS, required=True)
 
 
@@ -132,9 +132,12 @@ def _values(data: dict) -> dict:
     ends = iso(ends) if ends is not None and not isinstance(ends, str) else ends
     if starts and ends and ends <= starts:
         abort(400, "ends_at: must be after starts_at.")
+    key = baskets.code_key(data["code"])
+    if key is None:  # a code stored by hand, outside the API: it must change to be kept
+        abort(400, f"code: use {baskets.CODE_RULE}.")
     return {
         "code": data["code"],
-        "code_key": baskets.code_key(data["code"]),
+        "code_key": key,
         "kind": data["kind"],
         "value": _check_value(data["kind"], data.get("value")),
         "min_subtotal_cents": data.get("min_subtotal_cents"),

@@ -67,7 +67,10 @@ class BasketSchema(Schema):
     )
     discount_code = fields.String(
         validate=validate.Length(min=1, max=100),
-        metadata={"description": "One code per order; case does not matter."},
+        metadata={
+            "description": "One code per order; case and surrounding spaces do not matter."
+            " Codes are ASCII: anything else is `discount_code: unknown`."
+        },
     )
 
     @validates_schema

@@ -148,7 +148,8 @@ class OrderRefunds(MethodView):
 
         Money: `amount_cents`, or `lines` (priced from the order's own lines, their discount
         and tax included) and `shipping`. At most what was paid minus what was refunded: more
-        is a 400 that says the maximum. `restock` puts units back, independent of the money.
+        is a 400 that says the maximum (to a caller who may read the order). `restock` puts
+        units back, independent of the money.
         A Stripe order is refunded through Stripe (503 with `Retry-After` if it cannot be
         reached: retry with the same `Idempotency-Key`); a manual one is recorded. The order
         becomes `partially_refunded` or `refunded`; `order.refunded` is emitted and the

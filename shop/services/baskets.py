@@ -5,10 +5,12 @@ transaction, after taking the stock, so the order is priced from the rows it hol
 Discount codes are checked here (``find_discount``): a code that cannot be used is a 400
 whose message starts ``discount_code: <reason>:`` with a reason a storefront can map
 (``unknown``, ``not_started``, ``expired``, ``usage_limit_reached``, ``already_used``,
-``min_subtotal``, ``not_applicable``); it is never skipped silently.
+``min_subtotal``, ``not_applicable``); it is never skipped silently. A code is ASCII only
+and compared in one form (``code_key``), at creation, quote, checkout and claim.
 """
 
 import json
+import re
 
 from shop import db, settings
 from shop.clock import now_iso
@@ -69,9 +71,25 @@ def load_discount(discount_id: str) -> dict | None:
     return discount_from_row(row) if row else None
 
 
-def code_key(code: str) -> str:
-    """The form a code is unique and looked up in: "SAVE10" and "save10" are one code."""
-    return code.strip().casefold()
+# A discount code: 1 to 64 ASCII letters, digits, '-' and '_'. ASCII only, so that no other
+# string is read as a code: casefold() and Unicode lower-casing fold look-alikes onto letters
+# ("ſ" onto "s", the Kelvin sign onto "k"), and "ſKATE" would apply SKATE.
+CODE_PATTERN = "^[A-Za-z0-9_-]{1,64}$"  # as OpenAPI shows it; matched whole (no final newline)
+CODE_RULE = "1 to 64 letters, digits, '-' or '_' (ASCII only)"
+_CODE = re.compile(CODE_PATTERN[1:-1])
+
+
+def is_code(text: str) -> bool:
+    """Whether ``text``, exactly as given, is a discount code a shop may create."""
+    return _CODE.fullmatch(text) is not None
+
+
+def code_key(code: str) -> str | None:
+    """The one form a code is unique and looked up in: the code without surrounding white
+    space, its ASCII letters in lower case ("SAVE10" and " save10" are one code); None for
+    a string that is no code (``is_code``), which then matches none."""
+    code = code.strip()
+    return code.lower() if is_code(code) else None
 
 
 def _refuse(reason: str, message: str):
@@ -84,9 +102,10 @@ def find_discount(code: str, customer_id: str | None) -> dict:
     ``already_used`` needs a customer; a guest's quote cannot know and the checkout (always
     signed in) decides.
     """
-    row = db.one(
-        f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE code_key = :key", {"key": code_key(code)}
-    )
+    key = code_key(code)
+    if key is None:
+        _refuse("unknown", f"there is no code {code.strip()!r}: a code is {CODE_RULE}.")
+    row = db.one(f"SELECT {_DISCOUNT_COLUMNS} FROM discounts WHERE code_key = :key", {"key": key})
     if row is None or not row["active"]:
         _refuse("unknown", f"there is no code {code.strip()!r}.")
     discount = discount_from_row(row)

@@ -34,6 +34,9 @@ NEXT = {
 }
 STATUSES = tuple(NEXT)
 RESTOCKING = frozenset({"cancelled", "refunded"})
+# The right to read orders: a refusal that shows an order's status, number, amounts or units
+# says them only to a caller who holds it (``shop.errors.abort``'s ``withheld``).
+READ = "orders.read"
 
 
 def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
@@ -140,9 +143,10 @@ def change_status(
             )
         if row is None:
             abort(404, "Order not found.")
-        _check_move(row, status)
+        reader = READ if customer_id is None else None  # a customer reads their own order
+        _check_move(row, status, reader)
         if not _move(row, status, note):  # another request moved it since we read it
-            abort(409, f"Order {row['number']} changed meanwhile; reload it and try again.")
+            abort(409, "The order changed meanwhile; reload it and try again.")
         order = load(order_id)
         if notify:
             mail.queue_order_mail(order, placed=False)
@@ -212,15 +216,21 @@ def record_refund_status(order: dict, status: str, note: str | None) -> None:
     webhooks.emit("order.status_changed", order["id"], load)
 
 
-def _check_move(row: dict, status: str) -> None:
-    """409 unless ``NEXT`` allows moving ``row`` to ``status``."""
+def _check_move(row: dict, status: str, reader: str | None) -> None:
+    """409 unless ``NEXT`` allows moving ``row`` to ``status``; its status is named only to
+    a caller holding ``reader`` (None: to anyone)."""
     allowed = NEXT[row["status"]]
     if status in allowed:
         return
+    withheld = (reader, f"The order cannot move to {status} from its status.") if reader else None
     where = f"Order {row['number']} is {row['status']}"
     if not allowed:
-        abort(409, f"{where}, a final status: it cannot move to {status}.")
-    abort(409, f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.")
+        abort(409, f"{where}, a final status: it cannot move to {status}.", withheld=withheld)
+    abort(
+        409,
+        f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.",
+        withheld=withheld,
+    )
 
 
 def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = None) -> None:

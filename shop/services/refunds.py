@@ -153,6 +153,10 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
                 400,
                 f"lines: line {item['line']} has {line['refundable_quantity']} units left to"
                 f" refund; {item['quantity']} asked.",
+                withheld=(
+                    orders.READ,
+                    f"lines: line {item['line']} has fewer units left to refund.",
+                ),
             )
         amount += pricing.refund_share(
             line["total_cents"], line["quantity"], line["refunded_quantity"], item["quantity"]
@@ -176,7 +180,14 @@ def _restock_lines(body: dict, shown: dict, order: dict) -> list:
             abort(400, f"restock: the order has no line {item['line']}.")
         left = 0 if order["restocked_at"] else line["quantity"] - line["restocked_quantity"]
         if item["quantity"] > left:
-            abort(400, f"restock: line {item['line']} has {left} units left to put back.")
+            abort(
+                400,
+                f"restock: line {item['line']} has {left} units left to put back.",
+                withheld=(
+                    orders.READ,
+                    f"restock: line {item['line']} has fewer units left to put back.",
+                ),
+            )
         wanted.append({"line": item["line"], "quantity": item["quantity"]})
     return wanted
 
@@ -218,7 +229,11 @@ def _replayed(order_id: str, key: str | None, body_hash: str) -> dict | None:
 def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     """Check, reserve and write the refund in the caller's transaction; answer its id."""
     if order["status"] not in REFUNDABLE:
-        abort(409, f"Order {order['number']} is {order['status']}: there is nothing to refund.")
+        abort(
+            409,
+            f"Order {order['number']} is {order['status']}: there is nothing to refund.",
+            withheld=(orders.READ, "The order's status leaves nothing to refund."),
+        )
     shown = _preview(order)
     amount, lines, shipping = _price(body, shown)
     restock = _restock_lines(body, shown, order)
@@ -228,6 +243,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             400,
             f"amount_cents: {amount} is more than can be refunded; the maximum is {most}"
             f" ({money.display(most, order['currency'])}).",
+            withheld=(orders.READ, "amount_cents: more than can be refunded."),
         )
     if amount == 0 and not restock:
         abort(400, "Nothing to refund or restock: give amount_cents, lines, shipping or restock.")

@@ -76,6 +76,11 @@ def create(order_id: str, data: dict) -> dict:
                 409,
                 f"Order {row['number']} is {row['status']}: only a paid or partially shipped"
                 " (or partially refunded) order can ship.",
+                withheld=(
+                    orders.READ,
+                    "Only a paid or partially shipped (or partially"
+                    " refunded) order can ship; this one cannot.",
+                ),
             )
         remaining = _remaining(order_id)
         lines = _lines(row["number"], data.get("lines"), remaining)
@@ -113,13 +118,21 @@ def _lines(number: str, asked: list[dict] | None, remaining: dict[int, int]) -> 
     if not asked:
         lines = {line: left for line, left in remaining.items() if left > 0}
         if not lines:
-            abort(409, f"Order {number} has nothing left to ship.")
+            abort(
+                409,
+                f"Order {number} has nothing left to ship.",
+                withheld=(orders.READ, "The order has nothing left to ship."),
+            )
         return lines
     lines = {}
     for entry in asked:
         line, quantity = entry["line"], entry["quantity"]
         if line not in remaining:
-            abort(400, f"lines: order {number} has no line {line}.")
+            abort(
+                400,
+                f"lines: order {number} has no line {line}.",
+                withheld=(orders.READ, f"lines: the order has no line {line}."),
+            )
         if line in lines:
             abort(400, f"lines: line {line} is given twice.")
         if quantity > remaining[line]:
@@ -127,6 +140,7 @@ def _lines(number: str, asked: list[dict] | None, remaining: dict[int, int]) -> 
                 409,
                 f"Line {line} of order {number} has {remaining[line]} unit(s) left to ship;"
                 f" this shipment asks for {quantity}.",
+                withheld=(orders.READ, f"Line {line} has fewer units left to ship than asked."),
             )
         lines[line] = quantity
     return lines

@@ -1,7 +1,8 @@
 """One HTTP attempt of a webhook delivery, and the checks on its address.
 
 At creation a URL must be http(s) with a host and no credentials, https unless
-``SHOP_WEBHOOKS_ALLOW_HTTP``; a literal private address or ``localhost`` is refused there
+``SHOP_WEBHOOKS_ALLOW_HTTP``; a host written as an address (in any form the system's resolver
+reads as one: ``numeric_addresses``) that is private, and ``localhost``, are refused there
 already. At delivery the host is resolved and every address it resolves to must be public
 (global unicast; for IPv6 forms that embed an IPv4 address, that address too:
 ``address_allowed``) unless
@@ -80,6 +81,28 @@ def address_allowed(address: str) -> bool:
     return ip.is_global and not ip.is_multicast and not ip.is_unspecified
 
 
+def numeric_addresses(host: str) -> list[str] | None:
+    """The addresses ``host`` stands for when it is written as an address, read as the
+    system's resolver reads it (``getaddrinfo`` with ``AI_NUMERICHOST``, after the IDNA
+    mapping Python applies to every host it resolves): IPv6, dotted quads and the shorter,
+    octal, hex and decimal forms ``inet_aton`` takes, so ``127.1``, ``0177.0.0.1``,
+    ``0x7f000001``, ``2130706433`` and ``１２７.０.０.１`` are all 127.0.0.1. None for a
+    name, which only DNS can answer. What creation judges is what delivery will reach."""
+    with contextlib.suppress(ValueError):  # an IPv6 scope (fe80::1%eth0) the host lacks
+        return [str(ipaddress.ip_address(host))]
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError, ValueError):
+        return None
+    return [info[4][0] for info in infos]
+
+
+def first_refused(addresses: list[str]) -> str | None:
+    """The first of ``addresses`` a webhook may not reach (``address_allowed``), or None:
+    the one judgement of a host's addresses, at creation and at delivery."""
+    return next((a for a in addresses if not address_allowed(a)), None)
+
+
 def check_url(url: str, *, allow_http: bool, allow_private: bool) -> str:
     """The URL, stripped, if a webhook may use it; UrlError naming the problem otherwise."""
     url = url.strip()
@@ -99,17 +122,16 @@ def check_url(url: str, *, allow_http: bool, allow_private: bool) -> str:
     if port == 0:
         raise UrlError("url: not a valid port.")
     host = parts.hostname
-    literal = None
-    with contextlib.suppress(ValueError):
-        literal = ipaddress.ip_address(host)
-    if literal is None:
-        _check_host_name(host)
-    if not allow_private and (
-        host == "localhost"
-        or host.endswith(".localhost")
-        or (literal is not None and not address_allowed(host))
-    ):
-        raise UrlError("url: private, loopback and link-local addresses are refused.")
+    addresses = numeric_addresses(host)
+    name = _check_host_name(host) if addresses is None else None
+    if allow_private:
+        return url
+    refused = first_refused(addresses or [])
+    if refused is not None:
+        written = "" if refused == host else f" ({host} is {refused})"
+        raise UrlError(f"url: private, loopback and link-local addresses are refused{written}.")
+    if name is not None and (name == "localhost" or name.endswith(".localhost")):
+        raise UrlError("url: private, loopback and link-local addresses are refused (localhost).")
     return url
 
 
@@ -117,9 +139,10 @@ MAX_HOST = 253  # characters of a DNS name, and of each of its labels
 MAX_LABEL = 63
 
 
-def _check_host_name(host: str) -> None:
-    """UrlError unless ``host`` is a name DNS can carry: IDNA-encodable, labels of 1 to 63
-    characters and 253 in all (a name beyond them would fail at every delivery)."""
+def _check_host_name(host: str) -> str:
+    """``host`` as DNS carries it (IDNA-encoded, no trailing dot: ``ｌｏｃａｌｈｏｓｔ.`` is
+    ``localhost``); UrlError unless it is IDNA-encodable with labels of 1 to 63 characters
+    and 253 in all (a name beyond them would fail at every delivery)."""
     try:
         encoded = host.rstrip(".").encode("idna").decode("ascii")
     except UnicodeError:
@@ -128,6 +151,7 @@ def _check_host_name(host: str) -> None:
         raise UrlError(f"url: the host name is longer than {MAX_HOST} characters.")
     if any(not 0 < len(label) <= MAX_LABEL for label in encoded.split(".")):
         raise UrlError(f"url: each part of the host name must have 1 to {MAX_LABEL} characters.")
+    return encoded.lower()
 
 
 def _resolve(host: str, port: int, allow_private: bool) -> str:
@@ -139,13 +163,11 @@ def _resolve(host: str, port: int, allow_private: bool) -> str:
     except UnicodeError:  # a name IDNA cannot encode (a label over 63 characters, say)
         raise UrlError(f"cannot resolve {host}: not a valid domain name") from None
     addresses = [info[4][0] for info in infos]
-    if not allow_private:
-        refused = [a for a in addresses if not address_allowed(a)]
-        if refused:
-            raise UrlError(
-                f"refused: {host} resolves to {refused[0]}, a private, loopback or"
-                " link-local address"
-            )
+    refused = None if allow_private else first_refused(addresses)
+    if refused is not None:
+        raise UrlError(
+            f"refused: {host} resolves to {refused}, a private, loopback or link-local address"
+        )
     return addresses[0]
 
 
