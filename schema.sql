@@ -398,8 +398,13 @@ CREATE TABLE IF NOT EXISTS payments (
     reference TEXT NOT NULL,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    note TEXT
+    note TEXT,
+    -- NULL, 'due', 'cancelled' or 'succeeded': the intent of a cancelled card order (0023)
+    provider_cancel TEXT
 );
+
+CREATE INDEX IF NOT EXISTS payments_cancel_due ON payments (updated_at, id)
+    WHERE provider_cancel = 'due' AND reference <> '';
 
 -- Stripe events (each id once) and refunds (issue 27, migration 0014).
 CREATE TABLE IF NOT EXISTS stripe_events (

@@ -175,6 +175,8 @@ def _read(env) -> dict:
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
+        # A pending card order not paid this long is cancelled by the worker (docs/payments.md).
+        "UNPAID_ORDER_TTL": _int(env, "SHOP_UNPAID_ORDER_TTL", 3600, minimum=60),
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.
         "STRIPE_API_KEY": env.get("STRIPE_API_KEY", "").strip() or None,
         "STRIPE_WEBHOOK_SECRET": env.get("STRIPE_WEBHOOK_SECRET", "").strip() or None,

@@ -27,6 +27,11 @@ key_sweep.expire_idle          60 s         ``api_key.expired_unused`` is audite
                                             is derived on every request)
 totals.fold_orders             60 s         the orders list counts more recent orders
                                             for its unfiltered total (still exact)
+unpaid_card_orders             60 s         unpaid card orders keep their stock and
+                                            discount code use past SHOP_UNPAID_ORDER_TTL;
+                                            a cancelled order's PaymentIntent whose cancel
+                                            failed stays payable at Stripe longer (money
+                                            that still comes goes to review)
 worker.prune                   1 h          finished deliveries and events stay longer
 mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
@@ -50,13 +55,14 @@ old rows runs here, in the worker, never in a request's path.
 import logging
 import threading
 
-from flask import current_app
+from flask import current_app, g
 
 from shop import db, mail, totals
 from shop.auth import key_sweep, key_usage
+from shop.auth.caller import system
 from shop.clock import now
 from shop.outages import Unavailable, note_outage
-from shop.services import image_files, search
+from shop.services import image_files, search, stripe_cancel, stripe_expiry, stripe_gateway
 from shop.webhooks import manual, pool, worker
 
 log = logging.getLogger("shop.jobs")
@@ -66,6 +72,20 @@ def optimize() -> None:
     """``PRAGMA optimize`` on SQLite, as its docs advise for long-lived connections."""
     if db.get_db().engine == "sqlite":
         db.get_db().analyze()
+
+
+def unpaid_card_orders() -> None:
+    """Cancel at Stripe the intents of cancelled orders still due, then expire the unpaid
+    card orders (``services/stripe_expiry.py``), acting as the system, as the CLI and the
+    Stripe webhook do; nothing without Stripe configured."""
+    if not stripe_gateway.configured():
+        return
+    before, g.caller = g.get("caller"), system("unpaid order expiry")
+    try:
+        stripe_cancel.retry_due()
+        stripe_expiry.expire_unpaid()
+    finally:
+        g.caller = before
 
 
 # The queues a pass works through, in order, each with the most it takes in one pass; each
@@ -81,6 +101,7 @@ PERIODIC = (
     (key_sweep.notify_expiring, 60),
     (key_sweep.expire_idle, 60),
     (totals.fold_orders, 60),
+    (unpaid_card_orders, 60),
     (worker.prune, 3600),
     (mail.prune, 3600),
     (key_usage.prune, 3600),

@@ -1,6 +1,6 @@
 """A local fake of the few Stripe endpoints the shop calls, for tests (issue 27).
 
-``FakeStripe`` serves PaymentIntents (create, retrieve, list) and Refunds (create, list) on
+``FakeStripe`` serves PaymentIntents (create, retrieve, list, cancel) and Refunds (create, list) on
 127.0.0.1 with the shapes of Stripe's API reference, honours ``Idempotency-Key`` (the same
 key answers the first response), and can be told to fail (``mode = "error"``: 500;
 ``"down"``: the connection is closed unanswered; ``"lose"``: the request is done, its answer
@@ -113,6 +113,8 @@ class FakeStripe:
             return 200, self._create_intent(params)
         if path == "/v1/payment_intents" and method == "GET":
             return 200, self._list_intents(params)
+        if path.startswith("/v1/payment_intents/") and path.endswith("/cancel"):
+            return self._cancel_intent(path.split("/")[3], params)
         if path.startswith("/v1/payment_intents/") and method == "GET":
             intent = self.intents.get(path.rsplit("/", 1)[1])
             return (200, intent) if intent else self._missing("payment_intent")
@@ -148,9 +150,39 @@ class FakeStripe:
             "livemode": False,
             "last_payment_error": None,
             "cancellation_reason": None,
+            "canceled_at": None,
         }
         self.intents[intent_id] = intent
         return intent
+
+    # The statuses in which Stripe lets an intent be cancelled.
+    CANCELLABLE = (
+        "requires_payment_method",
+        "requires_capture",
+        "requires_confirmation",
+        "requires_action",
+        "processing",
+    )
+
+    def _cancel_intent(self, intent_id, params):
+        intent = self.intents.get(intent_id)
+        if intent is None:
+            return self._missing("payment_intent")
+        if intent["status"] not in self.CANCELLABLE:
+            return 400, {
+                "error": {
+                    "type": "invalid_request_error",
+                    "code": "payment_intent_unexpected_state",
+                    "message": f"You cannot cancel this PaymentIntent because it has a status"
+                    f" of {intent['status']}. Only a PaymentIntent with one of the following"
+                    f" statuses may be canceled: {', '.join(self.CANCELLABLE)}.",
+                    "payment_intent": dict(intent),
+                }
+            }
+        intent["status"] = "canceled"
+        intent["canceled_at"] = int(time.time())
+        intent["cancellation_reason"] = params.get("cancellation_reason")
+        return 200, dict(intent)
 
     def _list_intents(self, params):
         found = sorted(self.intents.values(), key=lambda i: i["id"], reverse=True)

@@ -154,7 +154,9 @@ class OrderCancel(MethodView):
     def post(self, order_id):
         """Cancel your own pending order
 
-        The stock goes back on the shelf. An order that is no longer `pending` is a 409.
+        The stock goes back on the shelf; a card order's PaymentIntent is cancelled at
+        Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
+        the order is cancelled either way). An order that is no longer `pending` is a 409.
         """
         return change_status(order_id, "cancelled", None, customer_id=g.caller.id)
 

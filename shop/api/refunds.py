@@ -116,7 +116,7 @@ class RefundPreviewSchema(Schema):
 @blp.route("/<id:order_id>/payment")
 class OrderPayment(MethodView):
     @blp.doc(operationId="startOrderPayment")
-    @responds(409, e409="The order is not paid by card.")
+    @responds(409, e409="The order is not paid by card, or it is cancelled.")
     @blp.response(200, PaymentSchema)
     @require_auth("customer")
     def post(self, order_id):
@@ -126,7 +126,10 @@ class OrderPayment(MethodView):
         (Stripe was unreachable: 503 with `Retry-After`), or finds the one made; answers
         the payment with its `client_secret` for Stripe.js. When the storefront calls it
         after Stripe.js confirmed the payment, a succeeded intent marks the order `paid`
-        (once, whatever the webhook does meanwhile).
+        (once, whatever the webhook does meanwhile). Only a `pending` order gets a
+        `client_secret`: a cancelled one (by its customer, staff, or unpaid past
+        `SHOP_UNPAID_ORDER_TTL`) is a 409, and a paid one answers its payment with
+        `client_secret: null`.
         """
         return stripe_payments.start(order_id, g.caller.id)
 

@@ -3,7 +3,8 @@ API (``api/orders.py``) and the checkout's answer (``api/payments.py``).
 
 Statuses move along ``NEXT`` only; any other move is a 409 naming the allowed next statuses.
 Cancelling or refunding puts the stock back exactly once (``restocked_at``); cancelling
-gives a discount code's use back (``baskets.give_back_use``). Every change
+gives a discount code's use back (``baskets.give_back_use``) and, once committed, cancels the
+payment at its provider (a card's PaymentIntent at Stripe). Every change
 lands in the order's status history and the audit log, in the transaction that makes it, and
 the payment follows the order (``services/payments.py``). ``load`` shows an order as the API
 does: it is the payload of the order events.
@@ -130,8 +131,10 @@ def change_status(
     """Move an order to ``status`` along ``NEXT``; answer the whole order.
 
     With ``customer_id`` the order must be that customer's (404 otherwise). The move, its
-    history entry, the payment's status, the restock and the audit entry are one transaction.
-    Without ``notify`` the caller mails the customer itself (a shipment, with its tracking).
+    history entry, the payment's status, the restock and the audit entry are one transaction;
+    a cancel then cancels the payment at its provider (``_cancel_payment``), so this runs
+    outside any transaction. Without ``notify`` the caller mails the customer itself (a
+    shipment, with its tracking).
     """
     with db.transaction():
         if customer_id is None:
@@ -150,7 +153,35 @@ def change_status(
         order = load(order_id)
         if notify:
             mail.queue_order_mail(order, placed=False)
+    if status == "cancelled":
+        _cancel_payment(order_id, row["payment_provider"])
     return order
+
+
+def cancel_unpaid(order_id: str, note: str) -> bool:
+    """Cancel a pending order, once: answer whether this call did it (the worker's expiry
+    of unpaid card orders, ``services/stripe_expiry.py``).
+
+    ``settle``'s twin for ``cancelled``: the same guarded ``_move`` (stock and the discount
+    code's use given back, ``order.cancelled`` with ``note`` in its history), the customer's
+    mail, then the payment cancelled at its provider after the commit.
+    """
+    with db.transaction():
+        row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
+        if row is None or row["status"] != "pending" or not _move(row, "cancelled", note):
+            return False
+        mail.queue_order_mail(load(order_id), placed=False)
+    _cancel_payment(order_id, row["payment_provider"])
+    return True
+
+
+def _cancel_payment(order_id: str, provider_name: str | None) -> None:
+    """After a cancel has committed (a network call never runs in a transaction): the
+    provider cancels the payment on its side (Stripe: the intent); its failures are its
+    own to log and retry (``payments.Provider.cancel``)."""
+    provider = payments.get(provider_name) if provider_name else None
+    if provider is not None and provider.cancels_after_commit:
+        provider.cancel(order_id)
 
 
 def settle(order_id: str, note: str | None) -> bool:
@@ -254,6 +285,12 @@ def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = 
         db.execute(
             "UPDATE payments SET status = :status, updated_at = :now WHERE id = :id",
             {"status": new_status, "now": moment, "id": payment["id"]},
+        )
+    if status == "cancelled" and provider.cancels_after_commit:
+        # Marked with the cancel, so a crash before the provider is called still leaves it
+        # for the worker (``_cancel_payment`` calls it after the commit).
+        db.execute(
+            "UPDATE payments SET provider_cancel = 'due' WHERE id = :id", {"id": payment["id"]}
         )
 
 

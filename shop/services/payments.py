@@ -29,6 +29,9 @@ class Provider:
     description = ""
     # Whether the payment is started by a network call after the checkout commits.
     starts_after_commit = False
+    # Whether an order's cancel also cancels the payment at the provider, by a network call
+    # once the cancel has committed (``cancel``); the cancel marks it due in its transaction.
+    cancels_after_commit = False
 
     def enabled(self) -> bool:
         """Whether this provider may be chosen now (its settings are present)."""
@@ -41,6 +44,11 @@ class Provider:
     def follow(self, payment: dict, order_status: str) -> str:
         """The payment status once its order has moved to ``order_status``."""
         return _FOLLOW.get(order_status, payment["status"])
+
+    def cancel(self, order_id: str) -> None:
+        """After an order's cancel has committed, never in a transaction: stop the money
+        being taken at the provider. Never raises: a failure is logged, and retried by the
+        worker."""
 
 
 # Where a payment stands once its order reaches these statuses.
@@ -69,6 +77,7 @@ class Stripe(Provider):
     name = "stripe"
     description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
     starts_after_commit = True
+    cancels_after_commit = True
 
     def enabled(self) -> bool:
         from shop.services import stripe_gateway
@@ -78,6 +87,12 @@ class Stripe(Provider):
     def start(self, order: dict) -> PaymentStart:
         """Pending, with no intent yet: it is created once the checkout has committed."""
         return PaymentStart(status="pending", reference="")
+
+    def cancel(self, order_id: str) -> None:
+        """Cancel the order's PaymentIntent at Stripe (``services/stripe_cancel.py``)."""
+        from shop.services import stripe_cancel
+
+        stripe_cancel.after_commit(order_id)
 
 
 _PROVIDERS: dict[str, Provider] = {}

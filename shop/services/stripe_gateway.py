@@ -68,6 +68,24 @@ def retrieve_intent(intent_id: str):
     return _call(lambda params, options: _client().v1.payment_intents.retrieve(intent_id), {})
 
 
+def cancel_intent(intent_id: str, order_id: str, reason: str):
+    """Cancel the order's intent (the key is derived from the order); answer the intent as
+    Stripe holds it then: ``canceled``, or, when Stripe refuses because it can no longer be
+    cancelled (``payment_intent_unexpected_state``: succeeded, already canceled), as it is."""
+    intents = _client().v1.payment_intents
+
+    def cancel(params, options):
+        try:
+            return intents.cancel(intent_id, params=params, options=options)
+        except stripe.InvalidRequestError as error:
+            if error.code != "payment_intent_unexpected_state":
+                raise
+            return intents.retrieve(intent_id)
+
+    params = {"cancellation_reason": reason}
+    return _call(cancel, params, f"order-{order_id}-intent-cancel")
+
+
 def list_intents(created_after: int | None = None) -> list:
     """Every PaymentIntent (created at or after ``created_after``, Unix time), all pages."""
     params = {"limit": 100}

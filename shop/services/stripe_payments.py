@@ -16,7 +16,7 @@ import json
 from shop import audit, db, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import orders, refunds, stripe_gateway
+from shop.services import orders, refunds, stripe_cancel, stripe_gateway
 
 PAYABLE = "pending"
 
@@ -24,7 +24,8 @@ PAYABLE = "pending"
 def _order_payment(order_id: str, customer_id: str | None) -> dict:
     sql = (
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, p.provider, p.reference,"
-        " p.status AS payment_status FROM orders o JOIN payments p ON p.order_id = o.id"
+        " p.amount_cents, p.status AS payment_status"
+        " FROM orders o JOIN payments p ON p.order_id = o.id"
         " WHERE o.id = :id"
     )
     params = {"id": order_id}
@@ -41,13 +42,16 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
     """Start (or find again) the order's PaymentIntent; answer the payment with its secret.
 
     Idempotent: an intent already made is retrieved, and one that has succeeded settles the
-    order (the storefront's confirm). Stripe unreachable: 503 with Retry-After.
+    order (the storefront's confirm). Only a pending order gets a client secret: a cancelled
+    one is a 409, its intent made or not (``_not_payable``), and one already paid answers its
+    payment without a secret (a confirm after the webhook). Stripe unreachable: 503 with
+    Retry-After.
     """
     row = _order_payment(order_id, customer_id)
     if row["provider"] != "stripe":
         abort(409, f"Order {row['number']} is not paid by card: there is nothing to start.")
-    if not row["reference"] and row["status"] != PAYABLE:
-        abort(409, f"Order {row['number']} is {row['status']}: there is nothing to pay.")
+    if row["status"] != PAYABLE:
+        return _not_payable(row)
     try:
         if row["reference"]:
             intent = stripe_gateway.retrieve_intent(row["reference"])
@@ -62,13 +66,39 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
                 " WHERE order_id = :id AND reference = ''",
                 {"ref": intent.id, "now": now_iso(), "id": order_id},
             )
-    if intent.status == "succeeded" and row["status"] == PAYABLE:
+    if intent.status == "succeeded":
         _succeeded(intent.to_dict())
-    current = db.one(
-        "SELECT provider, amount_cents, status, reference FROM payments WHERE order_id = :id",
-        {"id": order_id},
-    )
-    return {**current, "client_secret": intent.client_secret}
+    # Read after the reference is written: a cancel that committed meanwhile is seen here
+    # and its intent cancelled now (or the cancel saw the reference and cancels it itself).
+    current = _order_payment(order_id, customer_id)
+    if current["status"] == "cancelled":
+        stripe_cancel.after_commit(order_id)
+    if current["status"] != PAYABLE:
+        return _not_payable(current)
+    return {**_payment(current), "client_secret": intent.client_secret}
+
+
+def _payment(row: dict) -> dict:
+    return {
+        "provider": row["provider"],
+        "amount_cents": row["amount_cents"],
+        "status": row["payment_status"],
+        "reference": row["reference"],
+    }
+
+
+def _not_payable(row: dict) -> dict:
+    """A cancelled order is a 409; any other status but pending was paid: its payment, with
+    no secret."""
+    if row["status"] == "cancelled":
+        abort(409, f"Order {row['number']} is cancelled: no payment can be started for it.")
+    return {**_payment(row), "client_secret": None}
+
+
+def settle_found(intent: dict) -> None:
+    """A succeeded intent found by asking Stripe, not by its event (the expiry of unpaid
+    orders, ``services/stripe_expiry.py``): applied as ``payment_intent.succeeded`` is."""
+    _succeeded(intent)
 
 
 def handle_event(event: dict) -> bool:
