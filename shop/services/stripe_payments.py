@@ -41,7 +41,9 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
     """Start (or find again) the order's PaymentIntent; answer the payment with its secret.
 
     Idempotent: an intent already made is retrieved, and one that has succeeded settles the
-    order (the storefront's confirm). Stripe unreachable: 503 with Retry-After.
+    order (the storefront's confirm). Stripe unreachable: 503 with Retry-After. Stripe
+    refusing it: 409 (502 for the shop's key) naming Stripe's reason, kept in the payment's
+    note; the order stays pending.
     """
     row = _order_payment(order_id, customer_id)
     if row["provider"] != "stripe":
@@ -53,8 +55,10 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
             intent = stripe_gateway.retrieve_intent(row["reference"])
         else:
             intent = stripe_gateway.create_intent(row)
-    except stripe_gateway.Unavailable:
-        stripe_gateway.unavailable()
+    except stripe_gateway.Unavailable as error:
+        stripe_gateway.unavailable(error=error)
+    except stripe_gateway.Refused as refusal:
+        _refused(row, refusal)
     if not row["reference"]:
         with db.transaction():
             db.execute(
@@ -69,6 +73,21 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
         {"id": order_id},
     )
     return {**current, "client_secret": intent.client_secret}
+
+
+def _refused(row: dict, refusal) -> None:
+    """Stripe will not start this payment: say why, in the answer and the payment's note."""
+    with db.transaction():
+        db.execute(
+            "UPDATE payments SET note = :note, updated_at = :now"
+            " WHERE order_id = :id AND status = 'pending'",
+            {"note": f"Stripe refused: {refusal.reason}", "now": now_iso(), "id": row["id"]},
+        )
+    abort(
+        refusal.status,
+        f"Stripe refused the card payment of order {row['number']} ({refusal.reason}). The"
+        " order is kept as pending and unpaid.",
+    )
 
 
 def handle_event(event: dict) -> bool:
