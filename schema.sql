@@ -432,7 +432,8 @@ CREATE TABLE IF NOT EXISTS refunds (
     updated_at TEXT NOT NULL,
     by_kind TEXT,
     by_id TEXT,
-    by_label TEXT
+    by_label TEXT,
+    failure_reason TEXT
 );
 
 CREATE INDEX IF NOT EXISTS refunds_order ON refunds (order_id, created_at);

@@ -3,7 +3,8 @@
 -- where that stands: NULL nothing to cancel (not cancelled, or not a card payment), 'due'
 -- the order is cancelled and its intent must be cancelled (done right after the commit,
 -- retried by the worker while Stripe cannot be reached), 'cancelled' Stripe cancelled it,
--- 'succeeded' Stripe had taken the money first (left to the review path and reconcile).
+-- 'succeeded' Stripe had taken the money first (left to the review path and reconcile),
+-- 'refused' Stripe refused to cancel it (no such intent; never asked again).
 -- Card orders cancelled before this release get 'due', so the worker cancels their intents
 -- too: a client secret handed out for them could still be paid. Additive: the previous
 -- release neither reads nor writes the column.

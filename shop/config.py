@@ -111,6 +111,7 @@ def from_environment(environ=None) -> dict:
 
 
 def _read(env) -> dict:
+    threads = _int(env, "SHOP_THREADS", 8, minimum=1)
     return {
         # Where data lives.
         "DATABASE_URL": _database_url(env),
@@ -180,7 +181,14 @@ def _read(env) -> dict:
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.
         "STRIPE_API_KEY": env.get("STRIPE_API_KEY", "").strip() or None,
         "STRIPE_WEBHOOK_SECRET": env.get("STRIPE_WEBHOOK_SECRET", "").strip() or None,
-        "STRIPE_TIMEOUT": _int(env, "SHOP_STRIPE_TIMEOUT", 10, minimum=1),
+        # A brown-out of Stripe never takes the node (docs/operations.md): (connect, read)
+        # timeouts, calls at once per process (half the web threads by default; the others
+        # answer 503 at once), and a breaker: failures in a row, then seconds of fail-fast.
+        "STRIPE_TIMEOUT": _seconds(env, "SHOP_STRIPE_TIMEOUT", 10, minimum=0.1),
+        "STRIPE_CONNECT_TIMEOUT": _seconds(env, "SHOP_STRIPE_CONNECT_TIMEOUT", 2, minimum=0.1),
+        "STRIPE_CONCURRENCY": _int(env, "SHOP_STRIPE_CONCURRENCY", max(1, threads // 2), 1),
+        "STRIPE_BREAKER_FAILURES": _int(env, "SHOP_STRIPE_BREAKER_FAILURES", 5, minimum=1),
+        "STRIPE_BREAKER_COOLDOWN": _seconds(env, "SHOP_STRIPE_BREAKER_COOLDOWN", 15, minimum=0.1),
         # For the test suite's fake Stripe only; unset in production.
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
         # Product search: the stemming language (shop/services/search.py).
@@ -195,7 +203,7 @@ def _read(env) -> dict:
         # The web server (gunicorn.conf.py and shop/server.py read these).
         "PORT": _int(env, "PORT", 8000, minimum=1),
         "WEB_CONCURRENCY": _int(env, "WEB_CONCURRENCY", 1, minimum=1),
-        "THREADS": _int(env, "SHOP_THREADS", 8, minimum=1),
+        "THREADS": threads,
     }
 
 

@@ -2,7 +2,7 @@
 
 Counted in the web processes, per request: requests and their latency by route template
 (the url rule, never the raw path), method and status; rate-limit refusals (429);
-dependency outages (503 because the database or Redis cannot be reached). Read from the
+dependency outages (503 because the database, Redis or Stripe cannot be reached). Read from the
 database at each scrape, so any number of worker processes need no exposure of their own:
 the outbox's backlog and oldest age per queue, webhook attempts by outcome and mail sent
 or given up (docs/operations.md says what each means).
@@ -41,7 +41,7 @@ RATE_LIMITED = Counter(
 )
 OUTAGES = Counter(
     "shop_dependency_unavailable",
-    "Requests answered 503 because a dependency (database, Redis) could not be reached.",
+    "Requests answered 503 because a dependency (database, Redis, Stripe) could not be reached.",
     ["dependency"],
     registry=_registry,
 )
@@ -82,7 +82,8 @@ def count_response(response):
 
 def count_outage(dependency: str) -> None:
     """A request answered 503 because ``dependency`` cannot be reached."""
-    label = "redis" if "redis" in dependency.lower() else "database"
+    name = dependency.lower()
+    label = "redis" if "redis" in name else "stripe" if "stripe" in name else "database"
     OUTAGES.labels(label).inc()
 
 

@@ -8,7 +8,8 @@ follows from how a route is built is documented here, for every route, present a
 - every operation can answer 400 (an unknown query parameter is refused everywhere,
   ``shop.api.common``), a path with a parameter 404, a body 413;
 - ``@limiter.limit`` adds 429 with ``Retry-After`` (``shop.extensions.Limiter``);
-- anything else (5xx, such as a 503 with ``Retry-After``) is the ``default`` response;
+- anything else (5xx, such as a 503 with ``Retry-After``) is the ``default`` response,
+  unless the view names it (``@responds(502, 503)``: the payment provider's routes);
 - a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``, and no ``type``
   (with one, openapi-python-client drops the ``None``; redocly.yaml says why we accept that);
 - a field named ``*_at`` or ``at`` (without validators: not an input) is a ``date-time``;
@@ -47,6 +48,16 @@ ERROR_RESPONSES = {
     413: ("PayloadTooLarge", "The body exceeds the size limit (`SHOP_MAX_BODY_BYTES`).", ()),
     415: ("UnsupportedMediaType", "The body's content is not of a type this operation takes.", ()),
     429: ("TooManyRequests", "Rate limit reached; retry after `Retry-After` s.", ("Retry-After",)),
+    502: (
+        "BadGateway",
+        "The payment provider refused the shop's own credentials; the operator must fix them.",
+        (),
+    ),
+    503: (
+        "ServiceUnavailable",
+        "A dependency cannot be reached now; retry after `Retry-After` s.",
+        ("Retry-After",),
+    ),
 }
 SERVER_ERROR = "ServerError"
 
@@ -161,7 +172,7 @@ def _error(status, description: str | None = None) -> dict:
     response = {"description": description, "content": _ERROR}
     if headers:
         response["headers"] = {h: _header(h) for h in headers}
-    if status == 429:
+    if status in (429, 503):
         response["headers"]["Retry-After"]["required"] = True
     return response
 

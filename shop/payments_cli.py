@@ -40,6 +40,8 @@ def reconcile(since, fix):
         found = stripe_payments.reconcile(created_after, fix)
     except stripe_gateway.Unavailable as error:
         raise click.ClickException(f"Stripe cannot be reached: {error}") from None
+    except stripe_gateway.Refused as refusal:
+        raise click.ClickException(f"Stripe refused: {refusal.reason}") from None
     if found:
         click.echo(stripe_payments.dumps(found))
     verb = "fixed" if fix else "found"

@@ -1,10 +1,14 @@
 """A local fake of the few Stripe endpoints the shop calls, for tests (issue 27).
 
 ``FakeStripe`` serves PaymentIntents (create, retrieve, list, cancel) and Refunds (create, list) on
-127.0.0.1 with the shapes of Stripe's API reference, honours ``Idempotency-Key`` (the same
-key answers the first response), and can be told to fail (``mode = "error"``: 500;
-``"down"``: the connection is closed unanswered; ``"lose"``: the request is done, its answer
-lost). It builds events and signs them exactly as
+127.0.0.1 with the shapes of Stripe's API reference (errors too: ``{"error": {"type",
+"code", "message", "param", "doc_url"}}``), honours ``Idempotency-Key`` (the same key
+answers the first response), and can be told to fail (``mode = "error"``: 500; ``"down"``:
+the connection is closed unanswered; ``"lose"``: the request is done, its answer lost), to
+``hang()`` (every request is read and left unanswered until ``release()``, then done and
+answered: a Stripe that took too long), to be ``slow(seconds)`` (done and answered after
+that long) or to ``refuse(code)`` (a 4xx with Stripe's error body, nothing done). It builds
+events and signs them exactly as
 Stripe does (``Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.payload")>``) and
 delivers them to the app through a test client. No test reaches the internet.
 """
@@ -40,7 +44,10 @@ def _nested(pairs) -> dict:
 class FakeStripe:
     def __init__(self):
         self.intents, self.refunds, self.responses = {}, {}, {}
-        self.mode = None  # None, "error" or "down"
+        self.mode = None  # None, "error", "down", "lose", "hang", "slow" or "refuse"
+        self.released = threading.Event()  # ends a hang (and a slow answer's wait)
+        self.delay = 0.0  # "slow": seconds before answering
+        self.refusal = None  # "refuse": (status, error body)
         self.calls = []  # (method, path) of every request
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
@@ -65,8 +72,30 @@ class FakeStripe:
         self.thread.start()
 
     def close(self):
+        self.released.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def hang(self) -> None:
+        """Accept and read every request, and answer none until ``release()``."""
+        self.released.clear()
+        self.mode = "hang"
+
+    def release(self) -> None:
+        """Stripe is back: the hung requests are done and answered (to whoever still waits)."""
+        self.mode = None
+        self.released.set()
+
+    def slow(self, seconds: float) -> None:
+        """Answer every request ``seconds`` late (``release()`` cuts the wait)."""
+        self.released.clear()
+        self.delay, self.mode = seconds, "slow"
+
+    def refuse(self, code, status=400, message=None, kind="invalid_request_error", param=None):
+        """Refuse every request as Stripe does: ``status`` with its error body, nothing done."""
+        message = message or f"The request was refused ({code})."
+        self.refusal = (status, _error(kind, code, message, param))
+        self.mode = "refuse"
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}_{next(self.counter):06d}{secrets.token_hex(4)}"
@@ -78,6 +107,13 @@ class FakeStripe:
         body = handler.rfile.read(length).decode() if length else ""
         with self.lock:
             self.calls.append((method, parts.path))
+        mode = self.mode
+        if mode == "hang":
+            self.released.wait()
+        elif mode == "slow":
+            self.released.wait(self.delay)
+        if mode == "refuse":
+            return self._answer(handler, *self.refusal)
         if self.mode == "down":  # nothing reaches Stripe
             handler.close_connection = True
             handler.connection.shutdown(2)
@@ -101,12 +137,15 @@ class FakeStripe:
 
     def _answer(self, handler, status, answer):
         data = json.dumps(answer).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.send_header("Request-Id", self._id("req"))
-        handler.end_headers()
-        handler.wfile.write(data)
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("Request-Id", self._id("req"))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except OSError:  # the caller gave up waiting (a hang released after its timeout)
+            handler.close_connection = True
 
     def _route(self, method, path, params):
         if path == "/v1/payment_intents" and method == "POST":
@@ -130,7 +169,7 @@ class FakeStripe:
         return self._missing("route")
 
     def _missing(self, what):
-        return 404, {"error": {"type": "invalid_request_error", "message": f"No such {what}"}}
+        return 404, _error("invalid_request_error", "resource_missing", f"No such {what}", "id")
 
     def _page(self, data, has_more):
         return {"object": "list", "data": data, "has_more": has_more, "url": "/v1/x"}
@@ -204,7 +243,12 @@ class FakeStripe:
             r["amount"] for r in self.refunds.values() if r["payment_intent"] == intent["id"]
         )
         if already + amount > intent["amount_received"]:
-            return 400, {"error": {"type": "invalid_request_error", "code": "amount_too_large"}}
+            left = intent["amount_received"] - already
+            message = (
+                f"Refund amount ({amount} {intent['currency']}) is greater than unrefunded"
+                f" amount on charge ({left} {intent['currency']})"
+            )
+            return 400, _error("invalid_request_error", "amount_too_large", message, "amount")
         refund = {
             "id": self._id("re"),
             "object": "refund",
@@ -267,6 +311,17 @@ class FakeStripe:
         }
 
 
+def _error(kind: str, code: str | None, message: str, param: str | None = None) -> dict:
+    """An error body as Stripe's API reference shows it (a bad key's has no code)."""
+    error = {"type": kind, "message": message}
+    if code:
+        error["code"] = code
+        error["doc_url"] = f"https://stripe.com/docs/error-codes/{code.replace('_', '-')}"
+    if param:
+        error["param"] = param
+    return {"error": error}
+
+
 def sign(payload: str, secret: str = SECRET, at: int | None = None) -> str:
     """``Stripe-Signature`` as Stripe computes it."""
     at = int(time.time()) if at is None else at
@@ -298,5 +353,10 @@ def settings(fake: FakeStripe, **more) -> dict:
         "STRIPE_WEBHOOK_SECRET": SECRET,
         "STRIPE_API_BASE": fake.url,
         "STRIPE_TIMEOUT": 2,
+        # Race tests send 20 requests at once, outage tests fail calls in a row under a
+        # frozen clock: the bound and the breaker are tested with their own values
+        # (tests/test_stripe_transport.py).
+        "STRIPE_CONCURRENCY": 32,
+        "STRIPE_BREAKER_FAILURES": 100,
         **more,
     }

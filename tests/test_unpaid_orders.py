@@ -121,6 +121,37 @@ def test_stripe_down_at_the_cancel_keeps_it_cancelled_and_the_worker_cancels_the
     assert _cancel_calls(fake_stripe, intent_id) == 3
 
 
+def test_stripe_refusing_the_cancel_is_recorded_once_and_its_key_refusal_waits(
+    app, customer_client, fake_stripe
+):
+    order = _checkout(app, customer_client).json
+    intent_id = order["payment"]["reference"]
+    fake_stripe.refuse("secret_key_invalid", status=401, kind="authentication_error")
+    assert customer_client.post(f"/orders/{order['id']}/cancel").status_code == 200
+    run_jobs(app)  # the shop's own key refused: nothing known, it stays due
+    assert _provider_cancel(app, order["id"]) == "due"
+    fake_stripe.refuse("resource_missing", status=404)
+    run_jobs(app)  # Stripe refuses the cancel itself: recorded, never asked again
+    assert _provider_cancel(app, order["id"]) == "refused"
+    calls = _cancel_calls(fake_stripe, intent_id)
+    fake_stripe.mode = None
+    run_jobs(app)
+    assert _cancel_calls(fake_stripe, intent_id) == calls
+
+
+def test_an_unpaid_order_whose_intent_stripe_does_not_know_expires(
+    app, customer_client, fake_stripe, clock
+):
+    order = _checkout(app, customer_client).json
+    clock.advance(TTL + 1)
+    fake_stripe.refuse("secret_key_invalid", status=401, kind="authentication_error")
+    run_jobs(app)  # nothing known while the key is refused: it waits
+    assert _state(app, order["id"])["status"] == "pending"
+    fake_stripe.refuse("resource_missing", status=404)
+    run_jobs(app)
+    assert _state(app, order["id"])["status"] == "cancelled"
+
+
 def test_an_intent_that_succeeded_first_is_not_cancelled_and_not_retried(
     app, customer_client, fake_stripe
 ):

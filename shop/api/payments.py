@@ -123,7 +123,16 @@ class IdempotencyHeadersSchema(Schema):
 @blp.route("/checkout")
 class Checkout(MethodView):
     @blp.doc(operationId="checkout")
-    @responds(409, e409="Too little stock, or the `Idempotency-Key` was used with another body.")
+    @responds(
+        409,
+        502,
+        503,
+        e409="Too little stock, the `Idempotency-Key` was used with another body, or (`stripe`)"
+        " Stripe refused the PaymentIntent: the message names its code and message.",
+        e502="(`stripe`) Stripe refused the shop's own API key; the order stays `pending`.",
+        e503="(`stripe`) Stripe cannot be reached now; the order stays `pending`: retry after"
+        " `Retry-After` s with `POST /orders/{id}/payment`.",
+    )
     @limiter.limit("10 per minute")
     @blp.arguments(IdempotencyHeadersSchema, location="headers")
     @blp.arguments(CheckoutSchema)
@@ -148,9 +157,12 @@ class Checkout(MethodView):
         (`discount_code: expired: ...`). With the
         `manual` payment method the order stays `pending` until an administrator marks it
         `paid`. With `stripe`, the PaymentIntent is created once the order is written, and
-        `payment.client_secret` is for Stripe.js; if Stripe cannot be reached the order stays
-        `pending` and the answer is a 503 with `Retry-After` (`POST /orders/{id}/payment`
-        starts it again). Limited to 10 requests a minute per client address, invalid ones included.
+        `payment.client_secret` is for Stripe.js; if Stripe cannot be reached (or this node
+        already has its most calls to Stripe in flight) the order stays `pending` and the
+        answer is a 503 with `Retry-After` (`POST /orders/{id}/payment` starts it again); if
+        Stripe refuses the intent, a 409 naming Stripe's code and message (502 when it
+        refuses the shop's own key), the order staying `pending`. Limited to 10 requests a
+        minute per client address, invalid ones included.
         """
         key = headers.get("idempotency_key")
         order_id, created, order = checkout.place_order(

@@ -82,7 +82,16 @@ class RefundSchema(Schema):
         required=True, allow_none=True, metadata={"description": "Stripe's refund id."}
     )
     status = fields.String(
-        required=True, metadata={"description": "`pending` (at Stripe) or `succeeded`."}
+        required=True,
+        metadata={
+            "description": "`pending` (sent to Stripe, no answer yet), `succeeded`, or"
+            " `failed` (Stripe refused it: nothing was refunded)."
+        },
+    )
+    failure_reason = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Why Stripe refused a `failed` refund: its code and message."},
     )
     created_at = fields.String(required=True)
     by = fields.Nested(RefundActorSchema, required=True, allow_none=True)
@@ -116,7 +125,15 @@ class RefundPreviewSchema(Schema):
 @blp.route("/<id:order_id>/payment")
 class OrderPayment(MethodView):
     @blp.doc(operationId="startOrderPayment")
-    @responds(409, e409="The order is not paid by card, or it is cancelled.")
+    @responds(
+        409,
+        502,
+        503,
+        e409="The order is not paid by card, it is cancelled, or Stripe refused the"
+        " PaymentIntent (the message names its code and message).",
+        e502="Stripe refused the shop's own API key.",
+        e503="Stripe cannot be reached now: retry after `Retry-After` s.",
+    )
     @blp.response(200, PaymentSchema)
     @require_auth("customer")
     def post(self, order_id):
@@ -129,7 +146,8 @@ class OrderPayment(MethodView):
         (once, whatever the webhook does meanwhile). Only a `pending` order gets a
         `client_secret`: a cancelled one (by its customer, staff, or unpaid past
         `SHOP_UNPAID_ORDER_TTL`) is a 409, and a paid one answers its payment with
-        `client_secret: null`.
+        `client_secret: null`. Stripe refusing the intent is a 409 naming Stripe's code and
+        message (502 for the shop's own key); Stripe unreachable, a 503 with `Retry-After`.
         """
         return stripe_payments.start(order_id, g.caller.id)
 
@@ -137,7 +155,16 @@ class OrderPayment(MethodView):
 @blp.route("/<id:order_id>/refunds")
 class OrderRefunds(MethodView):
     @blp.doc(operationId="createRefund")
-    @responds(409, e409="The order is not paid, or the `Idempotency-Key` has another body.")
+    @responds(
+        409,
+        502,
+        503,
+        e409="The order is not paid, the `Idempotency-Key` has another body, or Stripe refused"
+        " the refund (the message names its code and message; the refund is `failed`).",
+        e502="Stripe refused the shop's own API key; the refund is `failed`.",
+        e503="Stripe cannot be reached now; the refund stays `pending`: retry with the same"
+        " `Idempotency-Key` after `Retry-After` s.",
+    )
     @blp.arguments(RefundHeadersSchema, location="headers")
     @blp.arguments(RefundRequestSchema)
     @blp.response(201, RefundSchema)
@@ -154,7 +181,10 @@ class OrderRefunds(MethodView):
         is a 400 that says the maximum (to a caller who may read the order). `restock` puts
         units back, independent of the money.
         A Stripe order is refunded through Stripe (503 with `Retry-After` if it cannot be
-        reached: retry with the same `Idempotency-Key`); a manual one is recorded. The order
+        reached: retry with the same `Idempotency-Key`). If Stripe refuses it, the answer is a
+        409 naming Stripe's code and message (`amount_too_large: ...`; 502 when Stripe refuses
+        the shop's own key): the refund is `failed` with that `failure_reason`, its amount can
+        be refunded again, with a new key. A manual one is recorded. The order
         becomes `partially_refunded` or `refunded`; `order.refunded` is emitted and the
         customer mailed. A caller without `orders.read` gets 204 and no body.
         """

@@ -27,7 +27,7 @@ from shop.services import orders, pricing, stock, stripe_gateway, variants
 REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
 FIELDS = (
     "id, order_id, amount_cents, currency, lines, shipping, restock, reason, provider,"
-    " reference, status, created_at, by_kind, by_id, by_label"
+    " reference, status, created_at, by_kind, by_id, by_label, failure_reason"
 )
 
 
@@ -49,16 +49,21 @@ def _paid(order: dict) -> int:
 
 
 def _so_far(order_id: str) -> tuple[dict, dict, int]:
-    """Units refunded and restocked per line, and shipping refunded, by earlier refunds."""
+    """Units refunded and restocked per line, and shipping refunded, by earlier refunds.
+
+    A failed refund's money was never returned, but its units went back on the shelf when it
+    was written and stay there: its restock counts, its lines and shipping do not."""
     refunded, restocked, shipping = {}, {}, 0
     for row in db.query(
-        "SELECT lines, restock, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
+        "SELECT lines, restock, shipping, status FROM refunds WHERE order_id = :id",
         {"id": order_id},
     ):
-        for item in json.loads(row["lines"]):
-            refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
         for item in json.loads(row["restock"]):
             restocked[item["line"]] = restocked.get(item["line"], 0) + item["quantity"]
+        if row["status"] == "failed":
+            continue
+        for item in json.loads(row["lines"]):
+            refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
         shipping += row["shipping"]
     return refunded, restocked, shipping
 
@@ -126,7 +131,8 @@ def list_refunds(order_id: str) -> list[dict]:
 def _present(row: dict) -> dict:
     return {
         **{k: row[k] for k in ("id", "order_id", "amount_cents", "currency", "reason")},
-        **{k: row[k] for k in ("provider", "reference", "status", "created_at")},
+        **{k: row[k] for k in ("provider", "reference", "status", "failure_reason")},
+        "created_at": row["created_at"],
         "lines": json.loads(row["lines"]),
         "restock": json.loads(row["restock"]),
         "shipping": bool(row["shipping"]),
@@ -197,7 +203,8 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
 
     A replay of ``idempotency_key`` with the same body answers the first refund (False);
     with another body it is a 409. Stripe unreachable: 503, the refund stays ``pending`` and
-    the same key retries it.
+    the same key retries it. Stripe refusing it: 409 (502 for the shop's key) naming Stripe's
+    reason, the refund ``failed`` and its amount released; its replay is the same 409.
     """
     body_hash = db.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")))
     with db.transaction():
@@ -208,9 +215,15 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
             refund_id = _take(order, body, caller, idempotency_key, body_hash)
         else:
             refund_id = existing["id"]
-    row = db.one("SELECT status, provider FROM refunds WHERE id = :id", {"id": refund_id})
+    row = db.one("SELECT status, failure_reason FROM refunds WHERE id = :id", {"id": refund_id})
     if row["status"] == "pending":
         _through_stripe(order, refund_id)
+    elif row["status"] == "failed":
+        abort(
+            409,
+            f"This refund failed: Stripe refused it ({row['failure_reason']}). Retry with a new"
+            " Idempotency-Key.",
+        )
     return _load(refund_id), existing is None
 
 
@@ -298,10 +311,18 @@ def _through_stripe(order: dict, refund_id: str) -> None:
     amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
     try:
         made = stripe_gateway.create_refund(order["reference"], amount, refund_id, order["id"])
-    except stripe_gateway.Unavailable:
+    except stripe_gateway.Unavailable as error:
         stripe_gateway.unavailable(
             "The refund could not be sent to Stripe; it is kept as pending. Retry with the"
-            " same Idempotency-Key."
+            " same Idempotency-Key.",
+            error,
+        )
+    except stripe_gateway.Refused as refusal:
+        _fail(order, refund_id, refusal.reason)
+        abort(
+            refusal.status,
+            f"Stripe refused the refund ({refusal.reason}). The refund is failed and its"
+            " amount can be refunded again; retry with a new Idempotency-Key.",
         )
     with db.transaction():
         done = db.execute(
@@ -311,6 +332,30 @@ def _through_stripe(order: dict, refund_id: str) -> None:
         )
         if done:  # a concurrent replay may have completed it
             _complete(order["id"], refund_id)
+
+
+def _fail(order: dict, refund_id: str, reason: str) -> None:
+    """Stripe refused a pending refund: it fails and its reserved amount is released, once
+    (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
+    with db.transaction():
+        db.lock(f"refund:{order['id']}")
+        failed = db.execute(
+            "UPDATE refunds SET status = 'failed', failure_reason = :reason, updated_at = :now"
+            " WHERE id = :id AND status = 'pending'",
+            {"reason": reason, "now": now_iso(), "id": refund_id},
+        )
+        if not failed:
+            return
+        amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
+        db.execute(
+            "UPDATE orders SET refunded_cents = refunded_cents - :amount WHERE id = :id",
+            {"amount": amount, "id": order["id"]},
+        )
+        audit.record(
+            "refund.failed",
+            {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
+            | {"amount_cents": amount, "currency": order["currency"], "reason": reason},
+        )
 
 
 def _put_back(order_id: str, restock: list) -> None:

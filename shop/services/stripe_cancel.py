@@ -34,7 +34,9 @@ def cancel(order_id: str) -> str | None:
     (``cancelled``, ``succeeded``), or None when there is nothing to settle now (no mark, no
     intent yet, or Stripe is still processing the payment: the mark stays).
 
-    Raises ``stripe_gateway.Unavailable`` when Stripe cannot be reached: the mark stays.
+    Raises ``stripe_gateway.Unavailable`` when Stripe cannot be reached, and ``Refused`` when
+    it refuses the shop's own key: the mark stays. Stripe refusing the cancel itself (no such
+    intent) is recorded as ``refused``, never asked again.
     """
     payment = db.one(
         "SELECT p.id, p.reference, h.by_kind FROM payments p LEFT JOIN order_status_history h"
@@ -45,8 +47,19 @@ def cancel(order_id: str) -> str | None:
     if payment is None or not payment["reference"]:
         return None
     reason = REASONS.get(payment["by_kind"], GIVEN_UP)
-    intent = stripe_gateway.cancel_intent(payment["reference"], order_id, reason)
-    outcome = OUTCOMES.get(intent.status)
+    try:
+        intent = stripe_gateway.cancel_intent(payment["reference"], order_id, reason)
+        outcome = OUTCOMES.get(intent.status)
+    except stripe_gateway.Refused as refusal:
+        if refusal.status != 409:  # the shop's own key: the operator acts, then it retries
+            raise
+        # Stripe will never cancel it (no such intent): asking again changes nothing.
+        log.warning(
+            "PaymentIntent of cancelled order %s: Stripe refused to cancel it (%s)",
+            order_id,
+            refusal.reason,
+        )
+        intent, outcome = None, "refused"
     if outcome is None:
         return None
     db.execute(
@@ -98,7 +111,7 @@ def retry_due(limit: int = BATCH) -> int:
         )
         try:
             settled += cancel(row["order_id"]) is not None
-        except stripe_gateway.Unavailable as error:
+        except (stripe_gateway.Unavailable, stripe_gateway.Refused) as error:
             log.warning("cancelling PaymentIntents at Stripe waits for the next pass: %s", error)
             break
     return settled

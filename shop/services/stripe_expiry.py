@@ -56,14 +56,24 @@ def expire_unpaid(limit: int = BATCH) -> int:
                 continue
             try:
                 intent = stripe_gateway.retrieve_intent(row["reference"])
+            except stripe_gateway.Refused as refusal:
+                if refusal.status != 409:  # the shop's own key: nothing is known, wait
+                    log.warning("unpaid card orders wait for the next pass: %s", refusal)
+                    reachable = False
+                    continue
+                intent = None  # Stripe has no such intent: no money can have been taken
             except stripe_gateway.Unavailable as error:
                 log.warning("unpaid card orders wait for the next pass: %s", error)
                 reachable = False
                 continue
-            if intent.status == "succeeded":  # paid meanwhile; its webhook may be late
+            if (
+                intent is not None and intent.status == "succeeded"
+            ):  # paid meanwhile; its webhook may be late
                 stripe_payments.settle_found(intent.to_dict())
                 continue
-            if intent.status == "processing":  # Stripe decides; look at the others first
+            if (
+                intent is not None and intent.status == "processing"
+            ):  # Stripe decides; look at the others first
                 db.execute(
                     "UPDATE payments SET updated_at = :now WHERE id = :id",
                     {"now": now_iso(), "id": row["payment_id"]},

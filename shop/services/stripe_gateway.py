@@ -1,24 +1,59 @@
 """The only module that talks to Stripe, through the official ``stripe`` package (16.1.0).
 
-Every call is made outside any database transaction, with a short timeout and no automatic
-retries: a request that cannot reach Stripe raises ``Unavailable``, which the API answers as
-a 503 with ``Retry-After``. Idempotency keys make every retry safe: the same key answers the
-first result (Stripe keeps keys for 24 hours; ours are derived from our own ids).
+Every call is made outside any database transaction, with no automatic retries, a connect
+timeout (``SHOP_STRIPE_CONNECT_TIMEOUT``) apart from the read timeout
+(``SHOP_STRIPE_TIMEOUT``), through the app's ``Circuit`` (``shop/circuit.py``): at most
+``SHOP_STRIPE_CONCURRENCY`` calls at once per process, the next one refused at once, and a
+breaker that fails calls fast after ``SHOP_STRIPE_BREAKER_FAILURES`` transport failures in
+a row. Idempotency keys make every retry safe: the same key answers the first result (Stripe
+keeps keys for 24 hours; ours are derived from our own ids).
+
+What can go wrong is one of two exceptions (docs/payments.md, "When Stripe says no"):
+``Unavailable`` (not reached, timed out, a 5xx, 429 or 409, or not called now: the same
+request may work later, answered 503 with ``Retry-After``) and ``Refused`` (Stripe answered
+no: the same request will be refused again).
 
 ``STRIPE_API_BASE`` points the client at another server; it exists for the test suite's
 local fake (tests/fake_stripe.py) and must stay unset in production.
 """
 
+import re
+
 import stripe
 from flask import current_app
 
+from shop import metrics
+from shop.circuit import Circuit, NotCalled
 from shop.errors import abort
 
 RETRY_AFTER = 30
+BUSY_RETRY_AFTER = 5
+_KEY = re.compile(r"\b[a-z]{2,4}_(?:live|test)_[A-Za-z0-9*]+")
 
 
 class Unavailable(Exception):
-    """Stripe could not be reached or answered with an error."""
+    """Stripe could not be reached, failed (5xx), asked us to slow down (429, 409), or is
+    not called now (this process's slots are busy, the breaker is open): the same request
+    may succeed after ``retry_after`` seconds."""
+
+    def __init__(self, why: str, retry_after: int = RETRY_AFTER):
+        super().__init__(why)
+        self.retry_after = retry_after
+
+
+class Refused(Exception):
+    """Stripe answered no (a 4xx): the same request will be refused again.
+
+    ``status`` is what the shop answers: 409 when the request does not fit what Stripe holds
+    or allows (``amount_too_large``, ``charge_already_refunded``...), 502 when Stripe refuses
+    the shop's own key or its permissions (401, 403: the operator must act). ``reason``
+    names Stripe's code and message, never the key.
+    """
+
+    def __init__(self, status: int, code: str, message: str):
+        self.status, self.code = status, code
+        self.reason = f"{code}: {message}" if message else code
+        super().__init__(self.reason)
 
 
 def configured(config=None) -> bool:
@@ -32,25 +67,74 @@ def _client() -> stripe.StripeClient:
     client = current_app.extensions.get("shop.stripe")
     if client is None:
         base = config.get("STRIPE_API_BASE")
+        # requests takes (connect, read): a Stripe that never accepts is given up on after
+        # the connect timeout, one that accepts and never answers after the read timeout.
+        timeout = (config["STRIPE_CONNECT_TIMEOUT"], config["STRIPE_TIMEOUT"])
         client = stripe.StripeClient(
             config["STRIPE_API_KEY"],
             base_addresses={"api": base} if base else None,
             max_network_retries=0,
-            http_client=stripe.RequestsClient(timeout=config.get("STRIPE_TIMEOUT", 10)),
+            http_client=stripe.RequestsClient(timeout=timeout),
         )
         current_app.extensions["shop.stripe"] = client
     return client
 
 
+def circuit() -> Circuit:
+    """This app's (this process's) slots and breaker for calls to Stripe."""
+    found = current_app.extensions.get("shop.stripe_circuit")
+    if found is None:
+        config = current_app.config
+        clock = config.get("CLOCK")
+        found = current_app.extensions.setdefault(
+            "shop.stripe_circuit",
+            Circuit(
+                "Stripe",
+                slots=config["STRIPE_CONCURRENCY"],
+                failures=config["STRIPE_BREAKER_FAILURES"],
+                cooldown=config["STRIPE_BREAKER_COOLDOWN"],
+                busy_retry_after=BUSY_RETRY_AFTER,
+                **({"clock": lambda: clock().timestamp()} if clock else {}),
+            ),
+        )
+    return found
+
+
 def _call(method, params: dict, key: str | None = None):
     options = {"idempotency_key": key} if key else {}
     try:
-        return method(params=params, options=options)
+        with circuit().call((stripe.APIConnectionError,)):
+            return method(params=params, options=options)
+    except NotCalled as error:
+        raise Unavailable(f"not called: {error.reason}", error.retry_after) from error
     except stripe.StripeError as error:
-        current_app.logger.warning(
-            "stripe call failed: %s (%s)", type(error).__name__, error.http_status
+        raise _classified(error) from error
+
+
+def _classified(error: stripe.StripeError) -> Exception:
+    """``Unavailable`` or ``Refused`` for an error of the stripe package (logged once)."""
+    status = error.http_status
+    kind = type(error).__name__
+    if status is None or not 400 <= status < 500 or status in (409, 429):
+        current_app.logger.warning("stripe call failed: %s (%s)", kind, status)
+        cooldown = max(1, round(current_app.config["STRIPE_BREAKER_COOLDOWN"]))
+        return Unavailable(kind, min(RETRY_AFTER, cooldown))
+    details = error.error
+    code = (
+        error.code
+        or {401: "authentication_error", 403: "permission_error"}.get(status)
+        or (details.get("type") if details else None)
+        or f"http_{status}"
+    )
+    if status in (401, 403):
+        current_app.logger.error(
+            "Stripe refused the shop's API key (%s %s): check STRIPE_API_KEY", status, code
         )
-        raise Unavailable(type(error).__name__) from error
+        message = "Stripe refused the shop's API key or its permissions; the operator must fix it."
+        return Refused(502, code, message)
+    message = _KEY.sub("[key]", (error.user_message or "").strip())[:300]
+    current_app.logger.warning("stripe refused the call: %s (%s %s)", kind, status, code)
+    return Refused(409, code, message)
 
 
 def create_intent(order: dict):
@@ -136,6 +220,8 @@ NOT_STARTED = (
 )
 
 
-def unavailable(message: str = NOT_STARTED) -> None:
-    """Answer 503 with Retry-After: Stripe could not be reached."""
-    abort(503, message, headers={"Retry-After": str(RETRY_AFTER)})
+def unavailable(message: str = NOT_STARTED, error: Unavailable | None = None) -> None:
+    """Answer 503 with Retry-After: Stripe could not be reached (or is not called now)."""
+    retry_after = error.retry_after if error is not None else RETRY_AFTER
+    metrics.count_outage("stripe")
+    abort(503, message, headers={"Retry-After": str(retry_after)})

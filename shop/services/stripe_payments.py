@@ -45,7 +45,8 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
     order (the storefront's confirm). Only a pending order gets a client secret: a cancelled
     one is a 409, its intent made or not (``_not_payable``), and one already paid answers its
     payment without a secret (a confirm after the webhook). Stripe unreachable: 503 with
-    Retry-After.
+    Retry-After. Stripe refusing it: 409 (502 for the shop's key) naming Stripe's reason,
+    kept in the payment's note; the order stays pending.
     """
     row = _order_payment(order_id, customer_id)
     if row["provider"] != "stripe":
@@ -57,8 +58,10 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
             intent = stripe_gateway.retrieve_intent(row["reference"])
         else:
             intent = stripe_gateway.create_intent(row)
-    except stripe_gateway.Unavailable:
-        stripe_gateway.unavailable()
+    except stripe_gateway.Unavailable as error:
+        stripe_gateway.unavailable(error=error)
+    except stripe_gateway.Refused as refusal:
+        _refused(row, refusal)
     if not row["reference"]:
         with db.transaction():
             db.execute(
@@ -99,6 +102,21 @@ def settle_found(intent: dict) -> None:
     """A succeeded intent found by asking Stripe, not by its event (the expiry of unpaid
     orders, ``services/stripe_expiry.py``): applied as ``payment_intent.succeeded`` is."""
     _succeeded(intent)
+
+
+def _refused(row: dict, refusal) -> None:
+    """Stripe will not start this payment: say why, in the answer and the payment's note."""
+    with db.transaction():
+        db.execute(
+            "UPDATE payments SET note = :note, updated_at = :now"
+            " WHERE order_id = :id AND status = 'pending'",
+            {"note": f"Stripe refused: {refusal.reason}", "now": now_iso(), "id": row["id"]},
+        )
+    abort(
+        refusal.status,
+        f"Stripe refused the card payment of order {row['number']} ({refusal.reason}). The"
+        " order is kept as pending and unpaid.",
+    )
 
 
 def handle_event(event: dict) -> bool:
