@@ -21,7 +21,7 @@ import json
 from shop import audit, db, mail, money, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import orders, pricing, stock, stripe_gateway, variants
+from shop.services import orders, pricing, restocks, stripe_gateway
 
 # The statuses an order can be refunded from (partially_shipped: the shipments branch).
 REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
@@ -34,7 +34,7 @@ FIELDS = (
 def _order(order_id: str) -> dict:
     row = db.one(
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
-        " o.shipping_cents, o.pricing, o.restocked_at, c.email, c.name, p.provider,"
+        " o.shipping_cents, o.pricing, c.email, c.name, p.provider,"
         " p.reference FROM orders o JOIN customers c ON c.id = o.customer_id"
         " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
         {"id": order_id},
@@ -48,23 +48,22 @@ def _paid(order: dict) -> int:
     return order["total_cents"] if order["status"] in REFUNDABLE + ("refunded",) else 0
 
 
-def _so_far(order_id: str) -> tuple[dict, dict, int]:
-    """Units refunded and restocked per line, and shipping refunded, by earlier refunds."""
-    refunded, restocked, shipping = {}, {}, 0
+def _so_far(order_id: str) -> tuple[dict, int]:
+    """Units refunded per line, and shipping refunded, by earlier refunds."""
+    refunded, shipping = {}, 0
     for row in db.query(
-        "SELECT lines, restock, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
+        "SELECT lines, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
         {"id": order_id},
     ):
         for item in json.loads(row["lines"]):
             refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
-        for item in json.loads(row["restock"]):
-            restocked[item["line"]] = restocked.get(item["line"], 0) + item["quantity"]
         shipping += row["shipping"]
-    return refunded, restocked, shipping
+    return refunded, shipping
 
 
 def _preview(order: dict) -> dict:
-    refunded, restocked, shipping_done = _so_far(order["id"])
+    refunded, shipping_done = _so_far(order["id"])
+    restocked = restocks.back(order["id"])
     remaining = _paid(order) - order["refunded_cents"]
     stored = json.loads(order["pricing"]) if order["pricing"] else {}
     shipping = pricing.shipping_charged(
@@ -167,16 +166,19 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
     return amount, lines, shipping
 
 
-def _restock_lines(body: dict, shown: dict, order: dict) -> list:
-    by_line = {line["line"]: line for line in shown["lines"]}
+def _restock_lines(body: dict, order: dict) -> list:
+    """The units ``body`` puts back, each within what is still out (400 otherwise)."""
+    left = restocks.left(order["id"])
     wanted = []
     for item in body.get("restock") or []:
-        line = by_line.get(item["line"])
-        if line is None:
+        if item["line"] not in left:
             abort(400, f"restock: the order has no line {item['line']}.")
-        left = 0 if order["restocked_at"] else line["quantity"] - line["restocked_quantity"]
-        if item["quantity"] > left:
-            abort(400, f"restock: line {item['line']} has {left} units left to put back.")
+        if item["quantity"] > left[item["line"]]:
+            abort(
+                400,
+                f"restock: line {item['line']} has {left[item['line']]} units left to put back.",
+            )
+        left[item["line"]] -= item["quantity"]
         wanted.append({"line": item["line"], "quantity": item["quantity"]})
     return wanted
 
@@ -190,7 +192,7 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
     """
     body_hash = db.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")))
     with db.transaction():
-        db.lock(f"refund:{order_id}")
+        orders.lock(order_id)
         order = _order(order_id)
         existing = _replayed(order_id, idempotency_key, body_hash)
         if existing is None:
@@ -221,7 +223,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
         abort(409, f"Order {order['number']} is {order['status']}: there is nothing to refund.")
     shown = _preview(order)
     amount, lines, shipping = _price(body, shown)
-    restock = _restock_lines(body, shown, order)
+    restock = _restock_lines(body, order)
     if amount > shown["refundable_cents"]:
         most = shown["refundable_cents"]
         abort(
@@ -260,7 +262,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "by_label": actor["label"],
         }
     )
-    _put_back(order["id"], restock)
+    restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
     if not stripe:
         _complete(order["id"], refund_id)
     return refund_id
@@ -288,6 +290,7 @@ def _through_stripe(order: dict, refund_id: str) -> None:
             " same Idempotency-Key."
         )
     with db.transaction():
+        orders.lock(order["id"])
         done = db.execute(
             "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
             " WHERE id = :id AND status = 'pending'",
@@ -295,20 +298,6 @@ def _through_stripe(order: dict, refund_id: str) -> None:
         )
         if done:  # a concurrent replay may have completed it
             _complete(order["id"], refund_id)
-
-
-def _put_back(order_id: str, restock: list) -> None:
-    """Put the asked units back on the shelf (``stock.put_back``)."""
-    if not restock:
-        return
-    wanted = {item["line"]: item["quantity"] for item in restock}
-    items = db.query(
-        "SELECT line, variant_id, product_id FROM order_items WHERE order_id = :id",
-        {"id": order_id},
-    )
-    rows = [{**item, "quantity": wanted[item["line"]]} for item in items if item["line"] in wanted]
-    for product_id in stock.put_back(rows):
-        variants.refresh(product_id)
 
 
 def _complete(order_id: str, refund_id: str) -> None:
