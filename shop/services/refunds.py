@@ -326,43 +326,68 @@ def _complete(order_id: str, refund_id: str) -> None:
         )
 
 
-def record_external(order_id: str, refunded_total: int, charge: dict) -> None:
-    """Record, once, money Stripe says was refunded beyond what we recorded; a refund of ours
-    left ``pending`` (Stripe did it, its answer was lost) is completed instead."""
-    known = (charge.get("refunds") or {}).get("data") or []
-    for item in known:
+def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: int) -> None:
+    """Record what Stripe says was refunded (``stripe_refunds``: its Refund objects of the
+    order's charge; ``refunded_total``: its ``amount_refunded``); the caller holds the
+    order's lock, in its transaction.
+
+    A refund of ours left ``pending`` (Stripe did it, its answer was lost) is completed. Any
+    other Stripe refund not known here by its own id (made in Stripe's dashboard) is recorded
+    by that id, once, as a refund without restock, oldest first and only while what we hold
+    as done at Stripe stays within ``refunded_total``: two events read the same list, and a
+    lump recorded by an earlier release under another reference is not counted twice.
+    """
+    for item in sorted(stripe_refunds, key=lambda r: (r.get("created") or 0, r["id"])):
+        if item.get("status") in ("failed", "canceled"):
+            continue
         ours = (item.get("metadata") or {}).get("refund_id")
-        if ours and db.execute(
-            "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
-            " WHERE id = :id AND order_id = :order_id AND status = 'pending'",
-            {"ref": item["id"], "now": now_iso(), "id": ours, "order_id": order_id},
+        if ours and db.value(
+            "SELECT 1 FROM refunds WHERE id = :id AND order_id = :order_id",
+            {"id": ours, "order_id": order_id},
         ):
-            _complete(order_id, ours)
+            if db.execute(
+                "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
+                " WHERE id = :id AND status = 'pending'",
+                {"ref": item["id"], "now": now_iso(), "id": ours},
+            ):
+                _complete(order_id, ours)
+            continue
+        if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
+            continue
+        if _at_stripe(order_id) + item["amount"] > refunded_total:
+            continue
+        _record_theirs(order_id, item)
+
+
+def _at_stripe(order_id: str) -> int:
+    """What we hold as refunded at Stripe: every refund Stripe answered for (with its id)."""
+    return db.value(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = :id"
+        " AND provider = 'stripe' AND reference IS NOT NULL AND status <> 'failed'",
+        {"id": order_id},
+    )
+
+
+def _record_theirs(order_id: str, item: dict) -> None:
+    """A refund made at Stripe, outside the shop: recorded as Stripe holds it."""
     order = _order(order_id)
-    extra = refunded_total - order["refunded_cents"]
-    if extra <= 0:
-        return
-    theirs = [item for item in known if not (item.get("metadata") or {}).get("refund_id")]
-    reference = theirs[0]["id"] if theirs else f"{charge.get('id')}:{refunded_total}"
-    if db.value("SELECT COUNT(*) FROM refunds WHERE reference = :ref", {"ref": reference}):
-        return
     db.execute(
-        "UPDATE orders SET refunded_cents = refunded_cents + :extra WHERE id = :id",
-        {"extra": min(extra, order["total_cents"] - order["refunded_cents"]), "id": order_id},
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id",
+        {"amount": item["amount"], "id": order_id},
     )
     refund_id = db.new_id()
     _insert(
         {
             "id": refund_id,
             "order_id": order_id,
-            "amount_cents": extra,
+            "amount_cents": item["amount"],
             "currency": order["currency"],
             "lines": "[]",
             "shipping": 0,
             "restock": "[]",
             "reason": "Refunded in Stripe, outside the shop.",
             "provider": "stripe",
-            "reference": reference,
+            "reference": item["id"],
             "status": "succeeded",
             "idempotency_key": None,
             "request_hash": None,
