@@ -58,21 +58,25 @@ def _both_at_once(app, pairs: list[tuple]) -> list[list[int]]:
 def test_succeeded_and_failed_at_once_never_leave_a_paid_order_with_a_failed_payment(
     app, customer_client, fake_stripe
 ):
-    orders = [card_order(app, customer_client) for _ in range(20)]
-    pairs = []
+    """A customer whose cards were declined three times before one went through: Stripe
+    sends the four events at once (before the lock, 5 to 13 orders in 30 ended paid with a
+    failed payment on PostgreSQL)."""
+    orders = [card_order(app, customer_client) for _ in range(30)]
+    rounds = []
     for order in orders:
         intent = fake_stripe.intents[order["payment"]["reference"]]
         declined = {**intent, "last_payment_error": {"message": "Your card was declined."}}
-        failed = fake_stripe.event("payment_intent.payment_failed", declined)
-        pairs.append((fake_stripe.succeed(intent["id"]), failed))
-    assert _both_at_once(app, pairs) == [[200, 200]] * len(orders)
+        failed = [fake_stripe.event("payment_intent.payment_failed", declined) for _ in range(3)]
+        rounds.append([fake_stripe.succeed(intent["id"]), *failed])
+    clients = [app.test_client() for _ in range(4)]
+
+    def sender(k):
+        return lambda r: deliver(clients[k], rounds[r][k]).status_code
+
+    assert in_lockstep(len(orders), *map(sender, range(4))) == [[200] * 4] * len(orders)
     for order in orders:
-        assert _order(app, order["id"]) | {"reference": None} == {
-            "status": "paid",
-            "refunded_cents": 0,
-            "payment": "paid",
-            "reference": None,
-        }
+        state = _order(app, order["id"])
+        assert (state["status"], state["payment"]) == ("paid", "paid"), order["number"]
 
 
 # -- finding 5: two charge.refunded at once --------------------------------------------------
