@@ -1,8 +1,10 @@
 """``flask payments reconcile [--since DATE] [--fix]`` (docs/payments.md#reconcile).
 
-Compares our Stripe payments with Stripe's PaymentIntents and prints one JSON line per
-difference: a paid intent whose order is still pending, a refund we did not record. With
-``--fix`` it applies them, through the same functions as the webhook (once each).
+Compares our Stripe payments with Stripe's PaymentIntents, both ways, and prints one JSON
+line per difference (``stripe_payments.reconcile``). With ``--fix`` it applies those where
+Stripe's word is the money it holds (a paid intent whose order is still pending, a refund
+made at Stripe), through the same functions as the webhook (once each); the others are
+left to a person, and printed again on every run until they are resolved.
 """
 
 from datetime import UTC, datetime
@@ -44,5 +46,10 @@ def reconcile(since, fix):
         raise click.ClickException(f"Stripe refused: {refusal.reason}") from None
     if found:
         click.echo(stripe_payments.dumps(found))
-    verb = "fixed" if fix else "found"
-    click.echo(f"{len(found)} difference(s) {verb}.")
+    if not fix:
+        click.echo(f"{len(found)} difference(s) found.")
+        return
+    fixed = sum(1 for item in found if item["fixed"])
+    click.echo(f"{fixed} difference(s) fixed.")
+    if len(found) > fixed:
+        click.echo(f"{len(found) - fixed} difference(s) left to a person.")

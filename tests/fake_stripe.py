@@ -273,6 +273,12 @@ class FakeStripe:
                 intent["currency"] = currency
             return self.event("payment_intent.succeeded", dict(intent))
 
+    def create_intent(self, amount, currency, metadata) -> dict:
+        """An intent made at Stripe by someone else than the shop; answer it (held)."""
+        with self.lock:
+            params = {"amount": amount, "currency": currency, "metadata": dict(metadata)}
+            return self._create_intent(params)
+
     def refund_in_dashboard(self, intent_id, amount) -> dict:
         """A refund made in Stripe's dashboard; answer its ``charge.refunded`` event."""
         with self.lock:
@@ -292,7 +298,7 @@ class FakeStripe:
             "currency": intent["currency"],
             "payment_intent": intent_id,
             "refunded": sum(r["amount"] for r in refunds) >= intent["amount_received"],
-            "refunds": self._page(sorted(refunds, key=lambda r: r["id"], reverse=True), 0),
+            "refunds": self._page(sorted(refunds, key=lambda r: r["id"], reverse=True), False),
             "metadata": {},
         }
         return self.event("charge.refunded", charge)

@@ -74,7 +74,7 @@ def _order_page(order_id: str, error: str | None = None, status: int = 200):
         order=order,
         shipped=shipped,
         names={item["line"]: item["name"] for item in order["items"]},
-        next_statuses=orders.NEXT[order["status"]],
+        next_statuses=orders.hand_moves(order),
         shippable=order["status"] in shipments.SHIPPABLE,
         money=lambda cents: display(cents, order["currency"]),
         refunds=refunds.list_refunds(order_id),

@@ -127,7 +127,11 @@ class OrderById(MethodView):
 @blp.route("/<id:order_id>/status")
 class OrderStatus(MethodView):
     @blp.doc(operationId="changeOrderStatus")
-    @responds(409, e409="Not a move allowed from the current status; the message says which are.")
+    @responds(
+        409,
+        e409="Not a move allowed from the current status (the message says which are), or"
+        " `paid` for an order paid by card.",
+    )
     @blp.arguments(OrderStatusChangeSchema)
     @blp.response(200, OrderSchema)
     @blp.alt_response(204, description=WRITE_ONLY, success=True)
@@ -139,8 +143,10 @@ class OrderStatus(MethodView):
         `refunded`, `partially_shipped` -> `shipped` | `refunded`, `shipped` -> `delivered`,
         `delivered` -> `refunded`; `cancelled` and `refunded` are final. Record a shipment
         with `POST /orders/{id}/shipments` to keep its tracking and lines. Any other move is a
-        409 naming the allowed next statuses. Cancelling or refunding puts the stock back,
-        once. A caller without `orders.read` gets 204 and no body.
+        409 naming the allowed next statuses. `paid` by hand is for manual payments: an order
+        paid by card is moved to `paid` by its provider only (409 otherwise). Cancelling or
+        refunding puts back the units still out, once (at most the units sold, refunds'
+        restocks counted). A caller without `orders.read` gets 204 and no body.
         """
         return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
 

@@ -1,8 +1,9 @@
 """``POST /payments/stripe/webhook``: Stripe's events (docs/payments.md).
 
 Public (no session, no key): the ``Stripe-Signature`` over the raw body is the credential.
-A bad or stale signature (5 minutes) is a 400 and writes nothing; a verified event is
-applied once (``services/stripe_payments.handle_event``) and answered 200, duplicates too.
+A bad signature, or one dated more than 5 minutes away (past or future), is a 400 and
+writes nothing, as is a signed event whose fields are not Stripe's shape; a verified event
+is applied once (``services/stripe_payments.handle_event``) and answered 200, duplicates too.
 """
 
 from flask import g, request
@@ -39,7 +40,9 @@ class StripeWebhook(MethodView):
 
         Register this URL in Stripe's dashboard with the events
         `payment_intent.succeeded`, `payment_intent.payment_failed`,
-        `payment_intent.canceled` and `charge.refunded`. 404 when Stripe is not configured.
+        `payment_intent.canceled` and `charge.refunded`. 404 when Stripe is not configured;
+        400 for a bad signature, one dated over 5 minutes from now either way, or a signed
+        event whose fields are malformed (the message names the field; nothing is applied).
         """
         if not stripe_gateway.configured():
             abort(404, "Card payments are not configured.")

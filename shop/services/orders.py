@@ -2,12 +2,16 @@
 API (``api/orders.py``) and the checkout's answer (``api/payments.py``).
 
 Statuses move along ``NEXT`` only; any other move is a 409 naming the allowed next statuses.
-Cancelling or refunding puts the stock back exactly once (``restocked_at``); cancelling
-gives a discount code's use back (``baskets.give_back_use``) and, once committed, cancels the
-payment at its provider (a card's PaymentIntent at Stripe). Every change
-lands in the order's status history and the audit log, in the transaction that makes it, and
-the payment follows the order (``services/payments.py``). ``load`` shows an order as the API
-does: it is the payload of the order events.
+Cancelling or refunding puts back the units still out (``services/restocks.py``: at most
+the units sold, whatever path comes first); cancelling gives a discount code's use back
+(``baskets.give_back_use``) and, once committed, cancels the payment at its provider (a
+card's PaymentIntent at Stripe). Only a provider whose payments are confirmed by hand
+(``manual``) lets a person move an order to ``paid``; a card order is paid by its provider
+(``settle``).
+Every change lands in the order's status history and the audit log, in the transaction that
+makes it, under the order's lock (``lock``), and the payment follows the order
+(``services/payments.py``). ``load`` shows an order as the API does: it is the payload of
+the order events.
 """
 
 import json
@@ -17,7 +21,7 @@ from flask import g
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import baskets, order_json, payments, stock, variants
+from shop.services import baskets, order_json, payments, restocks
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -112,6 +116,16 @@ def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]
     return {**_present({**row, **payment_columns}, items, history), "shipments": []}
 
 
+def lock(order_id: str) -> None:
+    """Take the order's lock until the caller's transaction ends (inside ``db.transaction``).
+
+    Every effect two requests or provider events can race for takes it first, before any
+    row of the order: a status move, a refund, a payment event. The name is the one refunds
+    have always taken, so nodes of the previous release serialise with this one.
+    """
+    db.lock(f"refund:{order_id}")
+
+
 def load(order_id: str, customer_id: str | None = None) -> dict | None:
     """One whole order (``order_json``); with ``customer_id``, only if it is that
     customer's."""
@@ -137,6 +151,7 @@ def change_status(
     shipment, with its tracking).
     """
     with db.transaction():
+        lock(order_id)
         if customer_id is None:
             row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
         else:
@@ -148,6 +163,8 @@ def change_status(
             abort(404, "Order not found.")
         reader = READ if customer_id is None else None  # a customer reads their own order
         _check_move(row, status, reader)
+        if status == "paid":
+            _check_paid_by_hand(row, reader)
         if not _move(row, status, note):  # another request moved it since we read it
             abort(409, "The order changed meanwhile; reload it and try again.")
         order = load(order_id)
@@ -167,6 +184,7 @@ def cancel_unpaid(order_id: str, note: str) -> bool:
     mail, then the payment cancelled at its provider after the commit.
     """
     with db.transaction():
+        lock(order_id)
         row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
         if row is None or row["status"] != "pending" or not _move(row, "cancelled", note):
             return False
@@ -188,11 +206,13 @@ def settle(order_id: str, note: str | None) -> bool:
     """Mark a pending order ``paid``, once: answer whether this call did it.
 
     The one guarded transition every path to ``paid`` shares (the Stripe webhook, the
-    storefront's confirm, an administrator's move goes through ``change_status`` and the same
-    ``_move``): whichever comes first moves it, emits ``order.paid`` and queues the receipt;
-    the others find it no longer pending and change nothing.
+    storefront's confirm; an administrator's mark-paid of a manual order goes through
+    ``change_status`` and the same ``_move``): whichever comes first moves it, emits
+    ``order.paid`` and queues the receipt; the others find it no longer pending and change
+    nothing.
     """
     with db.transaction():
+        lock(order_id)
         row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
         if row is None or row["status"] != "pending" or not _move(row, "paid", note):
             return False
@@ -216,7 +236,7 @@ def _move(row: dict, status: str, note: str | None) -> bool:
         return False
     record_history(order_id, status, note, moment)
     _follow_payment(order_id, status, moment, row)
-    restocked = status in RESTOCKING and _restock(order_id, moment)
+    restocked = status in RESTOCKING and restocks.put_back_rest(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)
     if note:
@@ -231,20 +251,31 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     return True
 
 
-def record_refund_status(order: dict, status: str, note: str | None) -> None:
+def record_refund_status(order: dict, status: str, note: str | None) -> bool:
     """A refund moved the order to ``partially_refunded`` or ``refunded`` (the caller holds
-    the order's refund lock, in its transaction); stock is not touched: refunds restock
-    per line, on their own."""
+    the order's lock, in its transaction); answer whether the order moved. Stock is not
+    touched: refunds restock per line, on their own.
+
+    An order that was never paid here (``pending``, ``cancelled``: a card payment that
+    landed anyway and was refunded) keeps its status; only its payment follows.
+    """
     moment = now_iso()
-    db.execute(
-        "UPDATE orders SET status = :status, updated_at = :now WHERE id = :id",
-        {"status": status, "now": moment, "id": order["id"]},
+    if order["status"] in ("pending", "cancelled"):
+        _follow_payment(order["id"], status, moment)
+        return False
+    moved = db.execute(
+        "UPDATE orders SET status = :status, updated_at = :now"
+        " WHERE id = :id AND status = :current",
+        {"status": status, "now": moment, "id": order["id"], "current": order["status"]},
     )
+    if not moved:
+        return False
     record_history(order["id"], status, note, moment)
     _follow_payment(order["id"], status, moment)
     details = {"order_id": order["id"], "number": order["number"], "from": order["status"]}
     audit.record("order.status_changed", {**details, "to": status, "restocked": False})
     webhooks.emit("order.status_changed", order["id"], load)
+    return True
 
 
 def _check_move(row: dict, status: str, reader: str | None) -> None:
@@ -262,6 +293,36 @@ def _check_move(row: dict, status: str, reader: str | None) -> None:
         f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.",
         withheld=withheld,
     )
+
+
+def _paid_by_hand(provider: str | None) -> bool:
+    """Whether a person may mark an order paid by ``provider`` paid (``manual``: yes)."""
+    if provider is None:
+        return True
+    return (payments.get(provider, every=True) or payments.Provider()).paid_by_hand
+
+
+def _check_paid_by_hand(row: dict, reader: str | None) -> None:
+    """409 unless the order's payment is one a person confirms; the order is named only to
+    a caller holding ``reader`` (None: to anyone)."""
+    provider = row["payment_provider"]
+    if not _paid_by_hand(provider):
+        rule = "not by hand (marking paid is for manual payments)."
+        withheld = (reader, f"The order becomes paid when its provider confirms it, {rule}")
+        abort(
+            409,
+            f"Order {row['number']} is paid through {provider}: it becomes paid when"
+            f" {provider} confirms the payment, {rule}",
+            withheld=withheld if reader else None,
+        )
+
+
+def hand_moves(order: dict) -> tuple:
+    """The statuses a person may move ``order`` (as ``load`` shows it) to next."""
+    allowed = NEXT[order["status"]]
+    if _paid_by_hand((order.get("payment") or {}).get("provider")):
+        return allowed
+    return tuple(status for status in allowed if status != "paid")
 
 
 def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = None) -> None:
@@ -283,8 +344,10 @@ def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = 
     new_status = provider.follow(payment, status)
     if new_status != payment["status"]:
         db.execute(
-            "UPDATE payments SET status = :status, updated_at = :now WHERE id = :id",
-            {"status": new_status, "now": moment, "id": payment["id"]},
+            "UPDATE payments SET status = :status, updated_at = :now"
+            " WHERE id = :id AND status = :current",
+            {"status": new_status, "now": moment, "id": payment["id"]}
+            | {"current": payment["status"]},
         )
     if status == "cancelled" and provider.cancels_after_commit:
         # Marked with the cancel, so a crash before the provider is called still leaves it
@@ -292,24 +355,6 @@ def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = 
         db.execute(
             "UPDATE payments SET provider_cancel = 'due' WHERE id = :id", {"id": payment["id"]}
         )
-
-
-def _restock(order_id: str, moment: str) -> bool:
-    """Put an order's units back on the shelf, once ever; answer whether it happened now."""
-    first_time = db.execute(
-        "UPDATE orders SET restocked_at = :now WHERE id = :id AND restocked_at IS NULL",
-        {"now": moment, "id": order_id},
-    )
-    if not first_time:
-        return False
-    lines = db.query(
-        "SELECT variant_id, product_id, SUM(quantity) AS quantity FROM order_items"
-        " WHERE order_id = :id AND product_id IS NOT NULL GROUP BY variant_id, product_id",
-        {"id": order_id},
-    )
-    for product_id in stock.put_back(lines):
-        variants.refresh(product_id)
-    return True
 
 
 def record_history(order_id: str, status: str, note: str | None, moment: str) -> dict:

@@ -32,6 +32,9 @@ class Provider:
     # Whether an order's cancel also cancels the payment at the provider, by a network call
     # once the cancel has committed (``cancel``); the cancel marks it due in its transaction.
     cancels_after_commit = False
+    # Whether a person confirms the money arrived (marks the order paid by hand); a provider
+    # that reports the outcome itself is the only one to move its orders to paid.
+    paid_by_hand = True
 
     def enabled(self) -> bool:
         """Whether this provider may be chosen now (its settings are present)."""
@@ -42,7 +45,14 @@ class Provider:
         raise NotImplementedError
 
     def follow(self, payment: dict, order_status: str) -> str:
-        """The payment status once its order has moved to ``order_status``."""
+        """The payment status once its order has moved to ``order_status``.
+
+        Cancelling keeps a payment that money moved for as it stands (in ``review``: money
+        received that a person must refund or honour; ``refunded``): the order's cancel
+        does not give it back.
+        """
+        if order_status == "cancelled" and payment["status"] in _KEPT_ON_CANCEL:
+            return payment["status"]
         return _FOLLOW.get(order_status, payment["status"])
 
     def cancel(self, order_id: str) -> None:
@@ -51,6 +61,7 @@ class Provider:
         worker."""
 
 
+_KEPT_ON_CANCEL = ("review", "partially_refunded", "refunded")
 # Where a payment stands once its order reaches these statuses.
 _FOLLOW = {
     "paid": "paid",
@@ -78,6 +89,7 @@ class Stripe(Provider):
     description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
     starts_after_commit = True
     cancels_after_commit = True
+    paid_by_hand = False
 
     def enabled(self) -> bool:
         from shop.services import stripe_gateway
@@ -103,10 +115,10 @@ def register(provider: Provider) -> None:
     _PROVIDERS[provider.name] = provider
 
 
-def get(name: str) -> Provider | None:
-    """The provider called ``name``, if registered and enabled."""
+def get(name: str, every: bool = False) -> Provider | None:
+    """The provider called ``name``, if registered and enabled (``every``: enabled or not)."""
     provider = _PROVIDERS.get(name)
-    return provider if provider is not None and provider.enabled() else None
+    return provider if provider is not None and (every or provider.enabled()) else None
 
 
 def names(every: bool = False) -> list[str]:

@@ -21,7 +21,7 @@ import json
 from shop import audit, db, mail, money, webhooks
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import orders, pricing, stock, stripe_gateway, variants
+from shop.services import orders, pricing, restocks, stripe_gateway
 
 # The statuses an order can be refunded from (partially_shipped: the shipments branch).
 REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
@@ -34,7 +34,7 @@ FIELDS = (
 def _order(order_id: str) -> dict:
     row = db.one(
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
-        " o.shipping_cents, o.pricing, o.restocked_at, c.email, c.name, p.provider,"
+        " o.shipping_cents, o.pricing, c.email, c.name, p.provider,"
         " p.reference FROM orders o JOIN customers c ON c.id = o.customer_id"
         " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
         {"id": order_id},
@@ -48,28 +48,22 @@ def _paid(order: dict) -> int:
     return order["total_cents"] if order["status"] in REFUNDABLE + ("refunded",) else 0
 
 
-def _so_far(order_id: str) -> tuple[dict, dict, int]:
-    """Units refunded and restocked per line, and shipping refunded, by earlier refunds.
-
-    A failed refund's money was never returned, but its units went back on the shelf when it
-    was written and stay there: its restock counts, its lines and shipping do not."""
-    refunded, restocked, shipping = {}, {}, 0
+def _so_far(order_id: str) -> tuple[dict, int]:
+    """Units refunded per line, and shipping refunded, by earlier refunds."""
+    refunded, shipping = {}, 0
     for row in db.query(
-        "SELECT lines, restock, shipping, status FROM refunds WHERE order_id = :id",
+        "SELECT lines, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
         {"id": order_id},
     ):
-        for item in json.loads(row["restock"]):
-            restocked[item["line"]] = restocked.get(item["line"], 0) + item["quantity"]
-        if row["status"] == "failed":
-            continue
         for item in json.loads(row["lines"]):
             refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
         shipping += row["shipping"]
-    return refunded, restocked, shipping
+    return refunded, shipping
 
 
 def _preview(order: dict) -> dict:
-    refunded, restocked, shipping_done = _so_far(order["id"])
+    refunded, shipping_done = _so_far(order["id"])
+    restocked = restocks.back(order["id"])
     remaining = _paid(order) - order["refunded_cents"]
     stored = json.loads(order["pricing"]) if order["pricing"] else {}
     shipping = pricing.shipping_charged(
@@ -177,23 +171,23 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
     return amount, lines, shipping
 
 
-def _restock_lines(body: dict, shown: dict, order: dict) -> list:
-    by_line = {line["line"]: line for line in shown["lines"]}
+def _restock_lines(body: dict, order: dict) -> list:
+    """The units ``body`` puts back, each within what is still out (400 otherwise)."""
+    left = restocks.left(order["id"])
     wanted = []
     for item in body.get("restock") or []:
-        line = by_line.get(item["line"])
-        if line is None:
+        if item["line"] not in left:
             abort(400, f"restock: the order has no line {item['line']}.")
-        left = 0 if order["restocked_at"] else line["quantity"] - line["restocked_quantity"]
-        if item["quantity"] > left:
+        if item["quantity"] > left[item["line"]]:
             abort(
                 400,
-                f"restock: line {item['line']} has {left} units left to put back.",
+                f"restock: line {item['line']} has {left[item['line']]} units left to put back.",
                 withheld=(
                     orders.READ,
                     f"restock: line {item['line']} has fewer units left to put back.",
                 ),
             )
+        left[item["line"]] -= item["quantity"]
         wanted.append({"line": item["line"], "quantity": item["quantity"]})
     return wanted
 
@@ -208,7 +202,7 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
     """
     body_hash = db.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")))
     with db.transaction():
-        db.lock(f"refund:{order_id}")
+        orders.lock(order_id)
         order = _order(order_id)
         existing = _replayed(order_id, idempotency_key, body_hash)
         if existing is None:
@@ -249,7 +243,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
         )
     shown = _preview(order)
     amount, lines, shipping = _price(body, shown)
-    restock = _restock_lines(body, shown, order)
+    restock = _restock_lines(body, order)
     if amount > shown["refundable_cents"]:
         most = shown["refundable_cents"]
         abort(
@@ -289,7 +283,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "by_label": actor["label"],
         }
     )
-    _put_back(order["id"], restock)
+    restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
     if not stripe:
         _complete(order["id"], refund_id)
     return refund_id
@@ -325,6 +319,7 @@ def _through_stripe(order: dict, refund_id: str) -> None:
             " amount can be refunded again; retry with a new Idempotency-Key.",
         )
     with db.transaction():
+        orders.lock(order["id"])
         done = db.execute(
             "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
             " WHERE id = :id AND status = 'pending'",
@@ -338,7 +333,7 @@ def _fail(order: dict, refund_id: str, reason: str) -> None:
     """Stripe refused a pending refund: it fails and its reserved amount is released, once
     (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
     with db.transaction():
-        db.lock(f"refund:{order['id']}")
+        orders.lock(order["id"])
         failed = db.execute(
             "UPDATE refunds SET status = 'failed', failure_reason = :reason, updated_at = :now"
             " WHERE id = :id AND status = 'pending'",
@@ -356,20 +351,6 @@ def _fail(order: dict, refund_id: str, reason: str) -> None:
             {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
             | {"amount_cents": amount, "currency": order["currency"], "reason": reason},
         )
-
-
-def _put_back(order_id: str, restock: list) -> None:
-    """Put the asked units back on the shelf (``stock.put_back``)."""
-    if not restock:
-        return
-    wanted = {item["line"]: item["quantity"] for item in restock}
-    items = db.query(
-        "SELECT line, variant_id, product_id FROM order_items WHERE order_id = :id",
-        {"id": order_id},
-    )
-    rows = [{**item, "quantity": wanted[item["line"]]} for item in items if item["line"] in wanted]
-    for product_id in stock.put_back(rows):
-        variants.refresh(product_id)
 
 
 def _complete(order_id: str, refund_id: str) -> None:
@@ -398,43 +379,68 @@ def _complete(order_id: str, refund_id: str) -> None:
         )
 
 
-def record_external(order_id: str, refunded_total: int, charge: dict) -> None:
-    """Record, once, money Stripe says was refunded beyond what we recorded; a refund of ours
-    left ``pending`` (Stripe did it, its answer was lost) is completed instead."""
-    known = (charge.get("refunds") or {}).get("data") or []
-    for item in known:
+def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: int) -> None:
+    """Record what Stripe says was refunded (``stripe_refunds``: its Refund objects of the
+    order's charge; ``refunded_total``: its ``amount_refunded``); the caller holds the
+    order's lock, in its transaction.
+
+    A refund of ours left ``pending`` (Stripe did it, its answer was lost) is completed. Any
+    other Stripe refund not known here by its own id (made in Stripe's dashboard) is recorded
+    by that id, once, as a refund without restock, oldest first and only while what we hold
+    as done at Stripe stays within ``refunded_total``: two events read the same list, and a
+    lump recorded by an earlier release under another reference is not counted twice.
+    """
+    for item in sorted(stripe_refunds, key=lambda r: (r.get("created") or 0, r["id"])):
+        if item.get("status") in ("failed", "canceled"):
+            continue
         ours = (item.get("metadata") or {}).get("refund_id")
-        if ours and db.execute(
-            "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
-            " WHERE id = :id AND order_id = :order_id AND status = 'pending'",
-            {"ref": item["id"], "now": now_iso(), "id": ours, "order_id": order_id},
+        if ours and db.value(
+            "SELECT 1 FROM refunds WHERE id = :id AND order_id = :order_id",
+            {"id": ours, "order_id": order_id},
         ):
-            _complete(order_id, ours)
+            if db.execute(
+                "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
+                " WHERE id = :id AND status = 'pending'",
+                {"ref": item["id"], "now": now_iso(), "id": ours},
+            ):
+                _complete(order_id, ours)
+            continue
+        if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
+            continue
+        if _at_stripe(order_id) + item["amount"] > refunded_total:
+            continue
+        _record_theirs(order_id, item)
+
+
+def _at_stripe(order_id: str) -> int:
+    """What we hold as refunded at Stripe: every refund Stripe answered for (with its id)."""
+    return db.value(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = :id"
+        " AND provider = 'stripe' AND reference IS NOT NULL AND status <> 'failed'",
+        {"id": order_id},
+    )
+
+
+def _record_theirs(order_id: str, item: dict) -> None:
+    """A refund made at Stripe, outside the shop: recorded as Stripe holds it."""
     order = _order(order_id)
-    extra = refunded_total - order["refunded_cents"]
-    if extra <= 0:
-        return
-    theirs = [item for item in known if not (item.get("metadata") or {}).get("refund_id")]
-    reference = theirs[0]["id"] if theirs else f"{charge.get('id')}:{refunded_total}"
-    if db.value("SELECT COUNT(*) FROM refunds WHERE reference = :ref", {"ref": reference}):
-        return
     db.execute(
-        "UPDATE orders SET refunded_cents = refunded_cents + :extra WHERE id = :id",
-        {"extra": min(extra, order["total_cents"] - order["refunded_cents"]), "id": order_id},
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id",
+        {"amount": item["amount"], "id": order_id},
     )
     refund_id = db.new_id()
     _insert(
         {
             "id": refund_id,
             "order_id": order_id,
-            "amount_cents": extra,
+            "amount_cents": item["amount"],
             "currency": order["currency"],
             "lines": "[]",
             "shipping": 0,
             "restock": "[]",
             "reason": "Refunded in Stripe, outside the shop.",
             "provider": "stripe",
-            "reference": reference,
+            "reference": item["id"],
             "status": "succeeded",
             "idempotency_key": None,
             "request_hash": None,

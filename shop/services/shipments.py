@@ -62,6 +62,7 @@ def load(data: dict) -> dict:
 def create(order_id: str, data: dict) -> dict:
     """Record a shipment of ``order_id``; answer the whole order (with its shipments)."""
     with db.transaction():
+        orders.lock(order_id)  # before the order's row, as refunds and payment events do
         moment = now_iso()
         claimed = db.execute(
             "UPDATE orders SET updated_at = :now WHERE id = :id AND status IN ('paid',"
