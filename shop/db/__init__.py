@@ -19,8 +19,9 @@ statements and writes of the current thread, for tests and the benchmark.
 
 The rooms: ``engine`` (connections, the verbs, transactions), ``sqlite`` (SQLite's writer
 lock, WAL and its checkpoints), ``postgres`` (PostgreSQL's connection settings and the watch
-that cuts a statement whose server stops answering), ``sql`` (statement text: placeholders, ``IN`` lists,
-constraint names) and ``ids`` (the id format). Callers use this module: ``from shop import db``.
+that cuts a statement whose server stops answering), ``sql`` (statement text: placeholders,
+``IN`` lists, constraint names) and ``ids`` (the id format). Callers use this module:
+``from shop import db``.
 """
 
 from flask import current_app

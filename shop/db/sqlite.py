@@ -83,19 +83,29 @@ def take_writer(conn, timeout: float | None) -> bool:
             return True
         except BlockingIOError:
             pass
-        if _Waiter(conn.writer).wait(max(0.0, deadline - time.monotonic())):
+        # Under the process's lock: one writer of the process at a time gets here.
+        waiter = _PARKED.pop(conn.writer_path, None)
+        if waiter is not None and waiter.adopt():  # still queued since the last one gave up
+            os.close(conn.writer)
+            conn.writer = waiter.handle
+        else:
+            waiter = _Waiter(conn.writer)
+        if waiter.wait(max(0.0, deadline - time.monotonic())):
             return True
     except BaseException:
         process.release()
         raise
-    # The waiter keeps the old handle (it closes it once it gets the lock, giving it back at
-    # once); this connection queues on a new one from now on.
+    # The waiter stays queued with the old handle, for the next writer to take over (one
+    # waiting thread per database however long the lock is held), or it gives the lock back
+    # at once when it gets it; this connection queues on a new handle from now on.
+    _PARKED[conn.writer_path] = waiter
     conn.writer = open_writer(conn.writer_path)
     process.release()
     return False
 
 
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
+_PARKED: dict[str, "_Waiter"] = {}  # path -> a wait given up, still queued at the file
 
 
 def _in_process(path: str) -> threading.Lock:
@@ -122,12 +132,14 @@ def open_writer(path: str) -> int:
 
 
 class _Waiter:
-    """Waits for the writer lock on a thread of its own, so that its caller may give up."""
+    """Waits for the writer lock on a thread of its own, so that its caller may give up
+    (and a later one take the wait over: ``adopt``)."""
 
     def __init__(self, handle: int):
         self.handle = handle
         self.taken = threading.Event()
         self.abandoned = False
+        self.finished = False  # it got the lock after all gave up, and gave it back
         self.lock = threading.Lock()
         threading.Thread(target=self._take, name="sqlite-writer-wait", daemon=True).start()
 
@@ -137,9 +149,18 @@ class _Waiter:
             if not self.abandoned:
                 self.taken.set()
                 return
+            self.finished = True
         # Its caller gave up: hand the lock on and let the handle go.
         fcntl.flock(self.handle, fcntl.LOCK_UN)
         os.close(self.handle)
+
+    def adopt(self) -> bool:
+        """Wait on for a new caller, unless it is no longer waiting."""
+        with self.lock:
+            if not self.abandoned or self.finished:
+                return False
+            self.abandoned = False
+            return True
 
     def wait(self, timeout: float) -> bool:
         """Whether the lock was taken within ``timeout`` seconds (then it is the caller's)."""
