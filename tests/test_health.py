@@ -342,7 +342,7 @@ def test_metrics_give_each_endpoints_backlog_so_a_dead_receiver_stands_out(
         healthy.stop()
 
 
-_ALERT_RULES = re.compile(r"<!-- tested: operations-alerts\b.*?-->\n```yaml\n(.*?)```", re.S)
+_ALERT_RULES = re.compile(r"<!-- checked: operations-alerts\b[^\n]*-->\n```yaml\n(.*?)```", re.S)
 _WORKER_SUMMARY = "The worker sends nothing: is `flask jobs run` up on some node?"
 
 
