@@ -362,7 +362,7 @@ class Database:
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:  # another program held SQLite's lock
-                if error.sqlite_errorcode != SQLITE_BUSY:
+                if error.sqlite_errorcode & 0xFF != SQLITE_BUSY:  # and its extended codes
                     raise
                 raise Unavailable("database", busy(self.limit())) from error
             local.marks = set()
