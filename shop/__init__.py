@@ -75,7 +75,11 @@ def create_app(config: dict | None = None) -> Flask:
         app.wsgi_app, app.config["TRUSTED_PROXIES"], bool(app.config.get("TRUSTED_HOSTS"))
     )
 
-    database = db.Database(app.config["DATABASE_URL"], app.config["DB_CONNECT_TIMEOUT"])
+    database = db.Database(
+        app.config["DATABASE_URL"],
+        app.config["DB_CONNECT_TIMEOUT"],
+        app.config["DB_STATEMENT_TIMEOUT"],
+    )
     app.extensions["shop.db"] = database
     limiter.init_app(app)
 

@@ -118,6 +118,9 @@ def _read(env) -> dict:
         "REDIS_URL": env.get("REDIS_URL", "").strip() or None,
         # How long a request waits for a dependency that does not answer (docs/operations.md).
         "DB_CONNECT_TIMEOUT": _int(env, "SHOP_DB_CONNECT_TIMEOUT", 3, minimum=1),
+        # A statement that runs longer (or a SQLite write that waits longer for another) is
+        # ended and the request answers 503; migrations take as long as they need.
+        "DB_STATEMENT_TIMEOUT": _seconds(env, "SHOP_DB_STATEMENT_TIMEOUT", 5.0, minimum=0.1),
         "REDIS_TIMEOUT": _seconds(env, "SHOP_REDIS_TIMEOUT", 0.5, minimum=0.05),
         # Human sessions.
         "SESSION_LIFETIME": _int(env, "SHOP_SESSION_LIFETIME", 7 * 24 * 3600, minimum=60),

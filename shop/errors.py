@@ -32,7 +32,7 @@ def unavailable_response(error: BaseException):
         error = _as_unavailable(error)
     note_outage(error.dependency, error)
     metrics.count_outage(error.dependency)
-    message = f"Service unavailable: the {error.dependency} cannot be reached. Try again shortly."
+    message = f"Service unavailable: {error}. Try again shortly."
     return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
 
 

@@ -29,7 +29,8 @@ from shop.clock import iso, iso_in, now, now_iso
 
 log = logging.getLogger("shop.mail")
 
-BATCH = 100  # messages a pass takes at most
+BATCH = 100  # messages a pass sends at most, each claimed just before it is sent
+CANDIDATES = 5  # due messages looked at per claim: another worker may win the first
 MAX_ATTEMPTS = 10
 FIRST_RETRY = 30
 MAX_RETRY = 3600
@@ -130,12 +131,13 @@ class _Session:
             self.client = None
 
 
-def _due(moment) -> list[dict]:
+def _due(moment, limit: int = CANDIDATES) -> list[dict]:
+    """The first ``limit`` messages due at ``moment``: each one's id and lease as seen."""
     return db.query(
-        "SELECT id, recipient, subject, text_body, html_body, attempts, next_attempt_at"
-        " FROM mail_outbox WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= :now"
+        "SELECT id, next_attempt_at FROM mail_outbox"
+        " WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= :now"
         " ORDER BY next_attempt_at LIMIT :batch",
-        {"now": iso(moment), "batch": BATCH},
+        {"now": iso(moment), "batch": limit},
     )
 
 
@@ -146,64 +148,57 @@ def _budget() -> int:
     return 2 * current_app.config["SMTP_TIMEOUT"]
 
 
-def _claim(row: dict, lease: str) -> bool:
-    """Hold a message until ``lease``, unless another worker took it first."""
-    return bool(
-        db.execute(
-            "UPDATE mail_outbox SET next_attempt_at = :lease"
-            " WHERE id = :id AND next_attempt_at = :seen",
-            {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
-        )
+def _claim(row: dict, lease: str) -> dict | None:
+    """Hold a message until ``lease`` and answer it, unless another worker took it first."""
+    return db.one(
+        "UPDATE mail_outbox SET next_attempt_at = :lease"
+        " WHERE id = :id AND next_attempt_at = :seen"
+        " RETURNING id, recipient, subject, text_body, html_body, attempts",
+        {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
     )
 
 
-def _renew(row: dict) -> dict | None:
-    """Just before sending: the message with a lease covering its deadline, if it is still
-    this worker's; None when its lease was lost (another worker sends it, not this one)."""
+def _claim_next() -> dict | None:
+    """The next due message, claimed for as long as sending it may take (``_budget``) and
+    ``SHOP_WORKER_LEASE_MARGIN``; None when none is due (or others took every candidate)."""
     lease = iso_in(_budget() + current_app.config["WORKER_LEASE_MARGIN"])
-    with db.transaction():
-        held = _claim({"id": row["id"], "next_attempt_at": row["lease"]}, lease)
-    return {**row, "lease": lease} if held else None
+    for row in _due(now()):
+        held = _claim(row, lease)
+        if held is not None:
+            return {**held, "lease": lease}
+    return None
 
 
-def _release(rows: list[dict]) -> None:
-    """Give claimed, untried messages back, due now (the worker is stopping)."""
-    with db.transaction():
-        for row in rows:
-            db.execute(
-                "UPDATE mail_outbox SET next_attempt_at = :now"
-                " WHERE id = :id AND next_attempt_at = :lease",
-                {"now": now_iso(), "id": row["id"], "lease": row["lease"]},
-            )
+def _release(row: dict) -> None:
+    """Give a claimed message back, due now (the worker is stopping)."""
+    db.execute(
+        "UPDATE mail_outbox SET next_attempt_at = :now WHERE id = :id AND next_attempt_at = :lease",
+        {"now": now_iso(), "id": row["id"], "lease": row["lease"]},
+    )
 
 
 def deliver_due(stop=None) -> int:
-    """Send the messages that are due, one SMTP connection for the lot; answer how many
-    were sent.
+    """Send the messages that are due (up to ``BATCH``), one SMTP connection for the lot;
+    answer how many were sent.
 
-    They are claimed together for as long as sending all of them may take (their count
-    times ``_budget``, and ``SHOP_WORKER_LEASE_MARGIN``), so a killed worker's claims are due
-    again soon. Before each message its lease is checked and renewed: one whose lease was
-    lost is not sent by this worker. Each message is cut at its deadline and its outcome
-    written as soon as it is known. When ``stop`` is set (SIGTERM) the messages not yet
-    tried, and one whose sending the stop cut, are released at once.
+    Each is claimed just before it is sent, for as long as sending it may take: a worker
+    holds one message at a time, so a killed worker's message is due again after one
+    message's budget and ``SHOP_WORKER_LEASE_MARGIN`` (50 s at the defaults), whatever the
+    backlog. A claimed message is sent only by its holder; it is cut at its deadline, which
+    its lease outlives, and its outcome is written as soon as it is known. When ``stop`` is
+    set (SIGTERM) no other is claimed, and one whose sending the stop cut is released at once.
     """
-    with db.transaction():
-        due = _due(now())
-        lease = iso_in(len(due) * _budget() + current_app.config["WORKER_LEASE_MARGIN"])
-        rows = [{**row, "lease": lease} for row in due if _claim(row, lease)]
     session, sent = _Session(), 0
     try:
-        for n, row in enumerate(rows):
+        for _ in range(BATCH):
             if stop is not None and stop.is_set():
-                _release(rows[n:])
                 break
-            held = _renew(row)
+            held = _claim_next()
             if held is None:
-                continue
+                break
             error = _deliver(held, session)
             if error is not None and stop is not None and stop.is_set():
-                _release([held])  # cut by the stop: due again at once, no attempt counted
+                _release(held)  # cut by the stop: due again at once, no attempt counted
                 continue
             with db.transaction():
                 if error is None:

@@ -4,8 +4,8 @@ Counted in the web processes, per request: requests and their latency by route t
 (the url rule, never the raw path), method and status; rate-limit refusals (429);
 dependency outages (503 because the database, Redis or Stripe cannot be reached). Read from the
 database at each scrape, so any number of worker processes need no exposure of their own:
-the outbox's backlog and oldest age per queue, webhook attempts by outcome and mail sent
-or given up (docs/operations.md says what each means).
+the outbox's backlog and oldest age per queue and per webhook endpoint (its id), webhook
+attempts by outcome and mail sent or given up (docs/operations.md says what each means).
 
 Under gunicorn, ``gunicorn.conf.py`` sets ``PROMETHEUS_MULTIPROC_DIR`` before the app is
 imported: each worker writes its values there and a scrape sums them

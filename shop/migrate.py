@@ -20,7 +20,7 @@ import logging
 import re
 import sqlite3
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
 
 import psycopg
@@ -248,6 +248,19 @@ def _apply(database: Database, migration: Migration, adopt: bool = False) -> boo
             conn.execute("PRAGMA foreign_keys = ON")
 
 
+def _as_long_as_it_takes(func):
+    """Run ``func(database, ...)`` without the statement timeout: a migration's DDL, an
+    index built on a large table, an upgrade waiting for another's lock take what they take."""
+
+    @wraps(func)
+    def run(database: Database, *args, **kwargs):
+        with database.time_limit(None):
+            return func(database, *args, **kwargs)
+
+    return run
+
+
+@_as_long_as_it_takes
 def upgrade(database: Database, directory: Path = MIGRATIONS_DIR, echo=log.info) -> list:
     """Apply every pending migration in order, then seed the built-in roles and recount.
 
@@ -325,6 +338,7 @@ def describe_columns(database: Database, table: str) -> list[str]:
     return [r["name"] for r in rows]
 
 
+@_as_long_as_it_takes
 def load_schema(database: Database) -> None:
     """Build an empty database from ``schema.sql`` (and the engine's own part, after it) and
     record every migration as applied.
@@ -345,6 +359,7 @@ def load_schema(database: Database) -> None:
     finish(database)
 
 
+@_as_long_as_it_takes
 def finish(database: Database) -> None:
     """What follows every upgrade: the built-in roles, the list totals and the search index
     (rebuilt only when its definition changed), one transaction.
@@ -403,7 +418,7 @@ def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
     if url.startswith(("postgresql://", "postgres://")) and "connect_timeout" not in url:
         url += ("&" if "?" in url else "?") + "connect_timeout=5"  # a silent host: do not hang
     try:
-        database = Database(url)
+        database = Database(url, statement_timeout=5)  # a frozen server: do not hang either
         try:
             version = current_version(database)
         finally:

@@ -13,14 +13,17 @@ RETRY_AFTER_UNAVAILABLE = 5  # seconds: a restarted PostgreSQL is back within a 
 
 
 class Unavailable(RuntimeError):
-    """A dependency (the database, Redis) cannot be reached: the request answers 503.
+    """A dependency (the database, Redis) cannot be reached, or did not answer in time: the
+    request answers 503 with ``Retry-After``.
 
-    ``dependency`` names it for the client and the log; the cause is chained.
+    ``dependency`` names it for the client and the log, ``problem`` says what is wrong with
+    it (``"did not answer within 5 s"``); the cause is chained.
     """
 
-    def __init__(self, dependency: str):
-        super().__init__(f"the {dependency} cannot be reached")
+    def __init__(self, dependency: str, problem: str = "cannot be reached"):
+        super().__init__(f"the {dependency} {problem}")
         self.dependency = dependency
+        self.problem = problem
 
 
 _outages: set[str] = set()  # dependencies this process has seen down and not yet back
@@ -36,9 +39,11 @@ def note_outage(dependency: str, error: BaseException, meanwhile: str = "answeri
         _outages.add(dependency)
     cause = error.__cause__ or error
     detail = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+    problem = getattr(error, "problem", "cannot be reached")
     log.warning(
-        "the %s cannot be reached (%s: %s): %s until it is back",
+        "the %s %s (%s: %s): %s until it is back",
         dependency,
+        problem,
         type(cause).__name__,
         detail,
         meanwhile,

@@ -4,6 +4,7 @@ Never the shared ones: each is started on a free port of 127.0.0.1 as a child pr
 test, stopped by its PID and removed. ``pytest.skip`` says why where the binaries are missing.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -105,9 +106,32 @@ class PrivatePostgres:
         except psycopg.OperationalError:
             return False
 
+    def processes(self) -> list[int]:
+        """The PIDs of the server: the postmaster, then each process it started."""
+        out = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True
+        )
+        return [self.process.pid, *(int(pid) for pid in out.stdout.split())]
+
+    def freeze(self) -> None:
+        """SIGSTOP the whole server (the postmaster first, so it starts no other): its port
+        still accepts connections and its kernel acknowledges what is sent; nothing answers.
+        ``thaw`` it in a ``finally``."""
+        self.frozen = self.processes()
+        for pid in self.frozen:
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT every process ``freeze`` stopped."""
+        for pid in reversed(getattr(self, "frozen", [])):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        self.frozen = []
+
     def stop(self) -> None:
         """Stop the server by its PID (SIGINT: PostgreSQL's fast shutdown)."""
         if self.process is not None:
+            self.thaw()
             _stop(self.process, signal.SIGINT)
             self._log.close()
             self.process = None

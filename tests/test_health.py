@@ -3,7 +3,10 @@
 import os
 import re
 import secrets
+import shutil
+import subprocess
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -76,12 +79,49 @@ def test_readyz_answers_503_naming_the_schema_when_it_is_not_current(make_app):
     assert response.json["message"].startswith("Not ready: schema at version 0, this release")
 
 
-def test_readyz_answers_503_naming_redis_when_it_cannot_be_reached(make_app):
-    client = make_app(REDIS_URL=CLOSED_REDIS).test_client()
-    response = client.get("/readyz")
+REDIS_FALLBACK = "unreachable; rate limits count in process memory"
+
+
+def test_readyz_reports_a_redis_that_cannot_be_reached_and_stays_ready(make_app):
+    # The limits fail open (they count in memory), so every request is still served: a
+    # balancer following /readyz must not take the node out (issue 35, finding 10).
+    response = make_app(REDIS_URL=CLOSED_REDIS).test_client().get("/readyz")
+    assert response.status_code == 200, response.json
+    assert response.json["checks"] == {"database": "ok", "schema": "ok", "redis": REDIS_FALLBACK}
+
+
+def test_readyz_answers_503_naming_redis_when_the_limits_would_fail_closed(make_app):
+    app = make_app(REDIS_URL=CLOSED_REDIS, RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=False)
+    response = app.test_client().get("/readyz")
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "5"
     assert response.json == {"message": "Not ready: redis cannot be reached."}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("fault", ["stopped", "hung"])
+def test_readyz_with_its_redis_stopped_or_hung_stays_ready_and_says_so(
+    make_app, private_redis, fault
+):
+    from tests.test_outages import _limited_login_app, _sign_in
+
+    app = _limited_login_app(make_app, private_redis.url)
+    client = app.test_client()
+    assert client.get("/readyz").json["checks"]["redis"] == "ok"
+    if fault == "stopped":
+        private_redis.stop()
+    else:
+        private_redis.pause()
+    try:
+        started = time.monotonic()
+        response = client.get("/readyz")
+        seconds = time.monotonic() - started
+        assert response.status_code == 200, response.json
+        assert response.json["checks"]["redis"] == REDIS_FALLBACK
+        assert seconds < 2  # one PING within SHOP_REDIS_TIMEOUT (0.5 s), connect and reply
+        assert _sign_in(client)[0].status_code == 200  # and the node does serve
+    finally:
+        private_redis.resume()
 
 
 @pytest.mark.skipif(not REDIS_URL, reason="needs SHOP_TEST_REDIS_URL")
@@ -261,6 +301,106 @@ def test_metrics_read_the_mail_outbox_from_the_database(make_app):
     assert sample(text, "shop_mail_messages", state="sent") == 1
     assert sample(text, "shop_mail_messages", state="failed") == 0
     assert "someone@example.com" not in text
+
+
+def test_metrics_give_each_endpoints_backlog_so_a_dead_receiver_stands_out(
+    make_app, make_admin, clock
+):
+    from shop import health
+    from tests.conftest import login
+    from tests.live import free_port
+    from tests.orders_helpers import add_product
+    from tests.webhook_helpers import Receiver, create_hook, work
+
+    app = make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True, METRICS_ALLOW="127.0.0.1")
+    make_admin("owner", email="owner@example.com")
+    owner = app.test_client()
+    login(owner, "owner@example.com")
+    healthy = Receiver()
+    try:
+        dead_url = f"http://127.0.0.1:{free_port()}/hook"  # nothing listens: refused
+        alive = create_hook(owner, healthy.url, "product.created")["id"]
+        dead = create_hook(owner, dead_url, "product.created")["id"]
+        add_product(app, name="Tea")
+        clock.advance(120)
+        # No worker yet: every endpoint's delivery waits, as they all do when it is down.
+        text = scrape(app.test_client())
+        for hook in (alive, dead):
+            assert sample(text, "shop_webhook_pending", webhook=hook) == 1
+            assert sample(text, "shop_webhook_oldest_pending_age_seconds", webhook=hook) == 120
+        work(app)  # the worker runs: the healthy receiver has its event, the dead one does not
+        text = scrape(app.test_client())
+        assert sample(text, "shop_webhook_pending", webhook=alive) == 0
+        assert f'shop_webhook_oldest_pending_age_seconds{{webhook="{alive}"}} 0.0' in text
+        assert sample(text, "shop_webhook_pending", webhook=dead) == 1  # waits for its retry
+        assert sample(text, "shop_webhook_oldest_pending_age_seconds", webhook=dead) == 120
+        assert sample(text, "shop_outbox_oldest_pending_age_seconds", queue="webhooks") == 120
+        assert healthy.url not in text and dead_url not in text and "127.0.0.1" not in text
+        with app.app_context():  # the series are bounded: the longest waiting come first
+            assert [row["id"] for row in health.endpoint_backlog(limit=1)] == [dead]
+    finally:
+        healthy.stop()
+
+
+_ALERT_RULES = re.compile(r"<!-- checked: operations-alerts\b[^\n]*-->\n```yaml\n(.*?)```", re.S)
+_WORKER_SUMMARY = "The worker sends nothing: is `flask jobs run` up on some node?"
+
+
+def _series(ages: dict, pending: dict) -> list[dict]:
+    """promtool's input series: per endpoint, its oldest age and its pending count."""
+    rows = [
+        {"series": f'shop_webhook_oldest_pending_age_seconds{{webhook="{hook}"}}', "values": v}
+        for hook, v in ages.items()
+    ]
+    return rows + [
+        {"series": f'shop_webhook_pending{{webhook="{hook}"}}', "values": v}
+        for hook, v in pending.items()
+    ]
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
+def test_the_documented_alert_rules_tell_a_dead_worker_from_a_dead_receiver(tmp_path):
+    import json
+
+    from tests.live import ROOT
+
+    rules = _ALERT_RULES.search((ROOT / "docs" / "operations.md").read_text()).group(1)
+    (tmp_path / "rules.yml").write_text(rules)
+    growing, idle = "0+60x20", "0x20"  # an age growing a minute a minute, or none waiting
+    cases = [
+        {  # the worker is down: every endpoint that receives events falls behind
+            "name": "worker down",
+            "interval": "1m",
+            "input_series": _series({"a": growing, "b": growing, "quiet": idle},
+                                    {"a": "1x20", "b": "3x20", "quiet": idle}),
+            "alert_rule_test": [
+                {"eval_time": "15m", "alertname": "ShopWorkerNotSending", "exp_alerts": [
+                    {"exp_labels": {}, "exp_annotations": {"summary": _WORKER_SUMMARY}}]},
+                {"eval_time": "15m", "alertname": "ShopWebhookReceiverFailing", "exp_alerts": []},
+            ],
+        },
+        {  # one receiver is down: the other endpoints' deliveries are sent within seconds
+            "name": "one receiver down",
+            "interval": "1m",
+            "input_series": _series({"a": growing, "b": idle, "c": idle},
+                                    {"a": "1x20", "b": "0 1 0 0 1 0x15", "c": idle}),
+            "alert_rule_test": [
+                {"eval_time": "15m", "alertname": "ShopWorkerNotSending", "exp_alerts": []},
+                {"eval_time": "15m", "alertname": "ShopWebhookReceiverFailing", "exp_alerts": [{
+                    "exp_labels": {"webhook": "a"},
+                    "exp_annotations": {
+                        "summary": "Webhook a is failing: see `flask webhooks status`."
+                    },
+                }]},
+            ],
+        },
+    ]  # fmt: skip
+    tests = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": cases}
+    (tmp_path / "tests.yml").write_text(json.dumps(tests))  # JSON is YAML
+    result = subprocess.run(
+        ["promtool", "test", "rules", "tests.yml"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import ssl
 import subprocess
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
@@ -222,7 +223,7 @@ def _on_each_message(smtp, react) -> None:
     smtp.inbox.handle_DATA = handle_data
 
 
-def test_a_message_whose_lease_was_lost_is_not_sent_by_the_old_holder(make_app, smtp):
+def test_a_message_another_worker_claimed_meanwhile_is_not_sent_again(make_app, smtp):
     app = make_app(SMTP_URL=smtp.url)
     for number in range(3):
         queue_one(app, to=f"r{number}@example.com")
@@ -247,6 +248,30 @@ def test_a_message_whose_lease_was_lost_is_not_sent_by_the_old_holder(make_app, 
     assert len(sent) == 2 and f"<{stolen[0]}@localhost>" not in sent
     (taken,) = [row for row in outbox(app) if row["id"] == stolen[0]]
     assert taken["attempts"] == 0 and taken["next_attempt_at"].startswith("2999")  # left alone
+
+
+def test_a_worker_holds_one_message_at_a_time_for_one_messages_budget(make_app, clock, smtp):
+    # Issue 35, finding 11: a pass claimed its whole batch for count x budget + margin, so
+    # a killed worker's last messages waited up to half an hour.
+    app = make_app(SMTP_URL=smtp.url, SMTP_TIMEOUT=10, WORKER_LEASE_MARGIN=30)
+    for number in range(3):
+        queue_one(app, to=f"r{number}@example.com")
+    lease = mail.iso(clock() + timedelta(seconds=2 * 10 + 30))  # one message's budget + margin
+    held = []
+
+    def look(message_id):
+        with app.app_context():
+            sql = (
+                "SELECT id, next_attempt_at FROM mail_outbox"
+                " WHERE sent_at IS NULL AND next_attempt_at > :now"
+            )
+            held.append(db.query(sql, {"now": mail.now_iso()}))
+
+    _on_each_message(smtp, look)
+    assert deliver(app) == 3
+    sent = [message["Message-ID"] for message in smtp.messages]
+    assert [[f"<{row['id']}@localhost>" for row in rows] for rows in held] == [[m] for m in sent]
+    assert all(rows[0]["next_attempt_at"] == lease for rows in held)
 
 
 def test_a_stop_releases_the_claimed_messages_not_yet_tried(make_app, smtp):

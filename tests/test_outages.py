@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from shop.db import postgres
 from tests.conftest import PASSWORD, PG_URL
 from tests.faults import _wait
 from tests.live import LiveServer, release_step
 
 
-def call(node, method, path, body=None):
+def call(node, method, path, body=None, timeout=20):
     """One request; answers (status, headers, parsed body, seconds taken)."""
     request = urllib.request.Request(  # noqa: S310 - http://127.0.0.1 only
         node.url + path,
@@ -34,7 +36,7 @@ def call(node, method, path, body=None):
     )
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=20) as answer:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310
             status, headers, raw = answer.status, answer.headers, answer.read()
     except urllib.error.HTTPError as error:
         with error:
@@ -285,3 +287,171 @@ def test_the_worker_starts_while_postgresql_is_down_waits_and_heals(private_post
     assert "the worker waits until it is back" in text, text
     assert "Traceback" not in text, text
     assert "Worker stopped." in text, text
+
+
+# -- a database that stops answering (issue 35, finding 12) ---------------------------------
+
+
+@pytest.mark.live
+def test_a_frozen_postgresql_fails_requests_on_open_connections_within_the_limit_and_heals(
+    private_postgres, tmp_path
+):
+    pg = private_postgres
+    pg.start()
+    release_step(pg.url)
+    limit = 1  # SHOP_DB_STATEMENT_TIMEOUT: a frozen server is cut at limit + GRACE
+    bound = limit + postgres.GRACE + postgres.TICK + 1.0  # and a request's own work
+    log_path = tmp_path / "gunicorn.log"
+    env = {
+        "DATABASE_URL": pg.url,
+        "SHOP_RATELIMIT_ENABLED": "0",
+        "SHOP_DB_STATEMENT_TIMEOUT": str(limit),
+        "SHOP_DB_CONNECT_TIMEOUT": "1",
+    }
+    requests = [
+        ("POST", "/auth/register", {"email": "frozen@example.com", "password": PASSWORD,
+                                    "name": "Frozen"}),
+        ("GET", "/products", None),
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        node = LiveServer(env, threads=1, log=log)  # one thread: one connection, kept open
+        try:
+            for method, path, body in requests:
+                assert call(node, "GET", "/products")[0] == 200  # the connection is open
+                pg.freeze()
+                try:
+                    status, headers, answer, seconds = call(node, method, path, body, timeout=10)
+                    assert_unavailable(status, headers, answer)
+                    assert seconds < bound, (path, seconds)
+                finally:
+                    pg.thaw()
+                back = time.monotonic()
+                _wait(lambda: call(node, "GET", "/products")[0] == 200, 10, "serving again")
+                assert time.monotonic() - back < 10
+            status, _, answer, _ = call(node, *requests[0])
+            assert status == 201, answer  # the write cut on the frozen server never ran
+        finally:
+            node.stop()
+    text = log_path.read_text()
+    assert f"the database did not answer within {limit} s" in text, text
+    assert "the database answers again" in text, text
+    assert "Traceback" not in text, text
+
+
+def test_a_write_held_up_past_the_statement_timeout_answers_503_and_heals(make_app):
+    from shop import db
+
+    limit = 0.5
+    app = make_app(DB_STATEMENT_TIMEOUT=limit)
+    client = app.test_client()
+    customer = {"email": "held@example.com", "password": PASSWORD, "name": "Held"}
+    holding, done = threading.Event(), threading.Event()
+
+    def hold():
+        """Another writer's transaction, holding SQLite's write lock (PostgreSQL: the same
+        new email, so the request's insert waits for it) until the request has answered."""
+        with app.app_context(), db.transaction():
+            db.execute(
+                "INSERT INTO customers (id, email, name, created_at, updated_at)"
+                " VALUES (:id, :email, 'Other', :now, :now)",
+                {"id": db.new_id(), "email": customer["email"], "now": "2030-01-01T00:00:00Z"},
+            )
+            holding.set()
+            done.wait(5)  # on a release without the limit the request waits this long
+            db.execute("DELETE FROM customers WHERE email = :email", customer)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        started = time.monotonic()
+        response = client.post("/auth/register", json=customer)
+        seconds = time.monotonic() - started
+    finally:
+        done.set()
+        holder.join()
+    assert response.status_code == 503, response.json
+    assert response.headers["Retry-After"] == "5"
+    assert "the database" in response.json["message"]
+    assert seconds < limit + postgres.GRACE + postgres.TICK + 1.0
+    again = client.post("/auth/register", json=customer)
+    assert again.status_code == 201, again.json  # a connection that waits no more
+
+
+def _waiting_threads() -> int:
+    return sum(thread.name == "sqlite-writer-wait" for thread in threading.enumerate())
+
+
+def test_a_sqlite_write_held_up_by_another_process_answers_503_and_heals(make_app, database_url):
+    import fcntl
+    import sqlite3
+
+    if not database_url.startswith("sqlite"):
+        pytest.skip("SQLite only: its write lock is a file another process can hold")
+    limit = 0.5
+    app = make_app(DB_STATEMENT_TIMEOUT=limit)
+    client = app.test_client()
+    path = database_url.removeprefix("sqlite:///")
+    customer = {"email": "held@example.com", "password": PASSWORD, "name": "Held"}
+    # Another program's writer: the queue's file lock and SQLite's own, as a worker holds them.
+    writer = os.open(path + "-writer", os.O_RDWR)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        fcntl.flock(writer, fcntl.LOCK_EX)
+        other.execute("BEGIN IMMEDIATE")
+        before = _waiting_threads()
+        for _ in range(3):  # each waits its limit; one thread waits at the file for them all
+            started = time.monotonic()
+            response = client.post("/auth/register", json=customer)
+            seconds = time.monotonic() - started
+            assert response.status_code == 503, response.json
+            assert response.headers["Retry-After"] == "5"
+            assert response.json["message"] == (
+                "Service unavailable: the database is busy: another write held it for over"
+                f" {limit} s. Try again shortly."
+            )
+            assert seconds < limit + 1.0
+        assert _waiting_threads() == before + 1
+    finally:
+        other.rollback()
+        other.close()
+        fcntl.flock(writer, fcntl.LOCK_UN)
+        os.close(writer)
+    again = client.post("/auth/register", json=customer)
+    assert again.status_code == 201, again.json  # the abandoned wait gave the lock back
+
+
+def test_a_database_urls_own_connection_settings_win_but_the_statement_timeout_is_ours():
+    params = postgres.connect_params(
+        "postgresql://shop@db:5432/shop?options=-csearch_path%3Dx%20-cstatement_timeout%3D0"
+        "&keepalives_idle=30&connect_timeout=9",
+        3,
+        2.5,
+    )
+    assert params["keepalives_idle"] == "30" and params["connect_timeout"] == "9"
+    assert params["keepalives"] == "1" and params["tcp_user_timeout"] == "20000"
+    # Ours last: PostgreSQL takes the last -c of a setting.
+    assert params["options"] == "-csearch_path=x -cstatement_timeout=0 -c statement_timeout=2500"
+    assert postgres.connect_params("postgresql://h/d", 3, None)["options"] == (
+        "-c statement_timeout=0"  # an upgrade's connection: no limit
+    )
+
+
+def test_an_upgrade_runs_without_the_limit_and_the_limit_comes_back(make_app):
+    from shop import db
+    from shop.outages import Unavailable
+
+    app = make_app(DB_STATEMENT_TIMEOUT=0.3)
+    database = app.extensions["shop.db"]
+    if database.engine != "postgresql":
+        pytest.skip("PostgreSQL only: a SQLite statement runs in this process, unlimited")
+    slow = "SELECT pg_sleep(0.6)"
+    with app.app_context():
+        with pytest.raises(Unavailable, match="did not answer within 0.3 s"):
+            db.value(slow)
+        with database.time_limit(None):  # as `flask db upgrade` runs
+            db.value(slow)
+            assert db.value("SHOW statement_timeout") == "0"
+        assert db.value("SHOW statement_timeout") == "300ms"
+        with pytest.raises(Unavailable):
+            db.value(slow)

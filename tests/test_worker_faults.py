@@ -5,12 +5,13 @@ worker sends no e-mail twice."""
 
 import math
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from shop import db, mail
 from tests.faults import Worker, _wait
-from tests.mail_helpers import SlowSmtp
+from tests.mail_helpers import SlowSmtp, SmtpServer
 from tests.orders_helpers import add_product
 from tests.webhook_helpers import Misbehaving, Receiver, create_hook, deliveries
 
@@ -114,3 +115,45 @@ def test_a_slow_smtp_server_and_a_second_worker_send_no_e_mail_twice(make_app, d
         relay.stop()
     received = [message["Message-ID"] for message in relay.messages]
     assert sorted(received) == sorted(f"<{mail_id}@localhost>" for mail_id in ids)
+
+
+def test_a_killed_workers_mail_is_due_again_after_one_messages_lease(make_app, database_url,
+                                                                     tmp_path):  # fmt: skip
+    # Issue 35, finding 11: 59 of 60 receipts were still unsent 90 s after a new worker
+    # started, their leases covering the whole batch (up to 1,225 s).
+    hung = SlowSmtp(greeting_lines=1, data_delay=60)  # takes each message, never answers
+    relay = SmtpServer()
+    app = make_app(SMTP_URL=relay.url, PUBLIC_URL="https://shop.example")
+    ids = queue_mail(app, 60)
+    settings = {"SHOP_PUBLIC_URL": "https://shop.example", "SHOP_SMTP_TIMEOUT": 5,
+                "SHOP_WORKER_LEASE_MARGIN": 1}  # fmt: skip
+    lease = 2 * 5 + 1  # seconds: one message's budget (2 x SHOP_SMTP_TIMEOUT) + the margin
+    first = Worker(database_url, tmp_path, SMTP_URL=hung.url, **settings)
+    second = None
+    try:
+        with app.app_context():  # the worker processes read the real clock: so does this
+
+            def claimed():
+                return db.query(
+                    "SELECT id, next_attempt_at FROM mail_outbox WHERE next_attempt_at > :now",
+                    {"now": mail.iso(datetime.now(UTC))},
+                )
+
+            _wait(claimed, 20, "the first worker's claim")
+            first.kill()  # while its message hangs at the relay (cut after 10 s)
+            killed = datetime.now(UTC)
+            held = claimed()
+            assert held, "the claim ended before the kill: the relay answered?"
+            due_by = mail.iso(killed + timedelta(seconds=lease))
+            assert max(row["next_attempt_at"] for row in held) <= due_by, (len(held), due_by)
+        second = Worker(database_url, tmp_path, SMTP_URL=relay.url, **settings)
+        expected = {f"<{mail_id}@localhost>" for mail_id in ids}
+        _wait(lambda: {m["Message-ID"] for m in relay.messages} >= expected, lease + 20,
+              "all 60 messages sent by the second worker")  # fmt: skip
+    finally:
+        first.kill()
+        if second is not None:
+            second.stop()
+        hung.stop()
+        relay.stop()
+    assert len(relay.messages) == 60  # each once: the second worker sent what the first held

@@ -31,7 +31,14 @@ class ChecksSchema(Schema):
     database = fields.String(required=True, metadata={"description": '"ok", or why not.'})
     schema = fields.String(required=True, metadata={"description": '"ok", or its version.'})
     redis = fields.String(
-        required=True, metadata={"description": '"ok", "not configured", or why not.'}
+        required=True,
+        metadata={
+            "description": (
+                '"ok", "not configured", or why not. A Redis that does not answer does not'
+                " make the node unready: the rate limits then count in each process's memory"
+                f' and every request is served ("{health.REDIS_FALLBACK}").'
+            )
+        },
     )
 
 
@@ -65,11 +72,13 @@ def healthz():
 @blp.doc(operationId="getReadiness")
 @blp.response(200, ReadinessSchema)
 def readyz():
-    """Readiness: the database answers, its schema is current, Redis answers when configured.
+    """Readiness: the database answers and its schema is current.
 
-    Also reports the outbox: messages waiting and the oldest one's age, per queue. Not ready
-    is the `default` response: 503 with `Retry-After`, the message naming each failing part
-    (`Not ready: redis cannot be reached.`).
+    Also reports Redis (a Redis that does not answer is reported, `checks.redis`, and the
+    node stays ready: rate limits then count in each process's memory) and the outbox:
+    messages waiting and the oldest one's age, per queue. Not ready is the `default`
+    response: 503 with `Retry-After`, the message naming each failing part
+    (`Not ready: database cannot be reached (Unavailable), schema unknown: ...`).
     """
     checks, failing = health.readiness(current_app._get_current_object())
     if failing:

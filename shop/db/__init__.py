@@ -8,15 +8,20 @@ on its own; inside, all of them commit or roll back together (nested blocks are 
 A PostgreSQL connection found broken (the server restarted, the network dropped it) is
 replaced and the statement run once more when no transaction is open; inside a transaction
 its work is lost, so the request fails with ``outages.Unavailable`` (503), as it does when
-no connection can be made.
+no connection can be made. Every statement has a time limit (``SHOP_DB_STATEMENT_TIMEOUT``;
+``Database.time_limit`` lifts it for an upgrade): past it, or when the server answers nothing
+at all, the request fails the same way and the connection is replaced; on SQLite the limit
+bounds the wait for the write lock.
 
 The verbs: ``query`` (all rows as dicts), ``one`` (first row or None), ``value`` (first column
 of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` counts the
 statements and writes of the current thread, for tests and the benchmark.
 
 The rooms: ``engine`` (connections, the verbs, transactions), ``sqlite`` (SQLite's writer
-lock, WAL and its checkpoints), ``sql`` (statement text: placeholders, ``IN`` lists,
-constraint names) and ``ids`` (the id format). Callers use this module: ``from shop import db``.
+lock, WAL and its checkpoints), ``postgres`` (PostgreSQL's connection settings and the watch
+that cuts a statement whose server stops answering), ``sql`` (statement text: placeholders,
+``IN`` lists, constraint names) and ``ids`` (the id format). Callers use this module:
+``from shop import db``.
 """
 
 from flask import current_app

@@ -2,21 +2,35 @@
 transactions (nested ones are savepoints). See the package's docstring."""
 
 import hashlib
-import os
+import logging
 import sqlite3
 import threading
 from contextlib import contextmanager, suppress
 from functools import wraps
 from pathlib import Path
 
+from shop.db import postgres
 from shop.db.sql import adapt, for_sqlite, in_list, is_write, translate
-from shop.db.sqlite import AUTOCHECKPOINT_PAGES, Checkpointer, SQLiteConnection, queued, use_wal
+from shop.db.sqlite import (
+    AUTOCHECKPOINT_PAGES,
+    Checkpointer,
+    SQLiteConnection,
+    busy,
+    busy_timeout,
+    open_writer,
+    queued,
+    use_wal,
+)
 from shop.outages import Unavailable, recovered
+
+log = logging.getLogger("shop")
+
+SQLITE_BUSY = 5  # sqlite3's error code when another connection holds the lock past the wait
 
 
 def _queued_when_alone(method):
     """Run a SQLite write made outside a transaction in one of its own, so that it queues
-    for the write lock like every other writer (``queued``)."""
+    for the write lock like every other writer (``sqlite.queued``)."""
 
     @wraps(method)
     def run(self, sql: str, *args):
@@ -29,11 +43,16 @@ def _queued_when_alone(method):
 
 
 class Database:
-    """A database URL and the per-thread connections to it."""
+    """A database URL and the per-thread connections to it.
 
-    def __init__(self, url: str, connect_timeout: int = 3):
+    ``statement_timeout`` (seconds, None for none) bounds each statement and, on SQLite, the
+    wait for the write lock; ``time_limit`` changes it for one thread's block.
+    """
+
+    def __init__(self, url: str, connect_timeout: int = 3, statement_timeout: float | None = None):
         self.url = url
         self.connect_timeout = connect_timeout
+        self.statement_timeout = statement_timeout
         self.checkpointer = None  # a SQLite file's WAL checkpoints (shop/db/sqlite.py)
         if url.startswith(("postgresql://", "postgres://")):
             from psycopg.pq import ExecStatus
@@ -61,11 +80,9 @@ class Database:
             import psycopg
             from psycopg.rows import dict_row
 
-            options = {"connect_timeout": self.connect_timeout}
-            if "connect_timeout" in self.url:
-                options = {}
+            params = postgres.connect_params(self.url, self.connect_timeout, self.limit())
             try:
-                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, **options)
+                conn = postgres.Connection.open(params, autocommit=True, row_factory=dict_row)
             except psycopg.OperationalError as error:
                 raise Unavailable("database") from error
             recovered("database")
@@ -73,15 +90,17 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # check_same_thread=False only so close_all() may close it; one thread uses it.
+        limit = self.limit()
         conn = sqlite3.connect(
             self.path,
             isolation_level=None,
-            timeout=10,  # SQLite's busy wait: for writers that do not queue (another program)
+            # SQLite's busy wait: for writers that do not queue (another program).
+            timeout=busy_timeout(limit) / 1000,
             check_same_thread=False,
             factory=SQLiteConnection,
         )
         if self.path != ":memory:":
-            conn.writer = os.open(self.path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
+            conn.writer, conn.writer_path = open_writer(self.path), self.path
         conn.execute("PRAGMA foreign_keys = ON")
         use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -111,31 +130,35 @@ class Database:
             conn.close()
 
     def _pg(self, run):
-        """``run(connection)`` on PostgreSQL, surviving a connection that broke while idle.
+        """``run(connection)`` on PostgreSQL, within the thread's time limit, surviving a
+        connection that broke while idle.
 
         Outside a transaction a broken connection is replaced and ``run`` tried once more
         (after a server restart every idle connection fails once); inside one the
-        transaction's work is gone with the connection, so the request fails (503).
+        transaction's work is gone with the connection, so the request fails (503). A
+        statement past its limit (the server's statement timeout, or no answer at all) is
+        never run again: 503, and the connection is replaced.
         """
         import psycopg
 
-        conn = self.connection()
-        try:
-            return run(conn)
-        except psycopg.OperationalError as error:
-            if not conn.closed:
-                raise  # the server answered with an error: not a lost connection
-            self._drop(conn)
-            if self._local.depth:
-                raise Unavailable("database") from error
-        conn = self.connection()
-        try:
-            return run(conn)
-        except psycopg.OperationalError as error:
-            if not conn.closed:
-                raise
-            self._drop(conn)
-            raise Unavailable("database") from error
+        for retry in (not getattr(self._local, "depth", 0), False):
+            conn = self.connection()
+            try:
+                return conn.watched(run, self.limit())
+            except psycopg.OperationalError as error:
+                self._lost(conn, error, retry)
+        raise AssertionError("unreachable: the second try returns or raises")
+
+    def _lost(self, conn, error, retry: bool) -> None:
+        """After ``error`` on ``conn``: raise what the caller sees, or return when the
+        connection was found broken and ``retry`` allows another try on a new one."""
+        problem = postgres.problem(conn, error, self.limit())
+        if problem is None:
+            raise error  # the server answered with an error: the connection is fine
+        # Replaced: a new connection, once the database answers again, says so in the log.
+        self._drop(conn)
+        if not (retry and problem == postgres.LOST):
+            raise Unavailable("database", problem) from error
 
     def _in_transaction(self, conn, sql: str) -> None:
         """A statement of an open transaction (COMMIT, savepoints): never run twice."""
@@ -145,12 +168,9 @@ class Database:
         import psycopg
 
         try:
-            conn.execute(sql)
+            conn.watched(lambda c: c.execute(sql), self.limit())
         except psycopg.OperationalError as error:
-            if not conn.closed:
-                raise
-            self._drop(conn)
-            raise Unavailable("database") from error
+            self._lost(conn, error, retry=False)
 
     def _forget_dead_threads(self):
         """Close the connections of threads that have ended (called under the lock)."""
@@ -188,7 +208,7 @@ class Database:
         a filtered, sorted list (sorting the whole table). ``full`` runs ``ANALYZE``,
         otherwise ``PRAGMA optimize`` (only the tables this connection read whose statistics
         are stale or missing). PostgreSQL analyzes ``tables``, or every table of this schema
-        (autovacuum also does, later).
+        (autovacuum also does, later), each within the thread's time limit.
         """
         conn = self.connection()
         if self.engine == "sqlite":
@@ -200,7 +220,11 @@ class Database:
             sql += f" AND tablename IN {marks}"
         for table in self.query(sql, names):
             name = table["tablename"].replace('"', '""')  # a name from the catalogue, quoted
-            conn.execute(f'ANALYZE "{name}"')
+            try:
+                self.execute(f'ANALYZE "{name}"')
+            except Unavailable as error:  # after a committed write: stale statistics, no error
+                log.warning("ANALYZE %s: the database %s; left to autovacuum", name, error.problem)
+                return
 
     def close_all(self):
         """Close every connection this object opened (tests, shutdown)."""
@@ -296,12 +320,15 @@ class Database:
         local.writes = getattr(local, "writes", 0) + 1
         if self.engine == "postgresql":
             statement = translate(sql)
+            # In parts, each watched like one statement (postgres.MANY_ROWS).
+            for start in range(0, len(rows), postgres.MANY_ROWS):
+                part = rows[start : start + postgres.MANY_ROWS]
 
-            def run(conn):
-                with conn.cursor() as cur:
-                    cur.executemany(statement, rows)
+                def run(conn, part=part):
+                    with conn.cursor() as cur:
+                        cur.executemany(statement, part)
 
-            self._pg(run)
+                self._pg(run)
         else:
             self.connection().executemany(for_sqlite(sql), rows)
 
@@ -315,7 +342,7 @@ class Database:
         """
         conn = self.connection()
         if self.engine == "sqlite" and self._local.depth == 0:
-            with queued(conn), self._transaction(conn):
+            with queued(conn, self.limit()), self._transaction(conn):
                 yield self
             if self.checkpointer is not None:  # out of the queue: no writer waits for it
                 self.checkpointer.committed()
@@ -332,7 +359,12 @@ class Database:
             conn = local.conn
             local.marks = set()
         elif depth == 0:
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:  # another program held SQLite's lock
+                if error.sqlite_errorcode & 0xFF != SQLITE_BUSY:  # and its extended codes
+                    raise
+                raise Unavailable("database", busy(self.limit())) from error
             local.marks = set()
         else:
             self._in_transaction(conn, f"SAVEPOINT sp{depth}")
@@ -371,6 +403,40 @@ class Database:
         if self.engine == "postgresql":
             key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
             self.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
+
+    def limit(self) -> float | None:
+        """Seconds a statement of this thread may take (None: no limit)."""
+        return getattr(self._local, "limit", self.statement_timeout)
+
+    @contextmanager
+    def time_limit(self, seconds: float | None):
+        """Let this thread's statements in the block each take ``seconds`` (None: as long
+        as they take), for the few jobs that legitimately run long ones: migrations, an
+        upgrade waiting for another. Entered outside a transaction."""
+        local = self._local
+        if getattr(local, "depth", 0):
+            raise RuntimeError("time_limit is entered outside a transaction")
+        before = self.limit()
+        local.limit = seconds
+        try:
+            self._set_limit(seconds)
+            yield
+        finally:
+            local.limit = before
+            try:
+                self._set_limit(before)
+            except Exception:  # noqa: BLE001 - the connection is gone: its next one starts right
+                conn = getattr(local, "conn", None)
+                if conn is not None:
+                    self._drop(conn)
+
+    def _set_limit(self, seconds: float | None) -> None:
+        """Give this thread's connection the limit ``seconds``, as its settings say it."""
+        if self.engine == "postgresql":
+            ms = postgres.milliseconds(seconds)
+            self.execute(f"SET statement_timeout = {ms}")  # an int: no parameter needed
+        else:
+            self.connection().execute(f"PRAGMA busy_timeout = {busy_timeout(seconds)}")
 
     def stats(self) -> dict:
         """Statements and writes run by this thread so far."""

@@ -9,6 +9,8 @@ import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from shop.outages import Unavailable
+
 # Our connections leave the WAL's checkpoints to ``Checkpointer``; SQLite's own, run by the
 # commit that crosses this many pages (40 MB), stays only as a backstop.
 AUTOCHECKPOINT_PAGES = 10_000
@@ -18,6 +20,7 @@ class Connection(sqlite3.Connection):
     """A SQLite connection with its own handle on the database's ``-writer`` lock file."""
 
     writer: int | None = None
+    writer_path: str | None = None  # the database's path, to open another handle
 
     def close(self):
         if self.writer is not None:
@@ -38,25 +41,136 @@ class SQLiteConnection(Connection):
 
 
 @contextmanager
-def queued(conn):
-    """Hold the SQLite database's writer lock for the block: its writers queue here.
+def queued(conn, timeout: float | None = None):
+    """Hold the SQLite database's writer lock for the block (``take_writer``); raise
+    ``Unavailable`` (503) when it was not free within ``timeout`` seconds."""
+    if not take_writer(conn, timeout):
+        raise Unavailable("database", busy(timeout))
+    try:
+        yield
+    finally:
+        if conn.writer is not None:
+            fcntl.flock(conn.writer, fcntl.LOCK_UN)
+            _in_process(conn.writer_path).release()
+
+
+def take_writer(conn, timeout: float | None) -> bool:
+    """Take the SQLite database's writer lock: its writers queue here. False when it was
+    not free within ``timeout`` seconds (None: wait as long as it takes).
 
     SQLite's own wait for its write lock sleeps 1, 2, 5, 10... up to 100 ms between tries,
     so under load the lock sat free while every writer slept, and a writer in another
     process (the worker) lost nearly every race to the web's threads. Each connection holds
-    its own handle on ``<database>-writer``, and ``flock`` wakes the next writer, thread or
-    process, the moment the lock is released. Like a PostgreSQL row lock it waits as long as
-    the holder takes: a transaction of ours, short by design. An in-memory database has no
-    file to queue on and needs none.
+    its own handle on ``<database>-writer``, and ``flock`` wakes the next writer the moment
+    the lock is released. The writers of one process queue first on a lock of the process
+    (which can time out), so one at a time waits for the file's; ``flock`` cannot time out,
+    so that one, when another process holds it, waits on a thread of its own
+    (``_Waiter``) and gives up after ``timeout``. A write held up by a long one (an import,
+    an upgrade) answers 503 instead of hanging. An in-memory database needs no queue.
     """
     if conn.writer is None:
-        yield
-        return
-    fcntl.flock(conn.writer, fcntl.LOCK_EX)
+        return True
+    deadline = None if timeout is None else time.monotonic() + timeout
+    process = _in_process(conn.writer_path)
+    if not process.acquire(timeout=-1 if timeout is None else timeout):
+        return False
     try:
-        yield
-    finally:
-        fcntl.flock(conn.writer, fcntl.LOCK_UN)
+        if timeout is None:
+            fcntl.flock(conn.writer, fcntl.LOCK_EX)
+            return True
+        try:
+            fcntl.flock(conn.writer, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        # Under the process's lock: one writer of the process at a time gets here.
+        waiter = _PARKED.pop(conn.writer_path, None)
+        if waiter is not None and waiter.adopt():  # still queued since the last one gave up
+            os.close(conn.writer)
+            conn.writer = waiter.handle
+        else:
+            waiter = _Waiter(conn.writer)
+        if waiter.wait(max(0.0, deadline - time.monotonic())):
+            return True
+    except BaseException:
+        process.release()
+        raise
+    # The waiter stays queued with the old handle, for the next writer to take over (one
+    # waiting thread per database however long the lock is held), or it gives the lock back
+    # at once when it gets it; this connection queues on a new handle from now on.
+    _PARKED[conn.writer_path] = waiter
+    conn.writer = open_writer(conn.writer_path)
+    process.release()
+    return False
+
+
+_PROCESS_LOCKS: dict[str, threading.Lock] = {}
+_PARKED: dict[str, "_Waiter"] = {}  # path -> a wait given up, still queued at the file
+
+
+def _in_process(path: str) -> threading.Lock:
+    """This process's lock before the writer lock of the database at ``path``."""
+    lock = _PROCESS_LOCKS.get(path)
+    if lock is None:
+        lock = _PROCESS_LOCKS.setdefault(path, threading.Lock())  # one wins, under the GIL
+    return lock
+
+
+def busy(limit: float | None) -> str:
+    """What a write that could not have the lock within ``limit`` seconds is told."""
+    return f"is busy: another write held it for over {limit:g} s"
+
+
+def busy_timeout(limit: float | None) -> int:
+    """SQLite's busy timeout in milliseconds for a limit in seconds (None: for ever)."""
+    return 2**31 - 1 if limit is None else round(limit * 1000)
+
+
+def open_writer(path: str) -> int:
+    """A new handle on the writer lock file of the database at ``path``."""
+    return os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
+
+
+class _Waiter:
+    """Waits for the writer lock on a thread of its own, so that its caller may give up
+    (and a later one take the wait over: ``adopt``)."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+        self.taken = threading.Event()
+        self.abandoned = False
+        self.finished = False  # it got the lock after all gave up, and gave it back
+        self.lock = threading.Lock()
+        threading.Thread(target=self._take, name="sqlite-writer-wait", daemon=True).start()
+
+    def _take(self) -> None:
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+        with self.lock:
+            if not self.abandoned:
+                self.taken.set()
+                return
+            self.finished = True
+        # Its caller gave up: hand the lock on and let the handle go.
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        os.close(self.handle)
+
+    def adopt(self) -> bool:
+        """Wait on for a new caller, unless it is no longer waiting."""
+        with self.lock:
+            if not self.abandoned or self.finished:
+                return False
+            self.abandoned = False
+            return True
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the lock was taken within ``timeout`` seconds (then it is the caller's)."""
+        if self.taken.wait(timeout):
+            return True
+        with self.lock:
+            if self.taken.is_set():
+                return True
+            self.abandoned = True
+        return False
 
 
 def use_wal(conn, seconds: float = 2.0) -> None:
@@ -123,7 +237,7 @@ class Checkpointer:
     def _connect(self) -> SQLiteConnection:
         # Used by one checkpoint's thread at a time, each a new thread.
         conn = sqlite3.connect(self.uri, uri=True, check_same_thread=False, factory=Connection)
-        conn.writer = os.open(self.path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
+        conn.writer, conn.writer_path = open_writer(self.path), self.path
         return conn
 
     def close(self) -> None:
