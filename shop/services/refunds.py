@@ -1,19 +1,11 @@
-"""Refunds (issue 27): money back, and stock back, independently of each other.
+"""Refunds: money back (an amount, or lines priced by ``pricing.refund_share``, and the
+shipping) and stock back (``restock``), independently of each other, under the order's lock.
 
-``create_refund`` takes an amount (``amount_cents``) or lines (``[{"line", "quantity"}]``,
-priced from the order's own stored lines by ``pricing.refund_share``: their discount and tax
-included), optionally the shipping, and separately ``restock`` quantities per line. What can
-still be refunded is what was paid minus ``orders.refunded_cents``; that column is bumped by
-one guarded ``UPDATE ... WHERE refunded_cents + :amount <= total_cents`` under a per-order
-lock, so concurrent refunds never exceed it (three concurrent full refunds: one succeeds).
-
-A Stripe order is refunded through Stripe after the refund row is written (status
-``pending``, the amount already reserved) and outside the transaction, with the refund's id
-as idempotency key; a replay of the request's ``Idempotency-Key`` retries a refund Stripe
-could not be reached for. A manual order's refund is only recorded. A refund made in
-Stripe's dashboard is recorded once from its ``charge.refunded`` webhook
-(``record_external``). The order becomes ``partially_refunded``, then ``refunded``; each
-refund with money emits ``order.refunded`` (the order with ``refund``) and mails the customer.
+What can be refunded is what was paid minus ``orders.refunded_cents``, bumped by one guarded
+``UPDATE``. A card order is refunded through its provider after the refund row is written
+(``pending``, its amount reserved), outside the transaction, keyed by the refund's id; a
+refund made at Stripe is recorded once from its ``charge.refunded`` event
+(``record_external``). Rules and decisions: docs/payments.md and docs/orders.md.
 """
 
 import json
