@@ -42,7 +42,7 @@ NAME = "POST /products/import (10,000 rows)"
 
 def catalogue_csv(rows: int, cents_offset: int = 0) -> bytes:
     """``rows`` rows, ``VARIANTS`` per product; ``cents_offset`` shifts every price."""
-    from shop.services.catalogue_export import HEADER
+    from shop.catalogue.files.export import HEADER
 
     sizes = [f"S{i}" for i in range(VARIANTS)]
     out = io.StringIO()
@@ -82,7 +82,7 @@ def measure(args, work, databases: list, rows: list) -> None:
     app = app_on(url)
     email, password = "owner@example.com", secrets.token_urlsafe(16)
     with app.app_context():
-        from shop.services.users import create_user
+        from shop.auth.users import create_user
 
         create_user(email, "Owner", password, "owner", [])
     app.extensions["shop.db"].close_all()

@@ -15,7 +15,7 @@ from shop.auth.passwords import MAX_LENGTH
 from shop.auth.signin import end_session
 from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.errors import abort, error_response
-from shop.extensions import limiter
+from shop.http.extensions import limiter
 
 
 @bp.route("/sessions")

@@ -4,11 +4,11 @@ actions the viewer may take: mark paid (manual payment), ship with tracking, can
 
 Reading needs ``orders.read``; every action needs ``orders.update_status``, as the JSON API's
 ``PATCH /orders/{id}/status`` and ``POST /orders/{id}/shipments`` do, and goes through the
-same services (``services/orders.py``, ``services/shipments.py``), so a page can never allow
+same services (``orders/lifecycle.py``, ``orders/shipments.py``), so a page can never allow
 what the API refuses. A refused action comes back as the order page with the API's message.
 
 Refunds need ``orders.refund`` (as ``POST /orders/{id}/refunds``) and go through
-``services/refunds.py``. The refund form carries a random idempotency key rendered into the
+``payments/refunds.py``. The refund form carries a random idempotency key rendered into the
 page, so the same form posted twice (a double click, a resent POST) refunds once: the second
 post answers the first refund. The form's amount is in the order's currency ("12.50").
 """
@@ -22,7 +22,9 @@ from werkzeug.exceptions import HTTPException
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
 from shop.errors import abort, error_response
 from shop.money import display, from_text
-from shop.services import order_list, orders, refunds, shipments
+from shop.orders import lifecycle as orders
+from shop.orders import order_list, shipments
+from shop.payments import refunds
 
 _DONE = {
     "paid": "Marked paid.",

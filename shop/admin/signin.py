@@ -7,7 +7,7 @@ from shop.admin.views import LOGIN_COOKIE, NEXT_RE, bp, login_page
 from shop.auth import password_reset, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, sign_out
-from shop.extensions import limiter
+from shop.http.extensions import limiter
 
 CUSTOMER_HERE = (
     "That is a customer account: this console is for the shop's administrators. Customers"

@@ -6,9 +6,9 @@ replay and ping. Every action goes through ``shop.webhooks.store``, as the JSON 
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop import health
 from shop.admin.views import PAGE_SIZE, _require, bp, for_people
 from shop.errors import error_response
+from shop.http import health
 from shop.webhooks import store
 from shop.webhooks.events import EVENTS, allowed_events
 

@@ -14,8 +14,8 @@ from shop.auth import key_rules, key_store, key_usage
 from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
 from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import enum_field
+from shop.http.extensions import limiter
+from shop.http.openapi import enum_field
 
 KEY_STATUSES = ("active", "expired", "revoked")
 

@@ -22,10 +22,10 @@ from shop.auth.signin import (
     sign_out,
 )
 from shop.clock import now_iso
+from shop.customers import profile as customers
 from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import HEADERS, enum_field, responds, sets_cookie
-from shop.services import customers
+from shop.http.extensions import limiter
+from shop.http.openapi import HEADERS, enum_field, responds, sets_cookie
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
 

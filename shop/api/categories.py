@@ -7,7 +7,7 @@ sub-categories use it (409, naming them).
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db, slugs
+from shop import audit, db
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -17,10 +17,11 @@ from shop.api.common import (
     paginate,
 )
 from shop.auth.decorators import require_permission
+from shop.catalogue import slugs
+from shop.catalogue.present import check_exists
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue import check_exists
+from shop.http.openapi import responds
 
 blp = Blueprint("categories", __name__, url_prefix="/categories", description="Categories.")
 

@@ -8,7 +8,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
-from shop import audit, db, slugs
+from shop import audit, db
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -19,11 +19,12 @@ from shop.api.common import (
 )
 from shop.api.schemas import ProductSchema
 from shop.auth.decorators import require_permission, shows_more_with
+from shop.catalogue import slugs
+from shop.catalogue.present import SELECT as PRODUCT_SELECT
+from shop.catalogue.present import present as present_product
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue import SELECT as PRODUCT_SELECT
-from shop.services.catalogue import present as present_product
+from shop.http.openapi import responds
 
 blp = Blueprint("collections", __name__, url_prefix="/collections", description="Collections.")
 

@@ -3,7 +3,7 @@ the list envelope and pagination.
 
 Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N, "total_is_exact": true,
 "next_cursor": ...}`` with ``page_size`` at most 100, from one query for the page and one for
-the total (``shop.pages.paginate``).
+the total (``shop.db.pages.paginate``).
 
 Every operation takes the query parameters its ``@blp.arguments(..., location="query")``
 schema declares (the ones OpenAPI documents) and no others: an unknown one is a 400 naming
@@ -23,24 +23,18 @@ from webargs.multidictproxy import MultiDictProxy
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import BaseConverter
 
-from shop import db, inbound
+from shop import db
 from shop.api.dump import compile_dump
+from shop.db.pages import LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
 from shop.errors import abort, error_response
-from shop.extensions import limiter
-from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
-from shop.openapi import (
+from shop.http import inbound
+from shop.http.extensions import limiter
+from shop.http.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
+from shop.http.openapi import (
     ConventionsPlugin,
     DateOrDateTime,
     ShopMarshmallowPlugin,
     register_components,
-)
-from shop.pages import (  # noqa: F401 - the blueprints' helpers
-    LIKE,
-    Where,
-    changed_since,
-    like_pattern,
-    paginate,
-    paginate_rows,
 )
 
 MAX_PAGE_SIZE = 100
@@ -117,7 +111,7 @@ class Parser(FlaskParser):
         return dict(loaded)
 
     def _raw_load_json(self, req):
-        """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
+        """The body parsed by ``inbound.loads``: no NUL, lone surrogate or deep nesting."""
         if not is_json_request(req):
             return missing
         return inbound.loads(read_body(req))
@@ -296,7 +290,7 @@ class Api(flask_smorest.Api):
 
     def init_app(self, app, *args, **kwargs):
         """Also teach the app and the OpenAPI description the ``id`` path converter, and
-        register our error responses (``shop.openapi``)."""
+        register our error responses (``shop.http.openapi``)."""
         self._error_pages = {}
         app.url_map.converters["id"] = IdConverter
         super().init_app(app, *args, **kwargs)
@@ -378,7 +372,7 @@ class CreatedSinceQuerySchema(PageQuerySchema):
 
 class ChangedSinceQuerySchema(CreatedSinceQuerySchema):
     """A list an integration syncs: ``created_after`` and ``updated_after``; the latter sorts
-    the list by ``updated_at``, then ``id``, oldest first (``shop.pages.changed_since``)."""
+    the list by ``updated_at``, then ``id``, oldest first (``shop.db.pages.changed_since``)."""
 
     updated_after = DateOrDateTime(
         metadata={

@@ -69,7 +69,7 @@ class _Data(fields.Dict):
             text = canonical(value)
         except ValueError:
             raise ValidationError("NaN and Infinity are not JSON numbers.") from None
-        size = len(text.encode())  # shop.inbound has refused lone surrogates already
+        size = len(text.encode())  # shop.http.inbound has refused lone surrogates already
         if size > MAX_DATA_BYTES:
             raise ValidationError(
                 f"Too large: {size} bytes of canonical JSON, the limit is {MAX_DATA_BYTES}."
@@ -261,7 +261,7 @@ class Registry(MethodView):
 def _allow_large_sync(endpoint, _values):
     """A sync carries a whole folder: it may exceed the usual body limit (its route only).
     Set before any hook runs, so a sync refused early still has its body read away
-    (``shop.hooks.finish_response``)."""
+    (``shop.http.hooks.finish_response``)."""
     if endpoint == "content.Sync":
         request.max_content_length = current_app.config["CONTENT_SYNC_MAX_BYTES"]
 

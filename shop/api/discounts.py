@@ -4,7 +4,7 @@
 letters, digits, '-' and '_', unique and looked up without regard to case ("SAVE10" is
 "save10"; ``baskets.code_key``, the one form). ``times_used`` counts the orders
 holding a use (a cancelled order gives its use back); the checkout takes it in its own
-transaction (``services/baskets.py``), so ``usage_limit`` and ``once_per_customer`` hold
+transaction (``pricing/baskets.py``), so ``usage_limit`` and ``once_per_customer`` hold
 under concurrency.
 """
 
@@ -27,8 +27,8 @@ from shop.api.common import (
 from shop.auth.decorators import require_permission
 from shop.clock import iso, now_iso
 from shop.errors import abort
-from shop.openapi import DateOrDateTime, enum_field, responds
-from shop.services import baskets
+from shop.http.openapi import DateOrDateTime, enum_field, responds
+from shop.pricing import baskets
 
 blp = Blueprint("discounts", __name__, url_prefix="/discounts", description="Discount codes.")
 

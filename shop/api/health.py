@@ -10,12 +10,13 @@ import hmac
 from flask import Response, current_app, request
 from marshmallow import Schema, fields
 
-from shop import health, metrics
+from shop import metrics
 from shop.api.common import Blueprint
 from shop.auth.api_keys import address_allowed
+from shop.db.migrate import RETRY_AFTER
 from shop.errors import abort
-from shop.migrate import RETRY_AFTER
-from shop.openapi import responds
+from shop.http import health
+from shop.http.openapi import responds
 from shop.outages import RETRY_AFTER_UNAVAILABLE
 
 blp = Blueprint("health", __name__, description="Liveness, readiness and metrics, for operators.")

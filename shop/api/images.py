@@ -17,10 +17,10 @@ from shop import audit, db, webhooks
 from shop.api.common import Blueprint
 from shop.api.schemas import ImageSchema
 from shop.auth.decorators import require_permission, shows_more_with
+from shop.catalogue import images
+from shop.catalogue.present import load_product
 from shop.errors import abort
-from shop.openapi import responds
-from shop.services import images
-from shop.services.catalogue import load_product
+from shop.http.openapi import responds
 
 blp = Blueprint(
     "images", __name__, url_prefix="", description="Product images: upload, order, serve."

@@ -2,7 +2,7 @@
 
 A customer sees only their own orders (anybody else's is a 404); ``orders.read`` (or the
 ``read:order`` scope) sees all. The lifecycle itself (``NEXT``, the restock, the payment that
-follows, the history) is ``shop/services/orders.py``.
+follows, the history) is ``shop/orders/lifecycle.py``.
 """
 
 from operator import itemgetter
@@ -11,7 +11,6 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import totals
 from shop.api.common import (
     WRITE_ONLY,
     Blueprint,
@@ -27,11 +26,12 @@ from shop.api.schemas import OrderSchema, order_status
 from shop.auth.caller import require
 from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
+from shop.db import totals
 from shop.errors import abort
-from shop.openapi import DateOrDateTime, responds
-from shop.services import order_json, shipments
-from shop.services.orders import change_status
-from shop.services.shipments import ShipmentCreateSchema
+from shop.http.openapi import DateOrDateTime, responds
+from shop.orders import order_json, shipments
+from shop.orders.lifecycle import change_status
+from shop.orders.shipments import ShipmentCreateSchema
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 

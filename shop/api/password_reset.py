@@ -7,8 +7,8 @@ from shop.api.common import Blueprint
 from shop.auth import password_reset
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import enum_field
+from shop.http.extensions import limiter
+from shop.http.openapi import enum_field
 
 blp = Blueprint(
     "password_reset",

@@ -1,7 +1,7 @@
 """Checkout (spec 4.6, 8): a signed-in customer turns a basket into an order.
 
 Prices and names come from the database, never from the request. The use case lives in
-``shop/services/checkout.py``; the ways of paying in ``shop/services/payments.py``.
+``shop/checkout/placing.py``; the ways of paying in ``shop/payments/providers.py``.
 """
 
 from flask import g, request
@@ -16,9 +16,13 @@ from shop.api.schemas import (
     ShippingQuoteAddressSchema,
 )
 from shop.auth.decorators import require_auth
-from shop.extensions import limiter
-from shop.openapi import responds
-from shop.services import baskets, checkout, orders, payments, stripe_payments
+from shop.checkout import placing as checkout
+from shop.http.extensions import limiter
+from shop.http.openapi import responds
+from shop.orders import lifecycle as orders
+from shop.payments import providers as payments
+from shop.payments.stripe import intents as stripe_payments
+from shop.pricing import baskets
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 

@@ -10,23 +10,15 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import db, slugs, totals
+from shop import db
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.auth.decorators import require_permission, shows_more_with
-from shop.errors import abort
-from shop.openapi import DateOrDateTime, enum_field, responds
-from shop.services import products
-from shop.services.catalogue import SELECT, get_product, present
-from shop.services.catalogue_input import (
-    CategoryId,
-    Price,
-    ProductCreateSchema,
-    ProductUpdateSchema,
-    Sku,
-)
-from shop.services.product_query import (
+from shop.catalogue import products, slugs
+from shop.catalogue.input import CategoryId, Price, ProductCreateSchema, ProductUpdateSchema, Sku
+from shop.catalogue.present import SELECT, get_product, present
+from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUES,
@@ -34,6 +26,9 @@ from shop.services.product_query import (
     facets,
     ranked_page,
 )
+from shop.db import totals
+from shop.errors import abort
+from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 

@@ -1,6 +1,6 @@
 """Card payment retries, refunds and their preview (issue 27): the HTTP side.
 
-The use cases are ``shop/services/stripe_payments.py`` and ``shop/services/refunds.py``;
+The use cases are ``shop/payments/stripe/intents.py`` and ``shop/payments/refunds.py``;
 docs/payments.md says how a shop uses them.
 """
 
@@ -11,8 +11,9 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from shop.api.common import WRITE_ONLY, Blueprint, readable
 from shop.api.schemas import PaymentSchema
 from shop.auth.decorators import require_auth, require_permission
-from shop.openapi import responds
-from shop.services import refunds, stripe_payments
+from shop.http.openapi import responds
+from shop.payments import refunds
+from shop.payments.stripe import intents as stripe_payments
 
 blp = Blueprint("refunds", __name__, url_prefix="/orders", description="Card payments and refunds.")
 

@@ -25,7 +25,7 @@ from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPE
 from shop.auth.roles import check_grant, grant, permissions_of
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.openapi import responds
+from shop.http.openapi import responds
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
 

@@ -10,11 +10,11 @@ blueprint imports another.
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from shop.auth.permissions import ALL_PERMISSIONS
-from shop.countries import CODES
-from shop.openapi import enum_field
-from shop.services.catalogue_input import OptionSchema
-from shop.services.orders import STATUSES
-from shop.services.shipments import ShipmentLineSchema
+from shop.catalogue.input import OptionSchema
+from shop.http.openapi import enum_field
+from shop.orders.lifecycle import STATUSES
+from shop.orders.shipments import ShipmentLineSchema
+from shop.shipping.countries import CODES
 
 
 def _not_blank(value: str) -> None:

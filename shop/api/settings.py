@@ -8,11 +8,11 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop import settings as site
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
 from shop.auth.decorators import require_permission
 from shop.errors import abort
-from shop.openapi import responds
+from shop.http.openapi import responds
+from shop.site import settings as site
 
 _INCLUSIVE = (
     "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"

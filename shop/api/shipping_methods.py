@@ -2,7 +2,7 @@
 
 Staff manage them with ``shipping.*`` (keys: ``read:shipping`` / ``write:shipping``);
 ``GET /shipping-methods/available`` is public: the methods and prices for a basket and an
-address, as the checkout would charge them (``services/pricing.py`` decides).
+address, as the checkout would charge them (``pricing/rules.py`` decides).
 """
 
 import json
@@ -11,7 +11,6 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
-from shop import settings as site
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -23,11 +22,12 @@ from shop.api.common import (
 )
 from shop.api.schemas import country_code
 from shop.auth.decorators import require_permission
+from shop.catalogue.input import tax_class_field
 from shop.clock import now_iso
 from shop.errors import abort
-from shop.services import baskets
-from shop.services.catalogue_input import tax_class_field
-from shop.services.pricing import Refusal, price
+from shop.pricing import baskets
+from shop.pricing.rules import Refusal, price
+from shop.site import settings as site
 
 blp = Blueprint(
     "shipping_methods",

@@ -13,7 +13,8 @@ from marshmallow import Schema, fields
 from shop.api.common import Blueprint
 from shop.auth.caller import system
 from shop.errors import abort
-from shop.services import stripe_gateway, stripe_payments
+from shop.payments.stripe import gateway as stripe_gateway
+from shop.payments.stripe import intents as stripe_payments
 
 blp = Blueprint(
     "stripe_webhook", __name__, url_prefix="/payments/stripe", description="Stripe's webhook."

@@ -20,11 +20,11 @@ from shop.api.common import (
     paginate,
 )
 from shop.auth.decorators import require_permission
+from shop.catalogue.input import tax_class_field
 from shop.clock import now_iso
-from shop.countries import CODES
 from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue_input import tax_class_field
+from shop.http.openapi import responds
+from shop.shipping.countries import CODES
 
 blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
 

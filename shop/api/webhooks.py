@@ -14,8 +14,8 @@ from shop.api.common import (
     page_schema,
 )
 from shop.auth.decorators import require_permission
-from shop.extensions import limiter
-from shop.openapi import enum_field
+from shop.http.extensions import limiter
+from shop.http.openapi import enum_field
 from shop.webhooks import store
 from shop.webhooks.events import ALL_EVENTS
 

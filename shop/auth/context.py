@@ -93,7 +93,7 @@ def require_two_factor():
 
 
 def session_cookies(response):
-    """after_request: set or clear session cookies (shop/hooks.py finishes the response)."""
+    """after_request: set or clear session cookies (shop/http/hooks.py finishes the response)."""
     pending = g.get("set_session_cookie")
     if pending is not None:
         kind, token = pending

@@ -17,8 +17,8 @@ from werkzeug.exceptions import HTTPException
 from shop.auth.caller import require
 from shop.auth.permissions import scopes_for
 from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import add_doc
+from shop.http.extensions import limiter
+from shop.http.openapi import add_doc
 
 ADMIN_COOKIE = {"adminSession": []}
 CUSTOMER_COOKIE = {"customerSession": []}

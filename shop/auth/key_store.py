@@ -18,8 +18,8 @@ from shop.auth.key_events import CLI_ACTOR, lifecycle
 from shop.auth.key_rules import MAX_GRACE_SECONDS, check_ceiling
 from shop.auth.key_state import PREFIX, SECRET_RE, idle_days, present
 from shop.clock import iso, now
+from shop.db.pages import Where, changed_since, paginate
 from shop.errors import abort
-from shop.pages import Where, changed_since, paginate
 
 
 def _insert(

@@ -1,4 +1,4 @@
-"""The API-key sweeps the scheduler runs (``shop/jobs.py``): keys about to expire and keys
+"""The API-key sweeps the scheduler runs (``shop/cli/jobs.py``): keys about to expire and keys
 that expired unused, each told once.
 
 ``expiring`` is the one rule of "a key expires within 7 days": a live key (not revoked, not

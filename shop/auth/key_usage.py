@@ -10,7 +10,7 @@ finds the time has come, the process adds its counts to ``api_key_usage``, moves
 never-used key's first use is written by its own request, so no other process reads "never"
 after it. The
 periodic work over all keys (the sweeps, forgetting old days) is the scheduler's
-(``shop/jobs.py``), never a request's. A worker that stops normally writes what it holds; one
+(``shop/cli/jobs.py``), never a request's. A worker that stops normally writes what it holds; one
 that crashes or is killed loses at most one interval of its counts, last uses and
 new-address entries (docs/api-keys.md).
 

@@ -14,12 +14,13 @@ import secrets
 import pyotp
 import segno
 
-from shop import audit, db, settings
+from shop import audit, db
 from shop.auth import sessions
 from shop.auth.key_events import CLI_ACTOR
 from shop.auth.passwords import check_password
 from shop.clock import now, now_iso
 from shop.errors import abort
+from shop.site import settings
 
 ISSUER_FALLBACK = "shop"
 RECOVERY_CODES = 10

@@ -34,8 +34,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-from shop import db, deadlines
+from shop import db
 from shop.clock import iso, now
+from shop.net import deadlines
 from shop.outages import Unavailable, note_outage
 from shop.webhooks import delivery, manual, worker
 

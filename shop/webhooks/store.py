@@ -72,8 +72,8 @@ def found(webhook_id: str) -> dict:
 
 
 def list_page(page: int, page_size: int, since: dict | None = None) -> dict:
-    """A page of webhooks, newest first (``since``: ``shop.pages.changed_since``'s filters)."""
-    from shop.pages import Where, changed_since, paginate
+    """A page of webhooks, newest first (``since``: ``shop.db.pages.changed_since``'s filters)."""
+    from shop.db.pages import Where, changed_since, paginate
 
     where = Where()
     order = changed_since(where, since or {}, "w.") or " ORDER BY w.created_at DESC, w.id DESC"
@@ -317,7 +317,7 @@ def deliveries_page(
     webhook_id: str, status: str | None, page: int, page_size: int, since: dict | None = None
 ) -> dict:
     """A page of a webhook's deliveries, newest first (``since``: as ``list_page``'s)."""
-    from shop.pages import Where, changed_since, paginate
+    from shop.db.pages import Where, changed_since, paginate
 
     found(webhook_id)
     where = Where("d.webhook_id = :webhook_id", webhook_id=webhook_id)
@@ -366,7 +366,7 @@ def status() -> list[dict]:
 
 def status_lines() -> list[str]:
     """``flask webhooks status``: a line per endpoint, then one per outbox."""
-    from shop import health
+    from shop.http import health
 
     lines = []
     for row in status():

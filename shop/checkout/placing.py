@@ -1,0 +1,394 @@
+"""Checkout: turn a customer's basket into an order, its payment and its stock movements.
+
+One transaction holds the stock decrements, the order, its items, its payment, its first
+history entry, the confirmation mail (the outbox), the idempotency record and the audit
+entry: either all of them happen or none. It updates no row that every checkout updates, so
+concurrent checkouts on PostgreSQL wait for each other only on the products they share:
+the order number comes from the sequence ``order_numbers`` (``nextval`` is never rolled
+back, so a failed checkout skips a number, as Shopify's do), and on SQLite, whose writers
+take turns anyway, from the highest number given plus one; the orders total is not bumped
+(``shop/db/totals.py``). The answer is presented from what the transaction wrote, not read
+back. Overselling is impossible on both engines because each decrement is a
+guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
+one writer on SQLite); a decrement that matches no row rolls the whole order back. Each
+decrement locks the product's row and then the variant's, and its product's stock follows
+by the trigger ``product_variants_stock``; lines are taken in (product, variant) order, so
+that two baskets never deadlock.
+
+Statements of a one-line checkout (``tests/test_performance.py`` pins them): the decrement
+(which finds a product's lone variant itself), one read of the settings, tax rates, shipping
+methods and the order number (``baskets.shop_data``), the order, its items, its payment, its
+first history entry, the mail, the audit entry, and the webhook subscriptions.
+
+The order is priced by ``pricing/rules.py`` (through ``baskets.price_basket``) in the same
+transaction, from the rows it took: the quote runs the same function on the same data, so
+both agree to the minor unit. A discount code is read before the transaction and its use
+taken by the transaction's last statement (``baskets.claim``, which refuses a code used up
+or changed meanwhile), so usage limits hold under concurrency, a replay uses none, and
+concurrent checkouts with one code queue on its row only for the commit.
+
+An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
+first order and writes nothing; with another body it is a 409. Concurrent requests with one
+key are serialised by a lock on (customer, key) and the primary key of ``idempotency_keys``.
+"""
+
+import hashlib
+import json
+from datetime import timedelta
+
+from werkzeug.exceptions import HTTPException
+
+from shop import audit, db, mail, webhooks
+from shop.catalogue import present as catalogue
+from shop.catalogue import variants
+from shop.clock import iso, now
+from shop.errors import abort
+from shop.orders import lifecycle as orders
+from shop.orders.lifecycle import record_history
+from shop.payments import providers as payments
+from shop.pricing import baskets
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+# The parts of the priced breakdown an order keeps in ``orders.pricing`` (JSON); the amounts
+# have their own columns.
+PRICING_KEYS = (
+    "tax_lines",
+    "shipping_tax_cents",
+    "prices_include_tax",
+    "shipping_method",
+    "discount_code",
+    "applied",
+)
+
+# Take a variant's stock, guarded. Its product's row is locked first (PostgreSQL: the
+# sub-select runs before the variant's row is reached), then the variant's, and the trigger
+# product_variants_stock (migration 0020) brings the product's stock up to date in the same
+# statement: lines taken in (product, variant) order lock rows in one order in every checkout,
+# so two never deadlock. It answers what pricing needs, the product's low-stock threshold and
+# the variant's stock after it. Not its product's: on PostgreSQL a sub-select here reads the
+# other variants as of the statement's start, before it waited for the product's row, so a
+# checkout that waited for another's would miss that one's decrement (``_take_stock`` reads
+# the product's stock, kept by the trigger, when a variant runs out).
+_TAKE = """
+    UPDATE product_variants SET stock = stock - :quantity
+    WHERE {which} AND stock >= :quantity AND active = 1
+      AND product_id = (SELECT id FROM products WHERE id = :product_id AND active = 1{lock})
+    RETURNING id, product_id, sku, options, price_cents, weight_grams,
+        (SELECT name FROM products p WHERE p.id = product_variants.product_id) AS name,
+        (SELECT tax_class FROM products p WHERE p.id = product_variants.product_id) AS tax_class,
+        (SELECT category_id FROM products p WHERE p.id = product_variants.product_id)
+            AS category_id,
+        (SELECT low_stock_threshold FROM products p WHERE p.id = product_variants.product_id)
+            AS low_stock_threshold,
+        stock"""
+# (engine, the variant named or the product's lone one) -> the statement. A line naming a
+# product takes its lone variant in the same statement (the quote's rule,
+# ``baskets.with_variants``: exactly one variant, active or not).
+_DECREMENT = {
+    (engine, lone): _TAKE.format(
+        which="(SELECT COUNT(*) FROM product_variants c WHERE c.product_id = :product_id) = 1"
+        if lone
+        else "id = :variant_id",
+        lock=" FOR UPDATE" if engine == "postgresql" else "",  # SQLite: one writer anyway
+    )
+    for engine in ("postgresql", "sqlite")
+    for lone in (True, False)
+}
+
+
+def request_hash(body) -> str:
+    """SHA-256 of a JSON body in canonical form (sorted keys, no spaces)."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _read_code(code: str | None, customer_id: str, idempotency_key: str | None) -> dict | None:
+    """The discount of ``code`` (None without one), read before the checkout's transaction.
+
+    A refusal waits, with a key, until the transaction has looked for a replay (None here):
+    a concurrent request with the key (a double click) may have used the code's last use,
+    or the customer's one, for the very order this request then answers.
+    """
+    if not code:
+        return None
+    try:
+        return baskets.find_discount(code, customer_id)
+    except HTTPException:
+        if idempotency_key is None:
+            raise
+        return None
+
+
+def place_order(
+    customer,
+    items: list[dict],
+    shipping_address: dict,
+    payment_method: str,
+    idempotency_key: str | None = None,
+    body_hash: str | None = None,
+    shipping_method_id: str | None = None,
+    discount_code: str | None = None,
+) -> tuple[str, bool, dict | None]:
+    """Place an order for ``customer`` (a Caller); answer its id, whether it is new and, when
+    new, the order as the API shows it (None for a replay).
+
+    ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
+    product with one variant, each variant once. An unknown or inactive variant is a 400,
+    too little stock a 409, both naming it.
+    """
+    cutoff = iso(now() - IDEMPOTENCY_WINDOW)
+    if idempotency_key is not None:
+        replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
+        if replayed:
+            return replayed, False, None
+    provider = payments.get(payment_method)
+    # Read before the transaction (outside SQLite's writer lock), claimed at its end.
+    discount = _read_code(discount_code, customer.id, idempotency_key)
+    with db.transaction():
+        if idempotency_key is not None:
+            db.lock(f"checkout:{customer.id}:{idempotency_key}")
+            replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
+            if replayed:  # a concurrent request with the key won the race
+                return replayed, False, None
+        if discount_code and discount is None:  # refused before: says why, or is usable now
+            discount = baskets.find_discount(discount_code, customer.id)
+        taken = _take_stock(items)
+        data = baskets.shop_data(shipping_method_id, next_number=True)
+        shop, seq = data["shop"], data["seq"]
+        priced = baskets.price_basket(
+            taken, shipping_address, shipping_method_id, discount, require_method=True, data=data
+        )
+        lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
+        order_id, moment = db.new_id(), iso(now())
+        number = f"{shop['order_number_prefix']}{seq:06d}"
+        subtotal, total = priced["subtotal_cents"], priced["total_cents"]
+        started = provider.start(
+            {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
+        )
+        status = "paid" if started.status == "paid" else "pending"
+        db.execute(
+            "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
+            " currency, shipping_address, created_at, updated_at, discount_cents,"
+            " shipping_cents, tax_cents, pricing, discount_id, seq) VALUES (:id, :number,"
+            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now,"
+            " :discount, :shipping, :tax, :pricing, :discount_id, :seq)",
+            {
+                "id": order_id,
+                "number": number,
+                "customer_id": customer.id,
+                "status": status,
+                "subtotal": subtotal,
+                "total": total,
+                "currency": shop["currency"],
+                "address": json.dumps(shipping_address, sort_keys=True),
+                "now": moment,
+                "discount": priced["discount_cents"],
+                "shipping": priced["shipping_cents"],
+                "tax": priced["tax_cents"],
+                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
+                "discount_id": discount["id"] if discount else None,
+                "seq": seq,
+            },
+        )
+        db.execute_many(
+            "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
+            " unit_price_cents, quantity, line_total_cents, discount_cents, tax_cents,"
+            " tax_rate, total_cents) VALUES (:order_id, :line, :product_id, :variant_id, :name,"
+            " :sku, :options_text, :unit_price_cents, :quantity, :line_total_cents,"
+            " :discount_cents, :tax_cents, :tax_rate, :total_cents)",
+            [
+                {**line, "order_id": order_id, "options_text": json.dumps(line["options"])}
+                for line in lines
+            ],
+        )
+        payment = {
+            "provider": provider.name,
+            "amount_cents": total,
+            "status": started.status,
+            "reference": started.reference,
+        }
+        db.execute(
+            "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
+            " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount_cents, :status,"
+            " :reference, :now, :now)",
+            {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
+        )
+        history = record_history(order_id, status, None, moment)
+        # As services/orders.load would read it back: the answer and the event's payload.
+        placed = orders.present_new(
+            {
+                "id": order_id,
+                "number": number,
+                "customer_id": customer.id,
+                "customer_email": customer.email,
+                "customer_name": customer.name,
+                "status": status,
+                "subtotal_cents": subtotal,
+                "total_cents": total,
+                "currency": shop["currency"],
+                "shipping_address": json.dumps(shipping_address, sort_keys=True),
+                "created_at": moment,
+                "updated_at": moment,
+                "discount_cents": priced["discount_cents"],
+                "shipping_cents": priced["shipping_cents"],
+                "tax_cents": priced["tax_cents"],
+                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}),
+            },
+            payment,
+            lines,
+            [history],
+        )
+        mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"])
+        if idempotency_key is not None:
+            _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
+        audit.record(
+            "order.placed",
+            {
+                "order_id": order_id,
+                "number": number,
+                "total_cents": total,
+                "currency": shop["currency"],
+                "payment_method": provider.name,
+            },
+        )
+        webhooks.emit("order.placed", order_id, lambda _: placed)
+        if discount:  # last: every checkout locks products, then the code's row until commit
+            baskets.claim(discount_code, discount, customer.id, order_id)
+    return order_id, True, placed
+
+
+def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | None:
+    """The order a live key already placed (same body), a 409 (other body), or None."""
+    row = db.one(
+        "SELECT request_hash, order_id FROM idempotency_keys"
+        " WHERE customer_id = :customer_id AND key = :key AND created_at > :cutoff",
+        {"customer_id": customer_id, "key": key, "cutoff": cutoff},
+    )
+    if row is None:
+        return None
+    if row["request_hash"] != body_hash:
+        abort(
+            409,
+            "This Idempotency-Key was already used with a different request body;"
+            " use a new key for a new order.",
+        )
+    return row["order_id"]
+
+
+def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
+    """Store the key for replays, dropping this customer's keys older than the window."""
+    db.execute(
+        "DELETE FROM idempotency_keys WHERE customer_id = :customer_id AND created_at <= :cutoff",
+        {"customer_id": customer_id, "cutoff": cutoff},
+    )
+    db.execute(
+        "INSERT INTO idempotency_keys (customer_id, key, request_hash, order_id, created_at)"
+        " VALUES (:customer_id, :key, :hash, :order_id, :now)",
+        {
+            "customer_id": customer_id,
+            "key": key,
+            "hash": body_hash,
+            "order_id": order_id,
+            "now": moment,
+        },
+    )
+
+
+def _take_stock(items: list[dict]) -> list[dict]:
+    """Decrement every variant's stock, or stop the transaction naming the first that fails.
+
+    Answers the pricing lines (``pricing.price``'s input), in the basket's order, from the
+    database. A product left without stock emits ``product.out_of_stock``; one with a
+    low-stock threshold gets its variants' marks (``variants.mark_low_stock``).
+    """
+    engine = db.get_db().engine
+    if len(items) == 1 and "variant_id" not in items[0]:  # one statement finds and takes it
+        item = {"product_id": items[0]["product_id"], "quantity": items[0]["quantity"]}
+        row = db.one(_DECREMENT[engine, True], item)
+        if row is None:
+            _refuse(baskets.with_variants([item])[0])  # 400 when not exactly one variant
+        wanted = [{**item, "variant_id": row["id"]}]
+        taken = {row["id"]: row}
+    else:
+        wanted = _with_products(baskets.with_variants(items))
+        if len({item["variant_id"] for item in wanted}) < len(wanted):
+            abort(400, "items: two lines name the same variant; give it one line.")
+        taken = {}
+        for item in sorted(wanted, key=lambda item: (item["of_product"], item["variant_id"])):
+            params = {k: item[k] for k in ("variant_id", "quantity")}
+            row = db.one(_DECREMENT[engine, False], {**params, "product_id": item["of_product"]})
+            if row is None:
+                _refuse(item)
+            taken[item["variant_id"]] = row
+    # A product ran out only if the variant of it taken last did (then its stock is read).
+    products = {row["product_id"]: row for row in taken.values()}
+    for product_id in sorted(products):
+        row = products[product_id]
+        if row["low_stock_threshold"] is not None:
+            variants.mark_low_stock(product_id, row["low_stock_threshold"])
+        if row["stock"] == 0 and _stock_of(product_id) == 0:  # read only when a variant ran out
+            webhooks.emit("product.out_of_stock", product_id, catalogue.load_product)
+    lines = []
+    for item in wanted:
+        variant = product = taken[item["variant_id"]]  # the product's fields come with it
+        lines.append(
+            {
+                "product_id": variant["product_id"],
+                "variant_id": item["variant_id"],
+                "name": product["name"],
+                "sku": variant["sku"],
+                "options": json.loads(variant["options"]),
+                "unit_price_cents": variant["price_cents"],
+                "quantity": item["quantity"],
+                "tax_class": product["tax_class"],
+                "category_id": product["category_id"],
+                "weight_grams": variant["weight_grams"] or 0,
+            }
+        )
+    return lines
+
+
+def _stock_of(product_id: str) -> int:
+    """The product's stock now, as the trigger ``product_variants_stock`` keeps it: read in a
+    statement of its own, so on PostgreSQL it sees what other checkouts committed while this
+    one waited for the product's row."""
+    return db.value("SELECT stock FROM products WHERE id = :id", {"id": product_id})
+
+
+def _with_products(wanted: list[dict]) -> list[dict]:
+    """The lines, each with its product's id in ``of_product`` (the lock order needs it):
+    lines naming only a variant read theirs, one statement for all; an unknown variant is
+    refused."""
+    named = sorted({item["variant_id"] for item in wanted if "product_id" not in item})
+    found = {}
+    if named:
+        marks, params = db.in_list("v", named)
+        rows = db.query(f"SELECT id, product_id FROM product_variants WHERE id IN {marks}", params)
+        found = {row["id"]: row["product_id"] for row in rows}
+    lines = []
+    for item in wanted:
+        product_id = item.get("product_id", found.get(item["variant_id"]))
+        if product_id is None:
+            _refuse(item)
+        lines.append({**item, "of_product": product_id})
+    return lines
+
+
+def _refuse(item: dict) -> None:
+    """Say why a variant could not be taken: 400 unknown or inactive, 409 too little stock."""
+    variant_id = item["variant_id"]
+    row = db.one(
+        "SELECT p.name, v.stock, v.active * p.active AS active, v.product_id"
+        " FROM product_variants v JOIN products p ON p.id = v.product_id WHERE v.id = :id",
+        {"id": variant_id},
+    )
+    wrong_product = row and item.get("product_id", row["product_id"]) != row["product_id"]
+    if row is None or not row["active"] or wrong_product:
+        named = f"product {item['product_id']}" if "product_id" in item else f"variant {variant_id}"
+        abort(400, f"items: {named} does not exist or is not for sale.")
+    abort(
+        409,
+        f"Not enough stock for variant {variant_id} of product {row['product_id']}"
+        f" ({row['name']}): {item['quantity']} requested, {row['stock']} available.",
+    )

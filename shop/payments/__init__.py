@@ -1,0 +1,1 @@
+"""Payments: the provider interface, manual payments, refunds and Stripe."""
