@@ -12,14 +12,14 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db, errors, metrics
+    from shop import admin, cli, db, metrics
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
-    from shop.auth import context, key_usage
-    from shop.auth.decorators import run_route_guard
+    from shop.auth import key_usage
     from shop.db import migrate
-    from shop.http import client_address, hooks, inbound
+    from shop.http import client_address, context, errors, hooks, inbound
+    from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter
     from shop.http.openapi import SECURITY_SCHEMES
 

@@ -128,9 +128,16 @@ def test_blueprints_and_console_pages_import_no_blueprint():
     assert sideways == []
 
 
-def test_no_room_is_over_450_lines():
+# A room over 600 lines is a smell to explain here (why its one job needs the length), not a
+# target to squeeze under: cohesion, one job per room, is the rule (docs/architecture.md).
+LONG_ROOMS_EXPLAINED: dict[str, str] = {}
+
+
+def test_a_room_over_600_lines_is_explained():
     sizes = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
-    assert {name: n for name, n in sizes.items() if n > 450} == {}
+    long = {name for name, n in sizes.items() if n > 600}
+    assert long - set(LONG_ROOMS_EXPLAINED) == set()
+    assert set(LONG_ROOMS_EXPLAINED) - long == set()  # an explanation outlives its room's length
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ from shop.auth import two_factor as second_factor
 from shop.auth.passwords import MAX_LENGTH
 from shop.auth.signin import end_session
 from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
-from shop.errors import abort, error_response
+from shop.errors import ShopError
+from shop.http.errors import abort, as_http, error_response
 from shop.http.extensions import limiter
 
 
@@ -92,7 +93,7 @@ def two_factor_confirm():
         return _two_factor_page("There is no set-up to confirm: start it again.", 409)
     try:
         codes = second_factor.confirm_setup(g.caller, code)
-    except HTTPException:
+    except (HTTPException, ShopError):
         return _two_factor_page(WRONG_SETUP_CODE, 400)
     return render_template("admin/recovery_codes.html", codes=codes)
 
@@ -116,7 +117,8 @@ def two_factor_disable():
             request.form.get("password", "")[:MAX_LENGTH],
             request.form.get("code", "")[:64],
         )
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         body, status, _ = error_response(error)
         return _two_factor_page(for_people(body["message"], _LABELS), status)
     return redirect(url_for("admin.two_factor"), 303)

@@ -23,7 +23,8 @@ from shop.auth import key_rules, key_store
 from shop.auth.key_state import is_dormant
 from shop.auth.permissions import ALL_SCOPES
 from shop.clock import now, parse
-from shop.errors import abort, error_response
+from shop.errors import ShopError
+from shop.http.errors import abort, as_http, error_response
 
 
 @bp.route("/api-keys")
@@ -125,7 +126,8 @@ def create_key():
             "expires_at": form["expires_at"] or None,
         }
         created = key_store.issue(data, g.caller, key_id=form["key_id"])
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         if error.code == 409 and db.value(
             "SELECT 1 FROM api_keys WHERE id = :id", {"id": form["key_id"]}
         ):

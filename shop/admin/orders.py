@@ -20,7 +20,8 @@ from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
-from shop.errors import abort, error_response
+from shop.errors import ShopError
+from shop.http.errors import abort, as_http, error_response
 from shop.money import display, from_text
 from shop.orders import lifecycle as orders
 from shop.orders import order_list, shipments
@@ -104,7 +105,8 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
     _require(permission)
     try:
         action()
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         if error.code == 404:
             raise
         body, code, headers = error_response(error)  # a 503 keeps its Retry-After

@@ -11,9 +11,9 @@ from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
 from shop.api.common import Blueprint, CreatedSinceQuerySchema, page_schema
 from shop.auth import key_rules, key_store, key_usage
-from shop.auth.decorators import require_permission
 from shop.auth.permissions import ALL_SCOPES
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.extensions import limiter
 from shop.http.openapi import enum_field
 

@@ -11,7 +11,6 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db, webhooks
 from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema, paginate_rows
 from shop.auth import sessions
-from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
 from shop.auth.signin import (
     LOGIN_LIMIT,
@@ -23,7 +22,8 @@ from shop.auth.signin import (
 )
 from shop.clock import now_iso
 from shop.customers import profile as customers
-from shop.errors import abort
+from shop.http.decorators import require_auth
+from shop.http.errors import abort
 from shop.http.extensions import limiter
 from shop.http.openapi import HEADERS, enum_field, responds, sets_cookie
 

@@ -16,11 +16,11 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
 from shop.catalogue import slugs
 from shop.catalogue.present import check_exists
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.openapi import responds
 
 blp = Blueprint("categories", __name__, url_prefix="/categories", description="Categories.")

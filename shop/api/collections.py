@@ -18,12 +18,12 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ProductSchema
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.catalogue import slugs
 from shop.catalogue.present import SELECT as PRODUCT_SELECT
 from shop.catalogue.present import present as present_product
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 from shop.http.openapi import responds
 
 blp = Blueprint("collections", __name__, url_prefix="/collections", description="Collections.")

@@ -26,8 +26,8 @@ from werkzeug.routing import BaseConverter
 from shop import db
 from shop.api.dump import compile_dump
 from shop.db.pages import LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
-from shop.errors import abort, error_response
 from shop.http import inbound
+from shop.http.errors import abort, error_response
 from shop.http.extensions import limiter
 from shop.http.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
 from shop.http.openapi import (

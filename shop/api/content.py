@@ -24,9 +24,9 @@ from shop.api.common import (
     paginate,
 )
 from shop.auth.caller import require
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 
 blp = Blueprint("content", __name__, url_prefix="/content", description="Content registry.")
 

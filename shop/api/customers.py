@@ -26,10 +26,10 @@ from shop.api.common import (
 )
 from shop.api.schemas import text
 from shop.auth import sessions
-from shop.auth.decorators import require_permission
 from shop.clock import now_iso
 from shop.customers.profile import SELECT, get_customer, present
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 
 blp = Blueprint("customers", __name__, url_prefix="/customers", description="Customers.")
 

@@ -24,9 +24,9 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
 from shop.clock import iso, now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
 from shop.pricing import baskets
 

@@ -14,8 +14,8 @@ from shop import metrics
 from shop.api.common import Blueprint
 from shop.auth.api_keys import address_allowed
 from shop.db.migrate import RETRY_AFTER
-from shop.errors import abort
 from shop.http import health
+from shop.http.errors import abort
 from shop.http.openapi import responds
 from shop.outages import RETRY_AFTER_UNAVAILABLE
 

@@ -16,10 +16,10 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db, webhooks
 from shop.api.common import Blueprint
 from shop.api.schemas import ImageSchema
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.catalogue import images
 from shop.catalogue.present import load_product
-from shop.errors import abort
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 from shop.http.openapi import responds
 
 blp = Blueprint(

@@ -24,10 +24,10 @@ from shop.api.common import (
 from shop.api.dump import json_page, json_text
 from shop.api.schemas import OrderSchema, order_status
 from shop.auth.caller import require
-from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
 from shop.db import totals
-from shop.errors import abort
+from shop.http.decorators import require_auth, require_permission
+from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, responds
 from shop.orders import order_json, shipments
 from shop.orders.lifecycle import change_status

@@ -6,7 +6,7 @@ from marshmallow import Schema, fields, validate
 from shop.api.common import Blueprint
 from shop.auth import password_reset
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
-from shop.errors import abort
+from shop.http.errors import abort
 from shop.http.extensions import limiter
 from shop.http.openapi import enum_field
 

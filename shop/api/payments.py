@@ -15,8 +15,8 @@ from shop.api.schemas import (
     ShippingAddressSchema,
     ShippingQuoteAddressSchema,
 )
-from shop.auth.decorators import require_auth
 from shop.checkout import placing as checkout
+from shop.http.decorators import require_auth
 from shop.http.extensions import limiter
 from shop.http.openapi import responds
 from shop.orders import lifecycle as orders

@@ -12,12 +12,12 @@ from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint, RowErrorSchema, read_body
 from shop.auth.caller import require
-from shop.auth.decorators import require_permission
 from shop.catalogue.files import export as catalogue_export
 from shop.catalogue.files import imports as catalogue_import
 from shop.catalogue.files.export import HEADER, MEDIA_TYPES, WRITERS
 from shop.catalogue.files.imports import read_rows
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.openapi import enum_field, responds
 
 blp = Blueprint(

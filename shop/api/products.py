@@ -14,7 +14,6 @@ from shop import db
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.catalogue import products, slugs
 from shop.catalogue.input import CategoryId, Price, ProductCreateSchema, ProductUpdateSchema, Sku
 from shop.catalogue.present import SELECT, get_product, present
@@ -27,7 +26,8 @@ from shop.catalogue.product_query import (
     ranked_page,
 )
 from shop.db import totals
-from shop.errors import abort
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")

@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop.api.common import WRITE_ONLY, Blueprint, readable
 from shop.api.schemas import PaymentSchema
-from shop.auth.decorators import require_auth, require_permission
+from shop.http.decorators import require_auth, require_permission
 from shop.http.openapi import responds
 from shop.payments import refunds
 from shop.payments.stripe import intents as stripe_payments

@@ -9,8 +9,8 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
-from shop.auth.decorators import require_permission
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.openapi import responds
 from shop.site import settings as site
 

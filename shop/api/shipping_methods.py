@@ -21,10 +21,10 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import country_code
-from shop.auth.decorators import require_permission
 from shop.catalogue.input import tax_class_field
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.pricing import baskets
 from shop.pricing.rules import Refusal, price
 from shop.site import settings as site

@@ -12,7 +12,7 @@ from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint
 from shop.auth.caller import system
-from shop.errors import abort
+from shop.http.errors import abort
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import intents as stripe_payments
 

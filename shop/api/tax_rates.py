@@ -19,10 +19,10 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
 from shop.catalogue.input import tax_class_field
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 from shop.http.openapi import responds
 from shop.shipping.countries import CODES
 

@@ -9,8 +9,8 @@ from marshmallow import Schema, fields, validate
 
 from shop.api.common import Blueprint
 from shop.auth import two_factor
-from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH
+from shop.http.decorators import require_auth
 from shop.http.extensions import limiter
 
 blp = Blueprint(

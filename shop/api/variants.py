@@ -12,11 +12,11 @@ from marshmallow import Schema, fields
 from shop import db
 from shop.api.common import Blueprint
 from shop.api.schemas import VariantSchema
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.catalogue import variants
 from shop.catalogue.input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
 from shop.catalogue.present import variants_of
-from shop.errors import abort
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 from shop.http.openapi import responds
 
 blp = Blueprint("variants", __name__, url_prefix="/products", description="Variants of products.")

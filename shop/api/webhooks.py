@@ -13,7 +13,7 @@ from shop.api.common import (
     StrictBoolean,
     page_schema,
 )
-from shop.auth.decorators import require_permission
+from shop.http.decorators import require_permission
 from shop.http.extensions import limiter
 from shop.http.openapi import enum_field
 from shop.webhooks import store

@@ -22,7 +22,7 @@ from shop.auth.caller import Caller
 from shop.auth.key_state import SECRET_RE, idle_days, state_of
 from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 from shop.clock import iso, now, parse
-from shop.errors import abort
+from shop.errors import Forbidden, Throttled, Unauthenticated
 from shop.http import client_address
 from shop.http.extensions import limiter
 
@@ -80,10 +80,10 @@ def resolve(secret: str) -> Caller:
     minute (429). The request is counted in memory (``key_usage``), never written here.
     """
     if not SECRET_RE.fullmatch(secret):
-        abort(401, "Invalid API key.", _UNAUTHORIZED)
+        raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
     row = db.one(_RESOLVE, {"token_hash": db.sha256(secret)})
     if row is None:
-        abort(401, "Invalid API key.", _UNAUTHORIZED)
+        raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
     # Counted by key_usage after the answer; a key's first use is written at once.
     g.api_key_use = use = [row["id"], False, None, row["last_used_at"] is None]
     moment = now()
@@ -94,15 +94,14 @@ def resolve(secret: str) -> Caller:
             message = f"API key expired unused: it was not used for {idle_days()} days."
         else:
             message = _REFUSALS[why or state]
-        abort(401, message, _UNAUTHORIZED)
+        raise Unauthenticated(message, _UNAUTHORIZED)
     if row["source"] == "admin" and not row["owner_active"]:
-        abort(
-            401, "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
+        raise Unauthenticated(
+            "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
         )
     address = request.remote_addr
     if row["allowed_ips"] and not address_allowed(row["allowed_ips"], address):
-        abort(
-            403,
+        raise Forbidden(
             f"API key refused from {address}: its allowed_ips rule admits only "
             + ", ".join(row["allowed_ips"].split())
             + ".",
@@ -139,8 +138,7 @@ def _check_key_limit(key_id: str, per_minute: int) -> None:
         log.warning("API key limit not checked: rate-limit storage failed", exc_info=True)
         return
     retry = max(1, math.ceil(reset - time.time()))
-    abort(
-        429,
+    raise Throttled(
         f"This API key's limit of {per_minute} requests per minute is used up: retry in {retry} s.",
         {"Retry-After": str(retry)},
     )

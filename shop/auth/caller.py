@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from shop.auth.permissions import SCOPES, scopes_for
-from shop.errors import abort
+from shop.errors import Forbidden
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,4 +85,4 @@ def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | No
         and any(caller.has_scope(scope) for scope in key_scopes)
     ):
         return
-    abort(403, caller.denial(permission, key_scopes=key_scopes, purpose=purpose))
+    raise Forbidden(caller.denial(permission, key_scopes=key_scopes, purpose=purpose))

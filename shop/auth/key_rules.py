@@ -13,7 +13,7 @@ from shop import db
 from shop.auth.caller import Caller
 from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
 from shop.clock import iso, now, utc
-from shop.errors import abort
+from shop.errors import Forbidden, Invalid
 
 _SCOPE_RE = re.compile(r"(read|write):[a-z_]+")
 MAX_GRACE_SECONDS = 7 * 24 * 3600
@@ -80,8 +80,7 @@ def check_ceiling(scopes, owner_id: str | None, actor: Caller | None = None) -> 
         lacking = sorted(SCOPES[scope] - rights)
         if lacking:
             who = "you lack" if actor is not None and actor.id == owner_id else "its owner lacks"
-            abort(
-                403,
+            raise Forbidden(
                 f"Access denied: you cannot grant the scope {scope} to this key"
                 f" ({who} {', '.join(lacking)}).",
             )
@@ -142,7 +141,7 @@ def _bad_input(parse, *args):
     try:
         return parse(*args)
     except ValueError as error:
-        abort(400, str(error))
+        raise Invalid(str(error)) from None
 
 
 def issue_input(data: dict) -> dict:
@@ -150,7 +149,7 @@ def issue_input(data: dict) -> dict:
     ``expires_at``, ``allowed_ips`` and ``rate_limit_per_minute``): 400 naming the field."""
     label = data["label"]
     if not LABEL_LENGTH[0] <= len(label) <= LABEL_LENGTH[1]:
-        abort(400, f"label: Length must be between {LABEL_LENGTH[0]} and {LABEL_LENGTH[1]}.")
+        raise Invalid(f"label: Length must be between {LABEL_LENGTH[0]} and {LABEL_LENGTH[1]}.")
     expires = data.get("expires_at")
     return {
         "label": label.strip() or label,

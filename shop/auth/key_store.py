@@ -19,7 +19,7 @@ from shop.auth.key_rules import MAX_GRACE_SECONDS, check_ceiling
 from shop.auth.key_state import PREFIX, SECRET_RE, idle_days, present
 from shop.clock import iso, now
 from shop.db.pages import Where, changed_since, paginate
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound
 
 
 def _insert(
@@ -55,7 +55,7 @@ def _insert(
         },
     )
     if not inserted:  # the same form posted twice at once: one key, not two
-        abort(409, "This API key was already created.")
+        raise Conflict("This API key was already created.")
     return secret
 
 
@@ -108,16 +108,16 @@ def roll(
     active and not rolled already. The successor keeps the label, scopes (unless new ones are
     given), expiry, owner, allowed_ips and limit."""
     if not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
-        abort(400, f"grace_seconds: must be between 0 and {MAX_GRACE_SECONDS} (7 days).")
+        raise Invalid(f"grace_seconds: must be between 0 and {MAX_GRACE_SECONDS} (7 days).")
     moment = now()
     with db.transaction():
         old = get(key_id, viewer)
         if old is None:
             return None
         if old["status"] != "active":
-            abort(409, f"This API key is {old['status']}: only an active key can be rolled.")
+            raise Conflict(f"This API key is {old['status']}: only an active key can be rolled.")
         if old["rolled_to"]:
-            abort(409, f"This API key was already rolled to {old['rolled_to']}: roll that one.")
+            raise Conflict(f"This API key was already rolled to {old['rolled_to']}: roll that one.")
         owner_id = old["owner"]["id"] if old["owner"] else None
         if scopes:
             check_ceiling(scopes, owner_id, viewer)
@@ -130,7 +130,7 @@ def roll(
             {"expires_at": old_expiry, "successor": successor_id, "id": key_id},
         )
         if not changed:  # rolled or revoked by someone else a moment ago
-            abort(409, "This API key was rolled or revoked meanwhile: reload it.")
+            raise Conflict("This API key was rolled or revoked meanwhile: reload it.")
         secret = _insert(
             successor_id,
             old["label"],
@@ -166,7 +166,7 @@ def update(key_id: str, viewer: Caller | None, changes: dict) -> dict | None:
         if record is None:
             return None
         if record["status"] == "revoked":
-            abort(409, "This API key is revoked: it can no longer be changed.")
+            raise Conflict("This API key is revoked: it can no longer be changed.")
         if changes:
             assignments = ", ".join(f"{name} = :{name}" for name in sorted(changes))
             db.execute(
@@ -298,6 +298,6 @@ def roll_from(key_id: str, data: dict, caller: Caller | None) -> dict:
     ``roll``, the ceiling of the key owner's permissions (403); 404 when not visible."""
     rolled = roll(key_id, caller, data["grace_seconds"], key_rules.roll_scopes(data))
     if rolled is None:
-        abort(404, "API key not found.")
+        raise NotFound("API key not found.")
     record, secret = rolled
     return {**record, "secret": secret}

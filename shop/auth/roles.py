@@ -7,7 +7,7 @@ from flask import g
 from shop import db
 from shop.auth.permissions import BUILTIN_ROLES, OWNER_ROLE
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Forbidden
 
 
 def seed_builtin_roles() -> None:
@@ -66,4 +66,4 @@ def check_grant(permissions) -> None:
     """403 unless the caller holds every permission in ``permissions``."""
     lacking = sorted(set(permissions) - g.caller.permissions)
     if lacking:
-        abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")
+        raise Forbidden(f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")

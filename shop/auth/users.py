@@ -5,7 +5,7 @@ from shop import audit, db
 from shop.auth.passwords import hash_password
 from shop.auth.roles import role_by_name
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound
 
 USER_SELECT = """
     SELECT u.id, u.email, u.name, u.active, u.role_id, u.created_at, u.updated_at,
@@ -21,7 +21,7 @@ def get_user(user_id: str) -> dict:
     """An administrator's row with role and permissions; 404 when there is none."""
     row = db.one(USER_SELECT + " WHERE u.id = :id", {"id": user_id})
     if row is None:
-        abort(404, "User not found.")
+        raise NotFound("User not found.")
     return row
 
 
@@ -30,7 +30,7 @@ def role_named(name: str) -> dict:
     role = role_by_name(name)
     if role is None:
         known = ", ".join(r["name"] for r in db.query("SELECT name FROM roles ORDER BY name"))
-        abort(400, f"role: unknown role {name!r}; the roles are {known}.")
+        raise Invalid(f"role: unknown role {name!r}; the roles are {known}.")
     return role
 
 
@@ -53,7 +53,7 @@ def create_user(
     password_hash = hash_password(password)
     with db.transaction():
         if db.value("SELECT 1 FROM users WHERE email = :email", {"email": email}):
-            abort(409, f"An administrator with the email {email} already exists.")
+            raise Conflict(f"An administrator with the email {email} already exists.")
         db.execute(
             "INSERT INTO users (id, email, name, password_hash, role_id, active, created_at,"
             " updated_at) VALUES (:id, :email, :name, :hash, :role_id, :active, :now, :now)",

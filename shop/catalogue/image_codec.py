@@ -16,7 +16,7 @@ import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from shop.errors import abort
+from shop.errors import Invalid, Unsupported
 
 CONTENT_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 _FORMATS = tuple(CONTENT_TYPES)
@@ -39,26 +39,26 @@ def prepare(data: bytes, max_pixels: int) -> dict:
         try:
             image = Image.open(io.BytesIO(data), formats=_FORMATS)
         except UnidentifiedImageError:
-            abort(415, _NOT_AN_IMAGE)
+            raise Unsupported(_NOT_AN_IMAGE) from None
         except Image.DecompressionBombError:
-            abort(400, _too_many_pixels(None, max_pixels))
+            raise Invalid(_too_many_pixels(None, max_pixels)) from None
         except _BROKEN:  # the format's signature, and then nonsense
-            abort(400, _DAMAGED)
+            raise Invalid(_DAMAGED) from None
         with image:
             fmt = image.format
             try:
                 frames = getattr(image, "n_frames", 1)
             except _BROKEN:
-                abort(400, _DAMAGED)
+                raise Invalid(_DAMAGED) from None
             width, height = image.size
             pixels = width * height * frames
             if pixels > max_pixels:
-                abort(400, _too_many_pixels((width, height, frames), max_pixels))
+                raise Invalid(_too_many_pixels((width, height, frames), max_pixels))
             try:
                 image.load()
                 out = _encode_original(image, fmt, frames)
             except (*_BROKEN, Image.DecompressionBombError):
-                abort(400, _DAMAGED)
+                raise Invalid(_DAMAGED) from None
     return out
 
 

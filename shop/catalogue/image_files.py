@@ -17,7 +17,7 @@ from pathlib import Path
 from flask import current_app
 
 from shop import db
-from shop.errors import abort
+from shop.errors import Deferred
 
 GRACE_SECONDS = 3600
 _RETRY_AFTER = "60"
@@ -46,11 +46,11 @@ def read(sha256: str, data) -> bytes:
         return bytes(data)
     folder = current_app.config["IMAGE_DIR"]
     if folder is None:
-        abort(503, _missing("SHOP_IMAGE_DIR is not set on this node"), _retry())
+        raise Deferred(_missing("SHOP_IMAGE_DIR is not set on this node"), _retry())
     try:
         return _path(folder, sha256).read_bytes()
     except FileNotFoundError:
-        abort(503, _missing(f"its file is not in {folder}"), _retry())
+        raise Deferred(_missing(f"its file is not in {folder}"), _retry()) from None
 
 
 def prune() -> int:

@@ -14,7 +14,7 @@ from flask import current_app
 from shop import db
 from shop.catalogue import image_codec, image_files, stock
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound, TooLarge
 
 WIDTHS = (160, 320, 640, 1280)
 MAX_PER_PRODUCT = 250  # Shopify's limit per product
@@ -50,7 +50,7 @@ def one(product_id: str, image_id: str) -> dict:
         {"id": image_id, "pid": product_id},
     )
     if row is None:
-        abort(404, "Image not found.")
+        raise NotFound("Image not found.")
     return present(row)
 
 
@@ -60,7 +60,7 @@ def check_image(product_id: str, image_id: str | None, field: str = "image_id") 
         "SELECT 1 FROM product_images WHERE id = :id AND product_id = :pid",
         {"id": image_id, "pid": product_id},
     ):
-        abort(400, f"{field}: no image {image_id!r} of this product.")
+        raise Invalid(f"{field}: no image {image_id!r} of this product.")
 
 
 def prepare(upload: bytes) -> dict:
@@ -68,9 +68,9 @@ def prepare(upload: bytes) -> dict:
     decoding takes time that no lock should wait for."""
     limit = current_app.config["MAX_IMAGE_BYTES"]
     if len(upload) > limit:
-        abort(413, too_large(limit))
+        raise TooLarge(too_large(limit))
     if not upload:
-        abort(400, "file: the file is empty.")
+        raise Invalid("file: the file is empty.")
     image = image_codec.prepare(upload, current_app.config["MAX_IMAGE_PIXELS"])
     return {**image, "data": image_files.keep(image)}
 
@@ -84,12 +84,12 @@ def add(product_id: str, image: dict, alt: str) -> dict:
     """Store a prepared ``image`` as the product's last; call inside a transaction that
     holds the products lock (so the product cannot be deleted meanwhile)."""
     if not db.value("SELECT 1 FROM products WHERE id = :id", {"id": product_id}):
-        abort(404, "Product not found.")
+        raise NotFound("Product not found.")
     count = db.value(
         "SELECT COUNT(*) FROM product_images WHERE product_id = :pid", {"pid": product_id}
     )
     if count >= MAX_PER_PRODUCT:
-        abort(409, f"This product has {count} images, the most it may have; delete one first.")
+        raise Conflict(f"This product has {count} images, the most it may have; delete one first.")
     image_id = db.new_id()
     db.execute(
         "INSERT INTO product_images (id, product_id, position, alt, content_type, width,"
@@ -164,12 +164,12 @@ def served(image_id: str, width: int | None) -> dict:
         "SELECT content_type, sha256, width FROM product_images WHERE id = :id", {"id": image_id}
     )
     if original is None:
-        abort(404, "Image not found.")
+        raise NotFound("Image not found.")
     if width is None or original["width"] <= width:
         return {**original, "width": None}
     stored = db.one("SELECT sha256, data FROM product_images WHERE id = :id", {"id": image_id})
     if stored is None:
-        abort(404, "Image not found.")  # deleted meanwhile
+        raise NotFound("Image not found.")  # deleted meanwhile
     made = image_codec.resize(image_files.read(stored["sha256"], stored["data"]), width)
     # Two first requests may both get here: the first insert wins, the other does nothing,
     # and both serve what is stored. An image deleted meanwhile inserts nothing.
@@ -182,7 +182,7 @@ def served(image_id: str, width: int | None) -> dict:
     )
     stored = _size(image_id, width)
     if stored is None:
-        abort(404, "Image not found.")  # deleted meanwhile
+        raise NotFound("Image not found.")  # deleted meanwhile
     return {**stored, "width": width}
 
 
@@ -196,7 +196,7 @@ def bytes_of(image_id: str, width: int | None) -> bytes:
             {"id": image_id, "width": width},
         )
     if row is None:
-        abort(404, "Image not found.")
+        raise NotFound("Image not found.")
     return image_files.read(row["sha256"], row["data"])
 
 

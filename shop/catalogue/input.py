@@ -5,7 +5,8 @@ bodies, the CSV/JSON Lines importer and the console load their input through the
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop.catalogue import slugs
-from shop.errors import abort, fold_messages
+from shop.errors import Invalid
+from shop.http.errors import fold_messages
 from shop.http.inbound import StrictBoolean
 
 MAX_PRICE = 10**12  # minor units; far beyond any shop, well inside JSON's safe integers
@@ -167,4 +168,4 @@ def load(schema: type[Schema], data: dict, *, partial=False) -> dict:
     try:
         return schema().load(data, partial=partial)
     except ValidationError as error:
-        abort(400, " ".join(fold_messages(error.messages)))
+        raise Invalid(" ".join(fold_messages(error.messages))) from None

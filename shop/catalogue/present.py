@@ -6,7 +6,7 @@ import json
 
 from shop import db
 from shop.catalogue import images
-from shop.errors import abort
+from shop.errors import Invalid, NotFound
 from shop.site.settings import CURRENCY_SQL, currency_of
 
 # One statement whatever the page size: the collections and the currency come as columns.
@@ -109,7 +109,7 @@ def get_product(product_id: str, *, visible_only: bool = False) -> dict:
     and its ``images`` in order, in one statement."""
     row = db.one(DETAIL[db.get_db().engine, int(visible_only)], {"id": product_id})
     if row is None:
-        abort(404, "Product not found.")
+        raise NotFound("Product not found.")
     return {
         **present(row),
         "variants": json.loads(row["variants"]),
@@ -127,7 +127,7 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
     if category_id is not None and not db.value(
         "SELECT 1 FROM categories WHERE id = :id", {"id": category_id}
     ):
-        abort(400, f"{field}: no category has the id {category_id!r}.")
+        raise Invalid(f"{field}: no category has the id {category_id!r}.")
 
 
 def check_image(product_id: str, image_id: str | None) -> None:

@@ -14,7 +14,7 @@ from shop.catalogue.input import ProductCreateSchema, ProductUpdateSchema, load
 from shop.catalogue.present import check_exists, load_product
 from shop.clock import now_iso
 from shop.db import totals
-from shop.errors import abort
+from shop.errors import Invalid, NotFound
 
 # The fields of the default variant, as the product showed them before variants.
 VARIANT_FIELDS = ("price_cents", "stock", "sku")
@@ -83,7 +83,7 @@ def update_product(product_id: str, data: dict) -> None:
     db.lock("products")
     row = db.one("SELECT active, stock FROM products WHERE id = :id", {"id": product_id})
     if row is None:
-        abort(404, "Product not found.")
+        raise NotFound("Product not found.")
     if data.get("category_id") is not None:
         db.lock("categories")
         check_exists(data["category_id"])
@@ -120,8 +120,7 @@ def _update_default_variant(product_id: str, given: dict) -> None:
     ]
     if len(ids) > 1:
         field = next(iter(given))
-        abort(
-            400,
+        raise Invalid(
             f"{field}: this product has {len(ids)} variants ({', '.join(ids)}); change"
             f" {', '.join(given)} on each with PATCH /products/{{id}}/variants/{{variant_id}}.",
         )
@@ -133,7 +132,7 @@ def delete_product(product_id: str) -> None:
     db.lock("products")
     row = db.one("SELECT slug, sku, active FROM products WHERE id = :id", {"id": product_id})
     if row is None:
-        abort(404, "Product not found.")
+        raise NotFound("Product not found.")
     webhooks.emit("product.deleted", product_id, load_product)  # rendered before it goes
     db.execute("DELETE FROM products WHERE id = :id", {"id": product_id})
     search.refresh(product_id)  # its index row is gone with it: a new catalogue version

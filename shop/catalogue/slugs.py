@@ -10,7 +10,7 @@ import unicodedata
 from marshmallow import validate
 
 from shop import db
-from shop.errors import abort
+from shop.errors import Conflict
 
 MAX_LENGTH = 200
 
@@ -47,7 +47,7 @@ def claim(table: str, given: str | None, name: str, fallback: str, own_id: str =
     """
     if given is not None:
         if db.value(_EXACT[table], {"slug": given, "own_id": own_id}):
-            abort(409, f"slug: {given!r} is already taken.")
+            raise Conflict(f"slug: {given!r} is already taken.")
         return given
     base = slugify(name, fallback)
     rows = db.query(_FAMILY[table], {"slug": base, "prefix": base + "-%", "own_id": own_id})

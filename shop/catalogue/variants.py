@@ -29,7 +29,7 @@ from shop.catalogue.input import (
 from shop.catalogue.present import VARIANTS as SELECT
 from shop.catalogue.present import check_image, load_product, present_variant
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound
 
 ORDER = " ORDER BY position, id"
 
@@ -43,7 +43,7 @@ def load_variant(variant_id: str) -> dict:
     """One variant as a reader holding ``products.read`` sees it (the events' payload)."""
     row = db.one(SELECT + " WHERE id = :id", {"id": variant_id})
     if row is None:
-        abort(404, "Variant not found.")
+        raise NotFound("Variant not found.")
     return present_variant(row)
 
 
@@ -53,14 +53,14 @@ def _variant(product_id: str, variant_id: str) -> dict:
         {"id": variant_id, "product_id": product_id},
     )
     if row is None:
-        abort(404, "Variant not found.")
+        raise NotFound("Variant not found.")
     return present_variant(row)
 
 
 def _product(product_id: str) -> dict:
     row = db.one("SELECT options, price_cents FROM products WHERE id = :id", {"id": product_id})
     if row is None:
-        abort(404, "Product not found.")
+        raise NotFound("Product not found.")
     return {**row, "options": json.loads(row["options"])}
 
 
@@ -74,14 +74,13 @@ def check_values(options: list[dict], values: dict) -> None:
     names = [option["name"] for option in options]
     unknown = sorted(set(values) - set(names))
     if unknown:
-        abort(400, f"options: the product has no option {unknown[0]!r} (it has {names}).")
+        raise Invalid(f"options: the product has no option {unknown[0]!r} (it has {names}).")
     for option in options:
         value = values.get(option["name"])
         if value is None:
-            abort(400, f"options: give a value of {option['name']!r} ({option['values']}).")
+            raise Invalid(f"options: give a value of {option['name']!r} ({option['values']}).")
         if value not in option["values"]:
-            abort(
-                400,
+            raise Invalid(
                 f"options: {value!r} is not a value of {option['name']!r} ({option['values']}).",
             )
 
@@ -99,8 +98,7 @@ def check_sku(sku: str | None, own_id: str = "") -> None:
 
 
 def _sku_taken(sku: str, other: dict) -> None:
-    abort(
-        409,
+    raise Conflict(
         f"sku: {sku!r} is already used by variant {other['id']} of product {other['product_id']}.",
     )
 
@@ -111,12 +109,12 @@ def _check_free(product_id: str, key: str, own_id: str = "") -> None:
         {"p": product_id, "k": key, "id": own_id},
     )
     if other:
-        abort(409, f"options: variant {other} already has these option values.")
+        raise Conflict(f"options: variant {other} already has these option values.")
 
 
 def _check_compare(price: int, compare_at: int | None) -> None:
     if compare_at is not None and compare_at < price:
-        abort(400, "compare_at_price_cents: must be at least price_cents.")
+        raise Invalid("compare_at_price_cents: must be at least price_cents.")
 
 
 _INSERT_VALUES = (
@@ -228,7 +226,7 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
         check_values(options, values)
         key = key_of(options, values)
         if key in taken:
-            abort(409, f"options: variant {taken[key]} already has these option values.")
+            raise Conflict(f"options: variant {taken[key]} already has these option values.")
         data["id"] = taken[key] = db.new_id()
         if data.get("sku") is not None:
             if data["sku"] in skus:
@@ -308,7 +306,7 @@ def delete_variant(product_id: str, variant_id: str) -> None:
         "SELECT COUNT(*) FROM product_variants WHERE product_id = :id", {"id": product_id}
     )
     if count == 1:
-        abort(409, "This is the product's only variant: a product has at least one.")
+        raise Conflict("This is the product's only variant: a product has at least one.")
     db.execute("DELETE FROM product_variants WHERE id = :id", {"id": variant_id})
     product_changed(product_id)
 
@@ -322,8 +320,7 @@ def generate(product_id: str, data: dict) -> list[dict]:
     for option in options:
         combinations *= len(option["values"])
     if combinations > MAX_GENERATED:
-        abort(
-            400,
+        raise Invalid(
             f"generate: the options make {combinations} combinations, more than"
             f" {MAX_GENERATED}; remove some values or create the variants one by one.",
         )
@@ -373,8 +370,7 @@ def set_options(product_id: str, options: list[dict]) -> None:
             values[option["name"]] = value
         updated.append((row["id"], values))
     if in_use:
-        abort(
-            409,
+        raise Conflict(
             "options: variants use the values removed: "
             + "; ".join(f"{value} by {', '.join(ids)}" for value, ids in sorted(in_use.items()))
             + ". Delete or change those variants first.",
@@ -382,8 +378,8 @@ def set_options(product_id: str, options: list[dict]) -> None:
     for variant_id, values in updated:
         key = key_of(options, values)
         if key in keys:
-            abort(
-                409, f"options: variants {keys[key]} and {variant_id} would have the same values."
+            raise Conflict(
+                f"options: variants {keys[key]} and {variant_id} would have the same values."
             )
         keys[key] = variant_id
     # Through a free key first, so that reordering options never meets the unique index.

@@ -36,13 +36,11 @@ import hashlib
 import json
 from datetime import timedelta
 
-from werkzeug.exceptions import HTTPException
-
 from shop import audit, db, mail, webhooks
 from shop.catalogue import present as catalogue
 from shop.catalogue import variants
 from shop.clock import iso, now
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, ShopError
 from shop.orders import lifecycle as orders
 from shop.orders.lifecycle import record_history
 from shop.payments import providers as payments
@@ -114,7 +112,7 @@ def _read_code(code: str | None, customer_id: str, idempotency_key: str | None) 
         return None
     try:
         return baskets.find_discount(code, customer_id)
-    except HTTPException:
+    except ShopError:
         if idempotency_key is None:
             raise
         return None
@@ -268,8 +266,7 @@ def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | No
     if row is None:
         return None
     if row["request_hash"] != body_hash:
-        abort(
-            409,
+        raise Conflict(
             "This Idempotency-Key was already used with a different request body;"
             " use a new key for a new order.",
         )
@@ -313,7 +310,7 @@ def _take_stock(items: list[dict]) -> list[dict]:
     else:
         wanted = _with_products(baskets.with_variants(items))
         if len({item["variant_id"] for item in wanted}) < len(wanted):
-            abort(400, "items: two lines name the same variant; give it one line.")
+            raise Invalid("items: two lines name the same variant; give it one line.")
         taken = {}
         for item in sorted(wanted, key=lambda item: (item["of_product"], item["variant_id"])):
             params = {k: item[k] for k in ("variant_id", "quantity")}
@@ -386,9 +383,8 @@ def _refuse(item: dict) -> None:
     wrong_product = row and item.get("product_id", row["product_id"]) != row["product_id"]
     if row is None or not row["active"] or wrong_product:
         named = f"product {item['product_id']}" if "product_id" in item else f"variant {variant_id}"
-        abort(400, f"items: {named} does not exist or is not for sale.")
-    abort(
-        409,
+        raise Invalid(f"items: {named} does not exist or is not for sale.")
+    raise Conflict(
         f"Not enough stock for variant {variant_id} of product {row['product_id']}"
         f" ({row['name']}): {item['quantity']} requested, {row['stock']} available.",
     )

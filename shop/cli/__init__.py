@@ -18,7 +18,8 @@ from shop import db
 from shop.cli.demo import demo_command
 from shop.cli.payments import payments_group
 from shop.cli.products import products_group
-from shop.errors import Unavailable
+from shop.errors import ShopError
+from shop.http.errors import Unavailable, as_http
 
 _STOP = threading.Event()  # set by SIGTERM or Ctrl-C: the worker's loop ends
 
@@ -189,7 +190,8 @@ def users_create(email, password, name, role):
         _fail(f"{email!r} is not an email address.")
     try:
         row = create_user(email, name or email.split("@", 1)[0], password, role)
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         _fail(error.description.removeprefix("role: "))
     click.echo(f"Created administrator {row['email']} ({row['role']}), id {row['id']}.")
 
@@ -297,7 +299,8 @@ def api_keys_roll(key_id, grace):
 
     try:
         rolled = key_store.roll(key_id, None, grace)
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         _fail(error.description)
     if rolled is None:
         _fail(f"No API key with id {key_id}.")

@@ -12,6 +12,8 @@ from werkzeug.exceptions import HTTPException
 from shop import db
 from shop.catalogue.files import export as catalogue_export
 from shop.catalogue.files import imports as catalogue_import
+from shop.errors import ShopError
+from shop.http.errors import as_http
 
 
 def _bar(length: int, label: str):
@@ -80,7 +82,8 @@ def import_command(path, dry_run, kind):
         data = source.read()
     try:
         rows = catalogue_import.read_rows(data, _format_of(path, kind))
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         raise click.ClickException(error.description) from None
     with _bar(len(rows), "Importing") as bar:
         result = catalogue_import.import_rows(

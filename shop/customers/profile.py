@@ -2,7 +2,7 @@
 events (``api/customers.py`` and the registration in ``api/auth.py``)."""
 
 from shop import db
-from shop.errors import abort
+from shop.errors import NotFound
 
 # A customer and their number of orders.
 SELECT = """
@@ -20,7 +20,7 @@ def get_customer(customer_id: str) -> dict:
     """A customer's row, unless erased; 404 when there is none."""
     row = db.one(SELECT + " WHERE c.id = :id AND c.erased_at IS NULL", {"id": customer_id})
     if row is None:
-        abort(404, "Customer not found.")
+        raise NotFound("Customer not found.")
     return row
 
 

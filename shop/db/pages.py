@@ -24,7 +24,7 @@ from flask import current_app, has_request_context, request
 
 from shop import db
 from shop.clock import iso
-from shop.errors import abort
+from shop.errors import Invalid
 
 _CURSOR_VERSION = 1
 _NOT_OURS = "cursor: not a cursor this service made; pass `next_cursor` as it came."
@@ -127,7 +127,7 @@ def paginate(
         # sort's column is a number passes it, and PostgreSQL refuses the comparison.
         if values is None:
             raise
-        abort(400, _NOT_OURS)
+        raise Invalid(_NOT_OURS) from None
     more = len(rows) > page_size
     rows = rows[:page_size]
     last = [rows[-1][f"_k{i}"] for i in range(len(keys))] if rows else None
@@ -197,7 +197,7 @@ def _start(args: dict, binding: str, count: int) -> tuple[int, list | None]:
     if not args.get("cursor"):
         return (args["page"] - 1) * args["page_size"], None
     if args.get("page", 1) != 1:
-        abort(400, "cursor, page: give one of them (the cursor knows its page).")
+        raise Invalid("cursor, page: give one of them (the cursor knows its page).")
     return _decode(args["cursor"], binding, count)
 
 
@@ -287,7 +287,7 @@ def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         version, tag, before, values = json.loads(raw)
     except (ValueError, TypeError, RecursionError, binascii.Error):  # RecursionError: [[[[...
-        abort(400, _NOT_OURS)
+        raise Invalid(_NOT_OURS) from None
     shaped = (
         version == _CURSOR_VERSION
         and type(before) is int
@@ -302,10 +302,9 @@ def _decode(cursor: str, binding: str, count: int) -> tuple[int, list]:
         )
     )
     if not shaped:
-        abort(400, _NOT_OURS)
+        raise Invalid(_NOT_OURS)
     if tag != _tag(binding, values):
-        abort(
-            400,
+        raise Invalid(
             "cursor: it belongs to another list, sort or filters; send the same ones as the"
             " request that answered it, or start again without a cursor.",
         )

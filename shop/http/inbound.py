@@ -14,7 +14,7 @@ import re
 from flask import request
 from marshmallow import fields
 
-from shop.errors import abort
+from shop.errors import Invalid
 
 MAX_DEPTH = 64
 
@@ -26,7 +26,7 @@ _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 def _refuse(field: str) -> None:
-    abort(400, f"{field}: NUL characters and lone surrogates are not allowed.")
+    raise Invalid(f"{field}: NUL characters and lone surrogates are not allowed.")
 
 
 def refuse_bad_characters() -> None:
@@ -73,12 +73,12 @@ def loads(text: str | bytes):
     try:
         data = json.loads(text)
     except RecursionError:
-        abort(400, f"The JSON body is nested too deeply: at most {MAX_DEPTH} levels.")
+        raise Invalid(f"The JSON body is nested too deeply: at most {MAX_DEPTH} levels.") from None
     except ValueError as error:
         if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
             raise
         # Python refuses integers of more than 4,300 digits with a plain ValueError.
-        abort(400, "Invalid JSON body: a number has more than 4,300 digits.")
+        raise Invalid("Invalid JSON body: a number has more than 4,300 digits.") from None
     check(data)
     return data
 
@@ -95,7 +95,7 @@ def check(data) -> None:
         if not isinstance(value, dict | list):
             continue
         if depth > MAX_DEPTH:
-            abort(400, f"{path or 'body'}: nested too deeply: at most {MAX_DEPTH} levels.")
+            raise Invalid(f"{path or 'body'}: nested too deeply: at most {MAX_DEPTH} levels.")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
             if isinstance(key, str) and _BAD.search(key):

@@ -20,7 +20,7 @@ from flask import g
 
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, NotFound
 from shop.orders import order_json, restocks
 from shop.payments import providers as payments
 from shop.pricing import baskets
@@ -162,13 +162,13 @@ def change_status(
                 {"id": order_id, "cid": customer_id},
             )
         if row is None:
-            abort(404, "Order not found.")
+            raise NotFound("Order not found.")
         reader = READ if customer_id is None else None  # a customer reads their own order
         _check_move(row, status, reader)
         if status == "paid":
             _check_paid_by_hand(row, reader)
         if not _move(row, status, note):  # another request moved it since we read it
-            abort(409, "The order changed meanwhile; reload it and try again.")
+            raise Conflict("The order changed meanwhile; reload it and try again.")
         order = load(order_id)
         if notify:
             mail.queue_order_mail(order, placed=False)
@@ -289,9 +289,8 @@ def _check_move(row: dict, status: str, reader: str | None) -> None:
     withheld = (reader, f"The order cannot move to {status} from its status.") if reader else None
     where = f"Order {row['number']} is {row['status']}"
     if not allowed:
-        abort(409, f"{where}, a final status: it cannot move to {status}.", withheld=withheld)
-    abort(
-        409,
+        raise Conflict(f"{where}, a final status: it cannot move to {status}.", withheld=withheld)
+    raise Conflict(
         f"{where}: it cannot move to {status}; allowed next: {', '.join(allowed)}.",
         withheld=withheld,
     )
@@ -311,8 +310,7 @@ def _check_paid_by_hand(row: dict, reader: str | None) -> None:
     if not _paid_by_hand(provider):
         rule = "not by hand (marking paid is for manual payments)."
         withheld = (reader, f"The order becomes paid when its provider confirms it, {rule}")
-        abort(
-            409,
+        raise Conflict(
             f"Order {row['number']} is paid through {provider}: it becomes paid when"
             f" {provider} confirms the payment, {rule}",
             withheld=withheld if reader else None,

@@ -21,7 +21,7 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db, mail, webhooks
 from shop.catalogue.input import load as checked
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound
 from shop.orders import lifecycle as orders
 
 SHIPPABLE = ("paid", "partially_shipped", "partially_refunded")
@@ -71,10 +71,9 @@ def create(order_id: str, data: dict) -> dict:
         )
         row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
         if row is None:
-            abort(404, "Order not found.")
+            raise NotFound("Order not found.")
         if not claimed:
-            abort(
-                409,
+            raise Conflict(
                 f"Order {row['number']} is {row['status']}: only a paid or partially shipped"
                 " (or partially refunded) order can ship.",
                 withheld=(
@@ -119,8 +118,7 @@ def _lines(number: str, asked: list[dict] | None, remaining: dict[int, int]) -> 
     if not asked:
         lines = {line: left for line, left in remaining.items() if left > 0}
         if not lines:
-            abort(
-                409,
+            raise Conflict(
                 f"Order {number} has nothing left to ship.",
                 withheld=(orders.READ, "The order has nothing left to ship."),
             )
@@ -129,16 +127,14 @@ def _lines(number: str, asked: list[dict] | None, remaining: dict[int, int]) -> 
     for entry in asked:
         line, quantity = entry["line"], entry["quantity"]
         if line not in remaining:
-            abort(
-                400,
+            raise Invalid(
                 f"lines: order {number} has no line {line}.",
                 withheld=(orders.READ, f"lines: the order has no line {line}."),
             )
         if line in lines:
-            abort(400, f"lines: line {line} is given twice.")
+            raise Invalid(f"lines: line {line} is given twice.")
         if quantity > remaining[line]:
-            abort(
-                409,
+            raise Conflict(
                 f"Line {line} of order {number} has {remaining[line]} unit(s) left to ship;"
                 f" this shipment asks for {quantity}.",
                 withheld=(orders.READ, f"Line {line} has fewer units left to ship than asked."),

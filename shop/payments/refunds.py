@@ -12,7 +12,7 @@ import json
 
 from shop import audit, db, mail, money, webhooks
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
 from shop.orders import restocks
 from shop.payments.stripe import gateway as stripe_gateway
@@ -35,7 +35,7 @@ def _order(order_id: str) -> dict:
         {"id": order_id},
     )
     if row is None:
-        abort(404, "Order not found.")
+        raise NotFound("Order not found.")
     return row
 
 
@@ -142,10 +142,9 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
     for item in body.get("lines") or []:
         line = by_line.get(item["line"])
         if line is None:
-            abort(400, f"lines: the order has no line {item['line']}.")
+            raise Invalid(f"lines: the order has no line {item['line']}.")
         if item["quantity"] > line["refundable_quantity"]:
-            abort(
-                400,
+            raise Invalid(
                 f"lines: line {item['line']} has {line['refundable_quantity']} units left to"
                 f" refund; {item['quantity']} asked.",
                 withheld=(
@@ -161,7 +160,7 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
     amount += shipping
     if "amount_cents" in body:
         if lines or body.get("shipping"):
-            abort(400, "amount_cents: give an amount, or lines and shipping, not both.")
+            raise Invalid("amount_cents: give an amount, or lines and shipping, not both.")
         amount = body["amount_cents"]
     return amount, lines, shipping
 
@@ -172,10 +171,9 @@ def _restock_lines(body: dict, order: dict) -> list:
     wanted = []
     for item in body.get("restock") or []:
         if item["line"] not in left:
-            abort(400, f"restock: the order has no line {item['line']}.")
+            raise Invalid(f"restock: the order has no line {item['line']}.")
         if item["quantity"] > left[item["line"]]:
-            abort(
-                400,
+            raise Invalid(
                 f"restock: line {item['line']} has {left[item['line']]} units left to put back.",
                 withheld=(
                     orders.READ,
@@ -208,8 +206,7 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
     if row["status"] == "pending":
         _through_stripe(order, refund_id)
     elif row["status"] == "failed":
-        abort(
-            409,
+        raise Conflict(
             f"This refund failed: Stripe refused it ({row['failure_reason']}). Retry with a new"
             " Idempotency-Key.",
         )
@@ -224,15 +221,14 @@ def _replayed(order_id: str, key: str | None, body_hash: str) -> dict | None:
         {"id": order_id, "key": key},
     )
     if row is not None and row["request_hash"] != body_hash:
-        abort(409, "This Idempotency-Key was already used with another body; use a new key.")
+        raise Conflict("This Idempotency-Key was already used with another body; use a new key.")
     return row
 
 
 def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     """Check, reserve and write the refund in the caller's transaction; answer its id."""
     if order["status"] not in REFUNDABLE:
-        abort(
-            409,
+        raise Conflict(
             f"Order {order['number']} is {order['status']}: there is nothing to refund.",
             withheld=(orders.READ, "The order's status leaves nothing to refund."),
         )
@@ -241,21 +237,22 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     restock = _restock_lines(body, order)
     if amount > shown["refundable_cents"]:
         most = shown["refundable_cents"]
-        abort(
-            400,
+        raise Invalid(
             f"amount_cents: {amount} is more than can be refunded; the maximum is {most}"
             f" ({money.display(most, order['currency'])}).",
             withheld=(orders.READ, "amount_cents: more than can be refunded."),
         )
     if amount == 0 and not restock:
-        abort(400, "Nothing to refund or restock: give amount_cents, lines, shipping or restock.")
+        raise Invalid(
+            "Nothing to refund or restock: give amount_cents, lines, shipping or restock."
+        )
     taken = db.execute(
         "UPDATE orders SET refunded_cents = refunded_cents + :amount"
         " WHERE id = :id AND refunded_cents + :amount <= total_cents",
         {"amount": amount, "id": order["id"]},
     )
     if not taken:
-        abort(409, "Another refund of this order was taken meanwhile; reload the preview.")
+        raise Conflict("Another refund of this order was taken meanwhile; reload the preview.")
     stripe = order["provider"] == "stripe" and amount > 0
     refund_id, actor = db.new_id(), caller.actor
     _insert(
@@ -308,11 +305,11 @@ def _through_stripe(order: dict, refund_id: str) -> None:
         )
     except stripe_gateway.Refused as refusal:
         _fail(order, refund_id, refusal.reason)
-        abort(
-            refusal.status,
+        raise ProviderRefused(
             f"Stripe refused the refund ({refusal.reason}). The refund is failed and its"
             " amount can be refunded again; retry with a new Idempotency-Key.",
-        )
+            ours=refusal.status == 502,
+        ) from None
     with db.transaction():
         orders.lock(order["id"])
         done = db.execute(

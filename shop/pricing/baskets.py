@@ -14,7 +14,7 @@ import re
 
 from shop import db
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid
 from shop.pricing.rules import Refusal, price
 from shop.site import settings
 
@@ -94,7 +94,7 @@ def code_key(code: str) -> str | None:
 
 
 def _refuse(reason: str, message: str):
-    abort(400, f"discount_code: {reason}: {message}")
+    raise Invalid(f"discount_code: {reason}: {message}")
 
 
 def find_discount(code: str, customer_id: str | None) -> dict:
@@ -170,10 +170,9 @@ def _lone(item: dict, found: dict) -> str:
     product_id = item["product_id"]
     ids = found.get(product_id, [])
     if not ids:
-        abort(400, f"items: product {product_id} does not exist or is not for sale.")
+        raise Invalid(f"items: product {product_id} does not exist or is not for sale.")
     if len(ids) > 1:
-        abort(
-            400,
+        raise Invalid(
             f"items: product {product_id} has {len(ids)} variants ({', '.join(ids)});"
             " name one with variant_id.",
         )
@@ -204,7 +203,7 @@ def product_lines(items: list[dict]) -> list[dict]:
                 if "product_id" in item
                 else f"variant {item['variant_id']}"
             )
-            abort(400, f"items: {named} does not exist or is not for sale.")
+            raise Invalid(f"items: {named} does not exist or is not for sale.")
         lines.append(
             {
                 **{k: row[k] for k in ("product_id", "variant_id", "name", "sku", "tax_class")},
@@ -292,11 +291,11 @@ def price_basket(
     method = None
     if method_id is not None:
         if not methods:
-            abort(400, f"shipping_method_id: unknown: there is no active method {method_id}.")
+            raise Invalid(f"shipping_method_id: unknown: there is no active method {method_id}.")
         method = methods[0]
     elif require_method and methods:
         names = ", ".join(f"{m['id']} ({m['name']})" for m in methods)
-        abort(400, f"shipping_method_id: required: choose one of {names}.")
+        raise Invalid(f"shipping_method_id: required: choose one of {names}.")
     try:
         result = price(
             lines,
@@ -309,7 +308,7 @@ def price_basket(
             currency=shop["currency"],
         )
     except Refusal as refusal:
-        abort(400, str(refusal))
+        raise Invalid(str(refusal)) from None
     for given, priced in zip(lines, result["lines"], strict=True):
         for key in ("product_id", "variant_id", "name", "sku", "options"):
             priced[key] = given.get(key)
@@ -345,7 +344,9 @@ def claim(code: str, discount: dict, customer_id: str, order_id: str) -> None:
         _refuse("usage_limit_reached", f"{code.strip()} has been used up.")  # a race just now
     now = discount_from_row(row)
     if _terms(now) != _terms(discount):
-        abort(409, f"discount_code: {discount['code']} changed during checkout; check out again.")
+        raise Conflict(
+            f"discount_code: {discount['code']} changed during checkout; check out again."
+        )
     if now["once_per_customer"] and used_by(now, customer_id, other_than=order_id):
         _refuse("already_used", f"you have already used {now['code']}.")
 

@@ -15,7 +15,7 @@ from flask import current_app
 
 from shop import audit, db
 from shop.clock import iso, now, parse
-from shop.errors import abort
+from shop.errors import Forbidden, Invalid, NotFound
 from shop.webhooks import manual, signing
 from shop.webhooks.delivery import UrlError, check_url
 from shop.webhooks.events import EVENTS, PING
@@ -67,7 +67,7 @@ def found(webhook_id: str) -> dict:
     """One webhook, or a 404."""
     record = get(webhook_id)
     if record is None:
-        abort(404, "Webhook not found.")
+        raise NotFound("Webhook not found.")
     return record
 
 
@@ -97,7 +97,7 @@ def clean_url(url: str) -> str:
             allow_private=config["WEBHOOKS_ALLOW_PRIVATE"],
         )
     except UrlError as error:
-        abort(400, str(error))
+        raise Invalid(str(error)) from None
 
 
 def check_events(events, caller) -> list[str]:
@@ -109,12 +109,12 @@ def check_events(events, caller) -> list[str]:
     """
     chosen = sorted(set(events))
     if not chosen:
-        abort(400, "events: choose at least one event.")
+        raise Invalid("events: choose at least one event.")
     for event in chosen:
         if event not in EVENTS:
-            abort(400, f"events: {event!r} is not an event; events: {', '.join(EVENTS)}.")
+            raise Invalid(f"events: {event!r} is not an event; events: {', '.join(EVENTS)}.")
         if not caller.can(EVENTS[event]):
-            abort(403, caller.denial(EVENTS[event], purpose=f"subscribe to {event}"))
+            raise Forbidden(caller.denial(EVENTS[event], purpose=f"subscribe to {event}"))
     return chosen
 
 
@@ -124,8 +124,7 @@ def _creator(caller) -> dict:
     later without the webhook noticing)."""
     if caller.kind == "api_key":
         if caller.owner_id is None:
-            abort(
-                403,
+            raise Forbidden(
                 "Access denied: a webhook belongs to a person; this key was made by the CLI"
                 " and has no owner. Use an administrator's key or the console.",
             )
@@ -216,7 +215,7 @@ def delete(webhook_id: str) -> None:
     with db.transaction():
         url = db.value("SELECT url FROM webhooks WHERE id = :id", {"id": webhook_id})
         if url is None:
-            abort(404, "Webhook not found.")
+            raise NotFound("Webhook not found.")
         db.execute("DELETE FROM webhooks WHERE id = :id", {"id": webhook_id})
         audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url})
 
@@ -238,7 +237,7 @@ def rotate_secret(webhook_id: str, caller) -> dict:
             },
         )
         if not moved:
-            abort(404, "Webhook not found.")
+            raise NotFound("Webhook not found.")
         audit.record("webhook.secret_rotated", {"webhook_id": webhook_id})
     return {**found(webhook_id), "secret": secret}
 
@@ -309,7 +308,7 @@ def delivery(webhook_id: str, delivery_id: str) -> dict:
         {"id": delivery_id, "webhook_id": webhook_id},
     )
     if row is None:
-        abort(404, "Delivery not found.")
+        raise NotFound("Delivery not found.")
     return _present_deliveries([row])[0]
 
 

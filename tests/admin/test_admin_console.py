@@ -211,9 +211,8 @@ def test_one_permission_check_says_the_same_in_the_console_the_api_and_a_view(
     assert refused.status_code == 403
     assert refused.json["message"] == "Access denied: this API key needs the scope read:order."
     cases = 0
-    from werkzeug.exceptions import Forbidden
-
     from shop.auth.caller import Caller, require
+    from shop.errors import Forbidden
 
     reader = Caller(kind="admin", id="x", permissions=frozenset({"content.read"}))
     key_caller = Caller(

@@ -471,10 +471,9 @@ def test_all_scopes_are_the_documented_ones():
 
 
 def test_a_chosen_key_id_creates_one_key_however_often_it_is_posted(app):
-    from werkzeug.exceptions import Conflict
-
     from shop import db
     from shop.auth import key_store
+    from shop.errors import Conflict
 
     with app.test_request_context():
         key_id = db.new_id()

@@ -7,9 +7,10 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from werkzeug.exceptions import BadRequest, Conflict
 
 from shop import db
+from shop.errors import Conflict
+from shop.errors import Invalid as BadRequest
 from shop.pricing import baskets
 from tests.conftest import login
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting

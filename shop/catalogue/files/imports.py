@@ -21,12 +21,11 @@ import io
 import json
 
 from sqlite_utils.utils import Format, RowError, rows_from_file
-from werkzeug.exceptions import HTTPException
 
 from shop import db
 from shop.catalogue import products, variants
 from shop.catalogue.files.export import COLUMNS, csv_text, shop_currency
-from shop.errors import abort
+from shop.errors import Conflict, Invalid, NotFound, ShopError
 from shop.http import inbound
 from shop.money import from_text
 
@@ -82,20 +81,20 @@ def read_rows(data: bytes, kind: str | None) -> list[dict]:
             found, _ = rows_from_file(io.BytesIO(data), format=FORMATS[kind])
         rows = list(found)
     except RowError:
-        abort(400, "csv: a row has more cells than the header has columns.")
+        raise Invalid("csv: a row has more cells than the header has columns.") from None
     except csv.Error as error:  # a cell over the csv module's 131,072 characters
-        abort(400, f"csv: {error}.")
+        raise Invalid(f"csv: {error}.") from None
     except UnicodeDecodeError:
-        abort(400, f"{kind}: the file is not UTF-8 text.")
+        raise Invalid(f"{kind}: the file is not UTF-8 text.") from None
     except (ValueError, RecursionError) as error:
-        abort(400, f"{kind}: not valid {kind.upper()}: {str(error)[:200]}")
+        raise Invalid(f"{kind}: not valid {kind.upper()}: {str(error)[:200]}") from None
     if any(not isinstance(row, dict) for row in rows):
-        abort(400, "jsonl: each line must be a JSON object.")
+        raise Invalid("jsonl: each line must be a JSON object.")
     if not rows:
-        abort(400, f"{kind}: the file has no rows.")
+        raise Invalid(f"{kind}: the file has no rows.")
     unknown = sorted({str(k) for row in rows for k in row} - set(KINDS))
     if unknown:
-        abort(400, f"{unknown[0]}: not a column of the import; the columns are {list(KINDS)}.")
+        raise Invalid(f"{unknown[0]}: not a column of the import; the columns are {list(KINDS)}.")
     if kind == "csv":  # text cells the export defused against formulas
         for row in rows:
             for key, value in row.items():
@@ -123,7 +122,7 @@ def _json(text: str, expected: type):
     try:
         value = json.loads(text)
         inbound.check(value)  # the cell's JSON: no NUL, lone surrogate or deep nesting
-    except HTTPException as error:
+    except ShopError as error:
         raise ValueError(error.description.split(": ", 1)[-1]) from None
     except (ValueError, RecursionError):
         value = None
@@ -165,7 +164,7 @@ def parse(raw: dict, currency: str) -> dict:
     the first cell that cannot be read."""
     try:
         inbound.check(raw)  # no NUL or lone surrogate reaches the database
-    except HTTPException as error:
+    except ShopError as error:
         field = error.description.split(":", 1)[0].split(".", 1)[0]
         raise RowProblem(field if field in KINDS else "row", error.description) from None
     typed = {}
@@ -194,9 +193,9 @@ def parse(raw: dict, currency: str) -> dict:
     return typed
 
 
-def _problem(error: HTTPException, fields: dict, default: str) -> RowProblem:
+def _problem(error: ShopError, fields: dict, default: str) -> RowProblem:
     """A service's refusal as a row error naming the column."""
-    message = error.description or error.name
+    message = error.message
     field = message.split(":", 1)[0] if ":" in message else ""
     return RowProblem(fields.get(field.split(".")[0], default), message)
 
@@ -285,8 +284,8 @@ def _import_product(slug, rows, categories, result, can_create) -> None:
     except RowProblem as problem:
         _error(result, problem.row or rows[0][0], problem)
         return
-    except HTTPException as error:
-        if error.code not in (400, 404, 409):
+    except ShopError as error:
+        if not isinstance(error, Invalid | NotFound | Conflict):
             raise  # not the row's fault (a 403 for creating): the whole import stops
         _error(result, rows[0][0], _problem(error, _PRODUCT_FIELDS, "product_slug"))
         return
@@ -342,10 +341,10 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
                     outcome = _apply_variant(product_id, options, auto, number, row, seen)
             else:
                 outcome = _apply_variant(product_id, options, auto, number, row, seen, batch)
-        except (RowProblem, HTTPException) as error:
+        except (RowProblem, ShopError) as error:
             if not careful:
                 raise _RowFailed from error
-            if isinstance(error, HTTPException):
+            if isinstance(error, ShopError):
                 error = _problem(error, _VARIANT_FIELDS, "variant_sku")
             errors.append({"row": number, "field": error.field, "message": error.message})
             continue
@@ -355,7 +354,7 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
     if batch:
         try:
             made = variants.create_variants(product_id, [given for _number, given in batch])
-        except HTTPException as error:
+        except ShopError as error:
             raise _RowFailed from error
         seen.update(zip(made, (number for number, _given in batch), strict=True))
     if created and seen and product_id not in seen:

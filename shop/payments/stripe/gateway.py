@@ -25,7 +25,7 @@ import stripe
 from flask import current_app
 
 from shop import metrics
-from shop.errors import abort
+from shop.errors import Deferred, Invalid
 from shop.net.circuit import Circuit, NotCalled
 
 RETRY_AFTER = 30
@@ -206,7 +206,7 @@ def verify(payload: bytes, signature: str | None) -> dict:
     the future (we do: a signature dated ahead would stay replayable that long), or its body
     is not a JSON object."""
     if not signature:
-        abort(400, "Missing Stripe-Signature header.")
+        raise Invalid("Missing Stripe-Signature header.")
     tolerance = current_app.config.get("STRIPE_WEBHOOK_TOLERANCE", 300)
     try:
         text = payload.decode("utf-8")
@@ -218,13 +218,13 @@ def verify(payload: bytes, signature: str | None) -> dict:
         if signed_at > time.time() + tolerance:  # the package's own clock, for the past
             raise ValueError("signed in the future")
     except (stripe.SignatureVerificationError, ValueError, UnicodeDecodeError):
-        abort(400, "Bad or stale Stripe-Signature: the event was not accepted.")
+        raise Invalid("Bad or stale Stripe-Signature: the event was not accepted.") from None
     try:
         event = json.loads(text)
     except (ValueError, RecursionError):
         event = None
     if not isinstance(event, dict):
-        abort(400, "Not a Stripe event: the body is not a JSON object.")
+        raise Invalid("Not a Stripe event: the body is not a JSON object.")
     return event
 
 
@@ -238,4 +238,4 @@ def unavailable(message: str = NOT_STARTED, error: Unavailable | None = None) ->
     """Answer 503 with Retry-After: Stripe could not be reached (or is not called now)."""
     retry_after = error.retry_after if error is not None else RETRY_AFTER
     metrics.count_outage("stripe")
-    abort(503, message, headers={"Retry-After": str(retry_after)})
+    raise Deferred(message, headers={"Retry-After": str(retry_after)})

@@ -21,7 +21,7 @@ import json
 
 from shop import audit, db, webhooks
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Conflict, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
 from shop.payments import refunds
 from shop.payments.stripe import cancel as stripe_cancel
@@ -46,7 +46,7 @@ def _order_payment(order_id: str, customer_id: str | None) -> dict:
         params["customer_id"] = customer_id
     row = db.one(sql, params)
     if row is None:
-        abort(404, "Order not found.")
+        raise NotFound("Order not found.")
     return row
 
 
@@ -62,7 +62,7 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
     """
     row = _order_payment(order_id, customer_id)
     if row["provider"] != "stripe":
-        abort(409, f"Order {row['number']} is not paid by card: there is nothing to start.")
+        raise Conflict(f"Order {row['number']} is not paid by card: there is nothing to start.")
     if row["status"] != PAYABLE:
         return _not_payable(row)
     try:
@@ -107,7 +107,7 @@ def _not_payable(row: dict) -> dict:
     """A cancelled order is a 409; any other status but pending was paid: its payment, with
     no secret."""
     if row["status"] == "cancelled":
-        abort(409, f"Order {row['number']} is cancelled: no payment can be started for it.")
+        raise Conflict(f"Order {row['number']} is cancelled: no payment can be started for it.")
     return {**_payment(row), "client_secret": None}
 
 
@@ -125,10 +125,10 @@ def _refused(row: dict, refusal) -> None:
             " WHERE order_id = :id AND status = 'pending'",
             {"note": f"Stripe refused: {refusal.reason}", "now": now_iso(), "id": row["id"]},
         )
-    abort(
-        refusal.status,
+    raise ProviderRefused(
         f"Stripe refused the card payment of order {row['number']} ({refusal.reason}). The"
         " order is kept as pending and unpaid.",
+        ours=refusal.status == 502,
     )
 
 
@@ -219,11 +219,11 @@ def _stripe_refunds(charge: dict) -> list[dict]:
             error,
         )
     except stripe_gateway.Refused as refusal:
-        abort(
-            refusal.status,
+        raise ProviderRefused(
             f"Stripe refused to list the refunds of this charge ({refusal.reason}); send the"
             " event again.",
-        )
+            ours=refusal.status == 502,
+        ) from None
 
 
 # -- the handlers (in the caller's transaction, under the order's lock) ---------------------

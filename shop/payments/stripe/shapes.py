@@ -5,7 +5,7 @@
 applied then. Types the shop does not handle are only recorded.
 """
 
-from shop.errors import abort
+from shop.errors import Invalid
 
 _WANT = {
     "text": ("a non-empty string", lambda v: isinstance(v, str) and v != ""),
@@ -90,4 +90,4 @@ def _check(obj: dict, shape: list, where: str) -> None:
 
 
 def _malformed(path: str, kind: str) -> None:
-    abort(400, f"Malformed Stripe event: {path} must be {_WANT[kind][0]}; nothing was applied.")
+    raise Invalid(f"Malformed Stripe event: {path} must be {_WANT[kind][0]}; nothing was applied.")

@@ -16,7 +16,8 @@ from werkzeug.exceptions import HTTPException
 
 from shop.auth.caller import require
 from shop.auth.permissions import scopes_for
-from shop.errors import abort
+from shop.errors import ShopError
+from shop.http.errors import abort
 from shop.http.extensions import limiter
 from shop.http.openapi import add_doc
 
@@ -177,7 +178,7 @@ def run_route_guard() -> None:
     if guard is not None:
         try:
             guard()
-        except HTTPException:
+        except (HTTPException, ShopError):
             limiter.count_refused(view)  # a refused request counts too (429 once over)
             raise
 

@@ -8,7 +8,7 @@ resolved; a stale cookie leaves the caller anonymous and is cleared in the respo
 from flask import g, redirect, request, url_for
 
 from shop.auth import api_keys, sessions
-from shop.errors import abort
+from shop.http.errors import abort
 
 # Endpoints that never need to know who is calling.
 ANONYMOUS_ENDPOINTS = frozenset(
