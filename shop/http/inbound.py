@@ -13,8 +13,7 @@ import json
 from flask import request
 from marshmallow import fields
 
-from shop.db import text
-from shop.db.text import MAX_DEPTH
+from shop.db.text import BAD, MAX_DEPTH, check, refuse
 from shop.errors import Invalid
 
 _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -29,31 +28,31 @@ def refuse_bad_characters() -> None:
     """
     environ = request.environ
     if "\x00" in request.path:
-        text.refuse("path")
+        refuse("path")
     query = environ.get("QUERY_STRING", "")
     if "%00" in query or "\x00" in query:
         for name, value in request.args.items(multi=True):
-            if text.BAD.search(name):
-                text.refuse("query")
-            if text.BAD.search(value):
-                text.refuse(name)
+            if BAD.search(name):
+                refuse("query")
+            if BAD.search(value):
+                refuse(name)
     # One search over every header value; only a hit looks for which header it was.
-    if text.BAD.search("".join([v for k, v in environ.items() if k.startswith("HTTP_")])):
+    if BAD.search("".join([v for k, v in environ.items() if k.startswith("HTTP_")])):
         for key, value in environ.items():
-            if key.startswith("HTTP_") and text.BAD.search(value):
-                text.refuse(f"header {key[5:].replace('_', '-').title()}")
+            if key.startswith("HTTP_") and BAD.search(value):
+                refuse(f"header {key[5:].replace('_', '-').title()}")
     if "\\" in environ.get("HTTP_COOKIE", ""):
         for name, value in request.cookies.items(multi=True):
-            if text.BAD.search(name) or text.BAD.search(value):
-                text.refuse("cookie")
+            if BAD.search(name) or BAD.search(value):
+                refuse("cookie")
     if environ.get("CONTENT_TYPE") and request.mimetype in _FORMS:
         for name, value in request.form.items(multi=True):  # the console's forms
             if name is None:  # a part without a name (werkzeug keeps it): no field of ours
                 continue
-            if text.BAD.search(name):
-                text.refuse("form")
-            if text.BAD.search(value):
-                text.refuse(name)
+            if BAD.search(name):
+                refuse("form")
+            if BAD.search(value):
+                refuse(name)
 
 
 def loads(text: str | bytes):
@@ -70,7 +69,7 @@ def loads(text: str | bytes):
             raise
         # Python refuses integers of more than 4,300 digits with a plain ValueError.
         raise Invalid("Invalid JSON body: a number has more than 4,300 digits.") from None
-    text.check(data)
+    check(data)
     return data
 
 
