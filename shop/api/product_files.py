@@ -166,7 +166,15 @@ class ProductImport(MethodView):
         result = catalogue_import.import_rows(rows, dry_run=args["dry_run"], can_create=_can_create)
         if result["errors"]:
             count = len({error["row"] for error in result["errors"]})
-            message = f"{count} row(s) have errors; nothing was written."
+            if "written" not in result:
+                message = f"{count} row(s) have errors; nothing was written."
+                body = {"message": message, "errors": result["errors"]}
+                return make_response(jsonify(body), 400)
+            message = (
+                f"{count} row(s) were refused: the catalogue changed while the file was"
+                f" written; {result['written']} product(s) before them were written, the rest"
+                " not. Import the file again to finish."
+            )
             body = {"message": message, "errors": result["errors"]}
-            return make_response(jsonify(body), 400)
+            return make_response(jsonify(body), 409)
         return result
