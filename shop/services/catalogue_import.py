@@ -4,7 +4,7 @@
 
 An import is checked whole first, without writing or locking (``catalogue_plan``): a dry run
 is that check alone, and a file with any bad row writes nothing. Then (issue 35, finding 8)
-the products it changes are written in chunks of ``SHOP_IMPORT_CHUNK_PRODUCTS``, each one
+the products it changes are written in chunks of ``SHOP_IMPORT_CHUNK_ROWS`` rows, each one
 short transaction under ``db.lock("products")`` so that checkouts and other catalogue writes
 get their turn between chunks; the list totals are bumped once per chunk. Every write goes
 through the product and variant services, so a row meets the API's rules and messages, each
@@ -89,6 +89,20 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=Non
     return result
 
 
+def _chunks(slugs: list, groups: dict, rows: int):
+    """The products in runs of at least one product and at most ``rows`` rows (but one
+    product's own): each run is one transaction."""
+    chunk, size = [], 0
+    for slug in slugs:
+        if chunk and size + len(groups[slug]) > rows:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(slug)
+        size += len(groups[slug])
+    if chunk:
+        yield chunk
+
+
 def _add(result: dict, counts: dict) -> None:
     for outcome, count in counts.items():
         result[outcome] += count
@@ -103,15 +117,15 @@ def _write(groups: dict, counted: dict, can_create, progress, result: dict) -> N
             _add(result, counts)
             if progress:
                 progress(len(groups[slug]))
-    size, written = current_app.config["IMPORT_CHUNK_PRODUCTS"], 0
-    for start in range(0, len(changing), size):
+    written = 0
+    for chunk_slugs in _chunks(changing, groups, current_app.config["IMPORT_CHUNK_ROWS"]):
         chunk = {"created": 0, "updated": 0, "unchanged": 0, "errors": []}
         try:
             with db.transaction(), totals.batched():
                 db.lock("products")
                 db.get_db().plan_each_statement()  # the tables grow as it goes: no stale plan
                 categories = {r["slug"]: r["id"] for r in db.query(_CATEGORIES)}
-                for slug in changing[start : start + size]:
+                for slug in chunk_slugs:
                     _import_product(slug, groups[slug], categories, chunk, can_create)
                 if chunk["errors"]:
                     raise _Rollback
@@ -119,9 +133,9 @@ def _write(groups: dict, counted: dict, can_create, progress, result: dict) -> N
             result["errors"], result["written"] = chunk["errors"], written
             break
         _add(result, {outcome: chunk[outcome] for outcome in ("created", "updated", "unchanged")})
-        written += len(changing[start : start + size])
+        written += len(chunk_slugs)
         if progress:
-            progress(sum(len(groups[slug]) for slug in changing[start : start + size]))
+            progress(sum(len(groups[slug]) for slug in chunk_slugs))
     if written:
         # A bulk write: the planner's statistics of the catalogue may be stale now, and
         # SQLite's are missing until first gathered (docs/performance.md, item 11).
