@@ -104,16 +104,16 @@ class CheckoutProbe:
         return max(self.latencies, default=0.0)
 
 
-def catalogue_csv(rows: int, cents_offset: int = 0) -> bytes:
-    """``rows`` rows, ``VARIANTS`` per product; ``cents_offset`` shifts every price."""
+def catalogue_csv(rows: int, cents_offset: int = 0, variants: int = VARIANTS) -> bytes:
+    """``rows`` rows, ``variants`` per product; ``cents_offset`` shifts every price."""
     from shop.services.catalogue_export import HEADER
 
-    sizes = [f"S{i}" for i in range(VARIANTS)]
+    sizes = [f"S{i}" for i in range(variants)]
     out = io.StringIO()
     writer = csv.DictWriter(out, HEADER, lineterminator="\r\n")
     writer.writeheader()
     for number in range(rows):
-        product, variant = divmod(number, VARIANTS)
+        product, variant = divmod(number, variants)
         cents = 1000 + (number * 37) % 9000 + cents_offset
         writer.writerow(
             {
@@ -157,9 +157,10 @@ def measure(args, work, databases: list, rows: list) -> None:
         owner = opener()
         call(owner, server.url + "/auth/login", {"email": email, "password": password})
         probe = CheckoutProbe(server.url, owner)
-        first = catalogue_csv(count)
+        each = getattr(args, "variants", VARIANTS)
+        first = catalogue_csv(count, variants=each)
         runs = [("created", first, True), ("created", first, False)]
-        runs += [("unchanged", first, False), ("updated", catalogue_csv(count, 1), False)]
+        runs += [("unchanged", first, False), ("updated", catalogue_csv(count, 1, each), False)]
         for expected, body, dry_run in runs[:2] if args.quick else runs:
             name = NAME.replace("10,000", f"{count:,}") + (", dry run" if dry_run else "")
             name += f", {expected}"
@@ -232,6 +233,7 @@ def _parse(argv):
         prog="python -m bench.catalogue_import", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--rows", type=int, default=ROWS, help="rows in the file (10000)")
+    parser.add_argument("--variants", type=int, default=VARIANTS, help="per product (10)")
     parser.add_argument("--root", type=Path, help="serve this checkout of the shop instead")
     add_server_arguments(parser)
     args = parser.parse_args(argv)
