@@ -152,7 +152,9 @@ def measure(args, work, databases: list, rows: list) -> None:
         create_user(email, "Owner", password, "owner", [])
     app.extensions["shop.db"].close_all()
     root = getattr(args, "root", None) or ROOT
-    server = start_server(args, server_env(args, url), work, root=root, SHOP_RATELIMIT_ENABLED="0")
+    env = {**server_env(args, url), "SHOP_RATELIMIT_ENABLED": "0"}
+    env["SHOP_IMPORT_MAX_ROWS"] = str(max(count, 50_000))  # past the cap: to show the scaling
+    server = start_server(args, env, work, root=root)
     try:
         owner = opener()
         call(owner, server.url + "/auth/login", {"email": email, "password": password})

@@ -158,7 +158,7 @@ def _read(env) -> dict:
         "IMAGE_DIR": env.get("SHOP_IMAGE_DIR", "").strip() or None,
         "IMPORT_MAX_BYTES": _int(env, "SHOP_IMPORT_MAX_BYTES", 32 * 1024 * 1024, minimum=1024),
         # Rows per import, so the slowest engine ends within the budget (docs/performance.md).
-        "IMPORT_MAX_ROWS": _int(env, "SHOP_IMPORT_MAX_ROWS", 100_000, minimum=1),
+        "IMPORT_MAX_ROWS": _int(env, "SHOP_IMPORT_MAX_ROWS", 50_000, minimum=1),
         # Rows an import writes per transaction (whole products; each holds the write lock).
         "IMPORT_CHUNK_ROWS": _int(env, "SHOP_IMPORT_CHUNK_ROWS", 500, minimum=1),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),

@@ -168,7 +168,7 @@ class ProductImport(MethodView):
         and writing nothing. Then the changed products are written a chunk at a time, each
         chunk one transaction: should the catalogue change meanwhile so that a chunk is
         refused (409), the chunks before it stay written and importing the file again
-        finishes it. At most `SHOP_IMPORT_MAX_ROWS` rows (100,000; 413) and 6 imports a minute
+        finishes it. At most `SHOP_IMPORT_MAX_ROWS` rows (50,000; 413) and 6 imports a minute
         per caller (429). A column left out keeps what the shop has. Creating products also
         needs `products.create`. `format` is by default the body's `Content-Type`
         (`text/csv`, `application/x-ndjson`) or the file's name (`.csv`, `.jsonl`), else JSON
