@@ -157,6 +157,10 @@ def _read(env) -> dict:
         "MAX_IMAGE_PIXELS": _int(env, "SHOP_MAX_IMAGE_PIXELS", 25_000_000, minimum=1),
         "IMAGE_DIR": env.get("SHOP_IMAGE_DIR", "").strip() or None,
         "IMPORT_MAX_BYTES": _int(env, "SHOP_IMPORT_MAX_BYTES", 32 * 1024 * 1024, minimum=1024),
+        # Rows per import, so the slowest engine ends within the budget (docs/performance.md).
+        "IMPORT_MAX_ROWS": _int(env, "SHOP_IMPORT_MAX_ROWS", 50_000, minimum=1),
+        # Rows an import writes per transaction (whole products; each holds the write lock).
+        "IMPORT_CHUNK_ROWS": _int(env, "SHOP_IMPORT_CHUNK_ROWS", 500, minimum=1),
         "TRUSTED_PROXIES": _int(env, "SHOP_TRUSTED_PROXIES", 0),
         # Flask's TRUSTED_HOSTS: None accepts any Host (redirects are then relative).
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,

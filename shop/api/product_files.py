@@ -18,6 +18,7 @@ from shop.catalogue.files.export import HEADER, MEDIA_TYPES, WRITERS
 from shop.catalogue.files.imports import read_rows
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
+from shop.http.extensions import caller_key, limiter
 from shop.http.openapi import enum_field, responds
 
 blp = Blueprint(
@@ -28,6 +29,8 @@ blp = Blueprint(
 )
 
 FORMATS = list(WRITERS)
+# Imports (dry runs too) per caller: each reads and checks a whole catalogue (issue 35).
+IMPORT_LIMIT = "6 per minute"
 _COLUMNS = ", ".join(f"`{name}`" for name in HEADER)
 # A body's media type -> its format.
 _MEDIA = {
@@ -144,11 +147,16 @@ class ProductImport(MethodView):
             },
         },
     )
+    @limiter.limit(IMPORT_LIMIT, key_func=caller_key("product-import"))
     @blp.arguments(ImportQuerySchema, location="query")
     @blp.response(200, ImportResultSchema)
     @responds(
         400,
+        409,
+        413,
         e400="A bad file, or rows with errors: each bad row in `errors`; nothing written.",
+        e409="The catalogue changed while the file was written: the refused rows in `errors`.",
+        e413="The file is over the import's size limit or row limit.",
     )
     @require_permission("products.update")
     def post(self, args):
@@ -156,18 +164,31 @@ class ProductImport(MethodView):
 
         The export's columns (CSV or JSON Lines, as the body or the multipart field `file`),
         upserting products by `product_slug` and variants by `variant_sku` (without a SKU: by
-        their option values). One transaction: any row with an error and nothing is written;
-        `dry_run=true` answers the same counts and writes nothing. A column left out keeps
-        what the shop has. Creating products also needs `products.create`. `format` is
-        by default the body's `Content-Type` (`text/csv`, `application/x-ndjson`) or the
-        file's name (`.csv`, `.jsonl`), else JSON Lines when the file starts with `{`.
+        their option values). The whole file is checked first: any row with an error and
+        nothing is written (400); `dry_run=true` is that check alone, answering the same counts
+        and writing nothing. Then the changed products are written a chunk at a time, each
+        chunk one transaction: should the catalogue change meanwhile so that a chunk is
+        refused (409), the chunks before it stay written and importing the file again
+        finishes it. At most `SHOP_IMPORT_MAX_ROWS` rows (50,000; 413) and 6 imports a minute
+        per caller (429). A column left out keeps what the shop has. Creating products also
+        needs `products.create`. `format` is by default the body's `Content-Type`
+        (`text/csv`, `application/x-ndjson`) or the file's name (`.csv`, `.jsonl`), else JSON
+        Lines when the file starts with `{`.
         """
         data, kind = _body_and_format(args)
         rows = read_rows(data, kind)
         result = catalogue_import.import_rows(rows, dry_run=args["dry_run"], can_create=_can_create)
         if result["errors"]:
             count = len({error["row"] for error in result["errors"]})
-            message = f"{count} row(s) have errors; nothing was written."
+            if "written" not in result:
+                message = f"{count} row(s) have errors; nothing was written."
+                body = {"message": message, "errors": result["errors"]}
+                return make_response(jsonify(body), 400)
+            message = (
+                f"{count} row(s) were refused: the catalogue changed while the file was"
+                f" written; {result['written']} product(s) before them were written, the rest"
+                " not. Import the file again to finish."
+            )
             body = {"message": message, "errors": result["errors"]}
-            return make_response(jsonify(body), 400)
+            return make_response(jsonify(body), 409)
         return result

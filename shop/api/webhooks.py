@@ -3,7 +3,7 @@ ping and secret rotation. The machinery lives in ``shop/webhooks``; ``docs/webho
 the guide.
 """
 
-from flask import current_app, g
+from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
@@ -14,7 +14,7 @@ from shop.api.common import (
     page_schema,
 )
 from shop.http.decorators import require_permission
-from shop.http.extensions import limiter
+from shop.http.extensions import caller_key, limiter
 from shop.http.openapi import enum_field
 from shop.webhooks import store
 from shop.webhooks.events import ALL_EVENTS
@@ -32,10 +32,7 @@ Url = validate.Length(min=1, max=2000)
 SENDING_LIMIT = "10 per minute"
 
 
-def _caller_key() -> str:
-    caller = g.get("caller")
-    who = f"{caller.kind}:{caller.id}" if caller else "anonymous"
-    return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:webhook-send:{who}"
+_caller_key = caller_key("webhook-send")
 
 
 Description = validate.Length(max=500)

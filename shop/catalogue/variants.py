@@ -88,10 +88,10 @@ def check_sku(sku: str | None, own_id: str = "") -> None:
         {"sku": sku, "id": own_id},
     )
     if other:
-        _sku_taken(sku, other)
+        sku_taken(sku, other)
 
 
-def _sku_taken(sku: str, other: dict) -> None:
+def sku_taken(sku: str, other: dict) -> None:
     raise Conflict(
         f"sku: {sku!r} is already used by variant {other['id']} of product {other['product_id']}.",
     )
@@ -106,7 +106,7 @@ def _check_free(product_id: str, key: str, own_id: str = "") -> None:
         raise Conflict(f"options: variant {other} already has these option values.")
 
 
-def _check_compare(price: int, compare_at: int | None) -> None:
+def check_compare(price: int, compare_at: int | None) -> None:
     if compare_at is not None and compare_at < price:
         raise Invalid("compare_at_price_cents: must be at least price_cents.")
 
@@ -192,7 +192,7 @@ def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
     check_image(product_id, data.get("image_id"))
     data.setdefault("price_cents", product["price_cents"])
     data.setdefault("stock", 0)
-    _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
+    check_compare(data["price_cents"], data.get("compare_at_price_cents"))
     variant_id = _insert(product_id, product["options"], values, data)
     if announce:
         product_changed(product_id)
@@ -224,12 +224,12 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
         data["id"] = taken[key] = db.new_id()
         if data.get("sku") is not None:
             if data["sku"] in skus:
-                _sku_taken(data["sku"], {"id": skus[data["sku"]], "product_id": product_id})
+                sku_taken(data["sku"], {"id": skus[data["sku"]], "product_id": product_id})
             skus[data["sku"]] = data["id"]
         check_image(product_id, data.get("image_id"))
         data.setdefault("price_cents", product["price_cents"])
         data.setdefault("stock", 0)
-        _check_compare(data["price_cents"], data.get("compare_at_price_cents"))
+        check_compare(data["price_cents"], data.get("compare_at_price_cents"))
         checked.append((values, data))
     if skus:
         placeholders, params = db.in_list("sku", list(skus))
@@ -238,7 +238,7 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
             params,
         )
         if other:
-            _sku_taken(other["sku"], other)
+            sku_taken(other["sku"], other)
     return _insert_many(product_id, options, checked)
 
 
@@ -279,7 +279,7 @@ def update_variant(product_id: str, variant_id: str, data: dict, *, announce=Tru
     if "image_id" in data:
         check_image(product_id, data["image_id"])
     merged = {**variant, **data}
-    _check_compare(merged["price_cents"], merged["compare_at_price_cents"])
+    check_compare(merged["price_cents"], merged["compare_at_price_cents"])
     sets = [f"{field} = :{field}" for field in _SETTABLE if field in data]
     db.execute(
         "UPDATE product_variants SET "
@@ -339,30 +339,19 @@ def generate(product_id: str, data: dict) -> list[dict]:
     return [load_variant(variant_id) for variant_id in created]
 
 
-def set_options(product_id: str, options: list[dict]) -> None:
-    """Give a product new options and keep its variants in step.
-
-    A new option gives every variant its first value (as Shopify does); a removed option
-    leaves them; a value that variants use cannot be removed (409 naming them), nor may two
-    variants end up with the same values.
-    """
-    stock.lock_products([product_id])  # before its variants' rows, as checkout does
-    options = [{"name": o["name"], "values": list(o["values"])} for o in options]
+def rekey(options: list[dict], current: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """The variants' values (``(id, values)`` each, in position order) under new ``options``:
+    a new option's first value; 409 when a removed value is in use or two would be equal."""
     allowed = {option["name"]: set(option["values"]) for option in options}
-    rows = db.query(
-        "SELECT id, options FROM product_variants WHERE product_id = :id ORDER BY position, id",
-        {"id": product_id},
-    )
     in_use, updated, keys = {}, [], {}
-    for row in rows:
-        old = json.loads(row["options"])
+    for variant_id, old in current:
         values = {}
         for option in options:
             value = old.get(option["name"], option["values"][0])
             if value not in allowed[option["name"]]:
-                in_use.setdefault(f"{option['name']}={value}", []).append(row["id"])
+                in_use.setdefault(f"{option['name']}={value}", []).append(variant_id)
             values[option["name"]] = value
-        updated.append((row["id"], values))
+        updated.append((variant_id, values))
     if in_use:
         raise Conflict(
             "options: variants use the values removed: "
@@ -376,6 +365,23 @@ def set_options(product_id: str, options: list[dict]) -> None:
                 f"options: variants {keys[key]} and {variant_id} would have the same values."
             )
         keys[key] = variant_id
+    return updated
+
+
+def set_options(product_id: str, options: list[dict]) -> None:
+    """Give a product new options and keep its variants in step.
+
+    A new option gives every variant its first value (as Shopify does); a removed option
+    leaves them; a value that variants use cannot be removed (409 naming them), nor may two
+    variants end up with the same values.
+    """
+    stock.lock_products([product_id])  # before its variants' rows, as checkout does
+    options = [{"name": o["name"], "values": list(o["values"])} for o in options]
+    rows = db.query(
+        "SELECT id, options FROM product_variants WHERE product_id = :id ORDER BY position, id",
+        {"id": product_id},
+    )
+    updated = rekey(options, [(row["id"], json.loads(row["options"])) for row in rows])
     # Through a free key first, so that reordering options never meets the unique index.
     for variant_id, _values in updated:
         db.execute("UPDATE product_variants SET option_key = id WHERE id = :id", {"id": variant_id})

@@ -77,7 +77,7 @@ def export_command(path, kind):
 @click.option("--format", "kind", type=click.Choice(["csv", "jsonl"]), help="By the name.")
 @with_appcontext
 def import_command(path, dry_run, kind):
-    """Create or update products and variants from PATH, all or nothing."""
+    """Create or update products and variants from PATH: any bad row and nothing is written."""
     with open(path, "rb") as source:
         data = source.read()
     try:
@@ -94,7 +94,8 @@ def import_command(path, dry_run, kind):
     counts = f"{result['created']} created, {result['updated']} updated,"
     counts += f" {result['unchanged']} unchanged"
     if result["errors"]:
-        raise click.ClickException(
-            f"{len(result['errors'])} error(s); nothing was written ({counts})."
-        )
+        written = "nothing was written"
+        if "written" in result:  # a chunk refused: the catalogue changed meanwhile
+            written = f"{result['written']} product(s) before them were written; import again"
+        raise click.ClickException(f"{len(result['errors'])} error(s); {written} ({counts}).")
     click.echo(f"{'Dry run, nothing written: ' if dry_run else ''}{counts}.")

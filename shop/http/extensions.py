@@ -3,7 +3,7 @@
 from functools import partial
 
 import flask_limiter
-from flask import current_app, request
+from flask import current_app, g, request
 from flask.globals import request_ctx
 from flask_limiter.util import get_qualified_name
 
@@ -18,6 +18,18 @@ def client_key() -> str:
     tests, share one Redis; it is read per request because the limiter object outlives apps.
     """
     return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:{request.remote_addr or '-'}"
+
+
+def caller_key(scope: str):
+    """A key function counting per caller (the API key, or the signed-in user; else
+    ``anonymous``) under ``scope``, for limits on what one caller may start."""
+
+    def key() -> str:
+        caller = g.get("caller")
+        who = f"{caller.kind}:{caller.id}" if caller else "anonymous"
+        return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:{scope}:{who}"
+
+    return key
 
 
 class Limiter(flask_limiter.Limiter):
