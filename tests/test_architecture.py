@@ -20,7 +20,13 @@ HTTP = ("shop", "shop.api", "shop.admin", "shop.http", "shop.cli", "shop.server"
 REQUEST_NAMES = {"g", "request", "session", "abort", "has_request_context"}
 SCHEMA_LIBRARIES = ("marshmallow", "webargs", "flask_smorest")
 # What a blueprint or a console page may import from shop.api (the shared plumbing).
-API_PLUMBING = {"shop.api", "shop.api.common", "shop.api.dump", "shop.api.schemas"}
+API_PLUMBING = {
+    "shop.api",
+    "shop.api.catalogue_input",
+    "shop.api.common",
+    "shop.api.dump",
+    "shop.api.schemas",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -8,6 +8,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
+from shop.api.catalogue_input import Slug
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -53,7 +54,7 @@ class CategorySchema(Schema):
 class CategoryCreateSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
     slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the name when left out."}
+        validate=Slug, metadata={"description": "Derived from the name when left out."}
     )
     description = fields.String(load_default="", validate=validate.Length(max=10_000))
     parent_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
@@ -62,7 +63,7 @@ class CategoryCreateSchema(Schema):
 
 class CategoryUpdateSchema(Schema):
     name = fields.String(validate=validate.Length(min=1, max=200))
-    slug = fields.String(validate=slugs.Slug)
+    slug = fields.String(validate=Slug)
     description = fields.String(validate=validate.Length(max=10_000))
     parent_id = fields.String(allow_none=True, validate=validate.Length(max=64))
     position = fields.Integer(strict=True, validate=_POSITION)

@@ -9,6 +9,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db
+from shop.api.catalogue_input import Slug
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -82,7 +83,7 @@ class CollectionDetailSchema(CollectionSchema):
 class CollectionCreateSchema(Schema):
     title = fields.String(required=True, validate=validate.Length(min=1, max=200))
     slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the title when left out."}
+        validate=Slug, metadata={"description": "Derived from the title when left out."}
     )
     description = fields.String(load_default="", validate=validate.Length(max=10_000))
     product_ids = ProductIds
@@ -90,7 +91,7 @@ class CollectionCreateSchema(Schema):
 
 class CollectionUpdateSchema(Schema):
     title = fields.String(validate=validate.Length(min=1, max=200))
-    slug = fields.String(validate=slugs.Slug)
+    slug = fields.String(validate=Slug)
     description = fields.String(validate=validate.Length(max=10_000))
     product_ids = ProductIds
 

@@ -11,11 +11,17 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import db
+from shop.api.catalogue_input import (
+    CategoryId,
+    Price,
+    ProductCreateSchema,
+    ProductUpdateSchema,
+    Sku,
+)
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.catalogue import products, slugs
-from shop.catalogue.input import CategoryId, Price, ProductCreateSchema, ProductUpdateSchema, Sku
 from shop.catalogue.present import SELECT, get_product, present
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,

@@ -11,6 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
+from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -19,7 +20,6 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.catalogue.input import tax_class_field
 from shop.clock import now_iso
 from shop.http.decorators import require_permission
 from shop.http.errors import abort

@@ -10,10 +10,10 @@ from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop import db
+from shop.api.catalogue_input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
 from shop.api.common import Blueprint
 from shop.api.schemas import VariantSchema
 from shop.catalogue import variants
-from shop.catalogue.input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
 from shop.catalogue.present import variants_of
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort

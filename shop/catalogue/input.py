@@ -1,13 +1,12 @@
-"""What a product or a variant write may carry, checked once for every caller: the API's
-bodies, the CSV/JSON Lines importer and the console load their input through these schemas
-(``load``), so a CSV row meets the same rules and messages as a request body."""
-
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+"""What a product or a variant write may carry, checked once for every caller: the API, the
+CSV/JSON Lines importer and the console pass their input through ``check`` with one of the
+shapes here, so a CSV row meets the same rules and messages as a request body. The API's
+schemas (shop/api/catalogue_input.py) take their limits from the checks here."""
 
 from shop.catalogue import slugs
-from shop.errors import Invalid
-from shop.http.errors import fold_messages
-from shop.http.inbound import StrictBoolean
+from shop.catalogue.fields import Field, Length, Pattern, Range, check
+
+__all__ = ["check"]
 
 MAX_PRICE = 10**12  # minor units; far beyond any shop, well inside JSON's safe integers
 MAX_STOCK = 10**9
@@ -15,157 +14,94 @@ MAX_OPTIONS = 3
 MAX_VALUES = 100
 MAX_GENERATED = 250  # combinations one product may have when generated
 
-Name = validate.Length(min=1, max=200)
-Description = validate.Length(max=50_000)
-Sku = validate.Length(min=1, max=64)
-Price = validate.Range(min=0, max=MAX_PRICE)
-Stock = validate.Range(min=0, max=MAX_STOCK)
-CategoryId = validate.Length(max=64)
-OptionText = validate.Length(min=1, max=100)
+Name = Length(min=1, max=200)
+Description = Length(max=50_000)
+Sku = Length(min=1, max=64)
+Price = Range(min=0, max=MAX_PRICE)
+Stock = Range(min=0, max=MAX_STOCK)
+CategoryId = Length(max=64)
+OptionText = Length(min=1, max=100)
+ImageId = Length(min=1, max=64)
+Position = Range(min=1, max=MAX_STOCK)
+OptionValues = Length(min=1, max=MAX_VALUES)
+OptionCount = Length(max=MAX_OPTIONS)
+TaxClass = Pattern(
+    r"^[a-z0-9_-]{1,40}$",
+    "Use 1 to 40 lower-case letters, digits, '-' or '_', such as reduced.",
+)
 
 
-def tax_class_field(**kwargs) -> fields.String:
-    """A tax class: which tax rates apply to a product or a shipping method (issue 26)."""
-    return fields.String(
-        validate=validate.Regexp(
-            r"^[a-z0-9_-]{1,40}$",
-            error="Use 1 to 40 lower-case letters, digits, '-' or '_', such as reduced.",
-        ),
-        metadata={
-            "description": "Which tax rates apply (`standard` unless set, or `reduced`, ...)."
-        },
-        **kwargs,
-    )
+def distinct_values(option: dict) -> tuple[str, str] | None:
+    """A refusal (field, message) when an option repeats a value."""
+    values = option["values"]
+    if len(set(values)) != len(values):
+        return "values", "each value may appear once."
+    return None
 
 
-class OptionSchema(Schema):
-    name = fields.String(required=True, validate=OptionText)
-    values = fields.List(
-        fields.String(validate=OptionText),
-        required=True,
-        validate=validate.Length(min=1, max=MAX_VALUES),
-    )
-
-    @validates_schema
-    def _distinct_values(self, data, **_kwargs):
-        values = data.get("values", [])
-        if len(set(values)) != len(values):
-            raise ValidationError("each value may appear once.", "values")
-
-
-def _distinct_names(options: list) -> None:
+def distinct_names(options: list) -> str | None:
+    """A refusal when two options share a name."""
     names = [option["name"] for option in options]
     if len(set(names)) != len(names):
-        raise ValidationError("each option name may appear once.")
+        return "each option name may appear once."
+    return None
 
 
-Options = fields.List(
-    fields.Nested(OptionSchema),
-    validate=[validate.Length(max=MAX_OPTIONS), _distinct_names],
-    metadata={"description": "At most 3 options of at most 100 values each, in display order."},
+_TEXT = Field("string", checks=(OptionText,))
+OPTION = {
+    "name": Field("string", required=True, checks=(OptionText,)),
+    "values": Field("list", required=True, item=_TEXT, checks=(OptionValues,)),
+}
+_OPTIONS = Field(
+    "list",
+    item=Field("object", shape=OPTION, rule=distinct_values),
+    checks=(OptionCount, distinct_names),
 )
-Threshold = fields.Integer(
-    strict=True,
-    allow_none=True,
-    validate=Stock,
-    metadata={"description": "`variant.stock_low` fires when a variant's stock falls to it."},
-)
+_THRESHOLD = Field("integer", allow_none=True, checks=(Stock,))
+_SLUG = Field("string", checks=slugs.SLUG)
 
+PRODUCT_CREATE = {
+    "name": Field("string", required=True, checks=(Name,)),
+    "slug": _SLUG,
+    "description": Field("string", default="", checks=(Description,)),
+    "sku": Field("string", default=None, allow_none=True, checks=(Sku,)),
+    "price_cents": Field("integer", required=True, checks=(Price,)),
+    "stock": Field("integer", default=0, checks=(Stock,)),
+    "active": Field("boolean", default=True),
+    "category_id": Field("string", default=None, allow_none=True, checks=(CategoryId,)),
+    "options": _OPTIONS,
+    "low_stock_threshold": _THRESHOLD,
+    "tax_class": Field("string", default="standard", checks=(TaxClass,)),
+}
 
-class ProductCreateSchema(Schema):
-    name = fields.String(required=True, validate=Name)
-    slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the name when left out."}
-    )
-    description = fields.String(load_default="", validate=Description)
-    sku = fields.String(
-        load_default=None,
-        allow_none=True,
-        validate=Sku,
-        metadata={"description": "The first variant's."},
-    )
-    price_cents = fields.Integer(
-        required=True, strict=True, validate=Price, metadata={"description": "The first variant's."}
-    )
-    stock = fields.Integer(
-        load_default=0,
-        strict=True,
-        validate=Stock,
-        metadata={"description": "The first variant's."},
-    )
-    active = StrictBoolean(load_default=True)
-    category_id = fields.String(load_default=None, allow_none=True, validate=CategoryId)
-    options = Options
-    low_stock_threshold = Threshold
-    tax_class = tax_class_field(load_default="standard")
+PRODUCT_UPDATE = {
+    "name": Field("string", checks=(Name,)),
+    "slug": _SLUG,
+    "description": Field("string", checks=(Description,)),
+    "sku": Field("string", allow_none=True, checks=(Sku,)),
+    "price_cents": Field("integer", checks=(Price,)),
+    "stock": Field("integer", checks=(Stock,)),
+    "active": Field("boolean"),
+    "category_id": Field("string", allow_none=True, checks=(CategoryId,)),
+    "options": _OPTIONS,
+    "low_stock_threshold": _THRESHOLD,
+    "tax_class": Field("string", checks=(TaxClass,)),
+}
 
+VARIANT = {  # a new variant's or a change's: only the fields given
+    "sku": Field("string", allow_none=True, checks=(Sku,)),
+    "options": Field("mapping", key=_TEXT, item=_TEXT),
+    "price_cents": Field("integer", checks=(Price,)),
+    "compare_at_price_cents": Field("integer", allow_none=True, checks=(Price,)),
+    "stock": Field("integer", checks=(Stock,)),
+    "weight_grams": Field("integer", allow_none=True, checks=(Stock,)),
+    "image_id": Field("string", allow_none=True, checks=(ImageId,)),
+    "active": Field("boolean"),
+    "position": Field("integer", checks=(Position,)),
+}
 
-class ProductUpdateSchema(Schema):
-    name = fields.String(validate=Name)
-    slug = fields.String(validate=slugs.Slug)
-    description = fields.String(validate=Description)
-    sku = fields.String(
-        allow_none=True, validate=Sku, metadata={"description": "Of a product with one variant."}
-    )
-    price_cents = fields.Integer(
-        strict=True, validate=Price, metadata={"description": "Of a product with one variant."}
-    )
-    stock = fields.Integer(
-        strict=True, validate=Stock, metadata={"description": "Of a product with one variant."}
-    )
-    active = StrictBoolean()
-    category_id = fields.String(allow_none=True, validate=CategoryId)
-    options = Options
-    low_stock_threshold = Threshold
-    tax_class = tax_class_field()
-
-
-class _VariantFields(Schema):
-    sku = fields.String(allow_none=True, validate=Sku)
-    options = fields.Dict(
-        keys=fields.String(validate=OptionText),
-        values=fields.String(validate=OptionText),
-        metadata={"description": 'One value of every option of the product: `{"Size": "M"}`.'},
-    )
-    price_cents = fields.Integer(strict=True, validate=Price)
-    compare_at_price_cents = fields.Integer(
-        strict=True,
-        allow_none=True,
-        validate=Price,
-        metadata={"description": "The former price, shown struck through; at least the price."},
-    )
-    stock = fields.Integer(strict=True, validate=Stock)
-    weight_grams = fields.Integer(strict=True, allow_none=True, validate=Stock)
-    image_id = fields.String(
-        allow_none=True,
-        validate=validate.Length(min=1, max=64),
-        metadata={"description": "One of the product's images."},
-    )
-    active = StrictBoolean()
-    position = fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_STOCK))
-
-
-class VariantCreateSchema(_VariantFields):
-    """A new variant: price from the product's (lowest) when left out, stock 0."""
-
-
-class VariantUpdateSchema(_VariantFields):
-    """Only the fields given change."""
-
-
-class GenerateSchema(Schema):
-    price_cents = fields.Integer(
-        strict=True,
-        validate=Price,
-        metadata={"description": "Of every new variant; the product's price when left out."},
-    )
-    stock = fields.Integer(strict=True, load_default=0, validate=Stock)
-    active = StrictBoolean(load_default=True)
-
-
-def load(schema: type[Schema], data: dict, *, partial=False) -> dict:
-    """``data`` checked by ``schema``; a 400 whose message names each bad field."""
-    try:
-        return schema().load(data, partial=partial)
-    except ValidationError as error:
-        raise Invalid(" ".join(fold_messages(error.messages))) from None
+GENERATE = {
+    "price_cents": Field("integer", checks=(Price,)),
+    "stock": Field("integer", default=0, checks=(Stock,)),
+    "active": Field("boolean", default=True),
+}

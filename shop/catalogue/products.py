@@ -5,12 +5,12 @@ delete, with their audit entries, list totals and events, each ending in
 A product's ``price_cents``, ``stock`` and ``sku`` are its default variant's for the clients
 that know no variants: on create they make its first variant; on update they change its
 variant while it has only one; with several variants they are a 400 naming them (change the
-variants instead). Each function takes a plain dict, checked by ``catalogue_input``.
+variants instead). Each function takes a plain dict, checked by ``shop.catalogue.input``.
 """
 
 from shop import audit, db, webhooks
 from shop.catalogue import search, slugs, variants
-from shop.catalogue.input import ProductCreateSchema, ProductUpdateSchema, load
+from shop.catalogue.input import PRODUCT_CREATE, PRODUCT_UPDATE, check
 from shop.catalogue.present import check_exists, load_product
 from shop.clock import now_iso
 from shop.db import totals
@@ -37,7 +37,7 @@ _SETS = {
 
 def create_product(data: dict) -> str:
     """Create a product and its first variant; answer its id. Call inside a transaction."""
-    data = load(ProductCreateSchema, data)
+    data = check(PRODUCT_CREATE, data)
     product_id, moment = db.new_id(), now_iso()
     db.lock("products")
     if data["category_id"] is not None:
@@ -79,7 +79,7 @@ def create_product(data: dict) -> str:
 
 def update_product(product_id: str, data: dict) -> None:
     """Change the fields given of a product. Call inside a transaction."""
-    data = load(ProductUpdateSchema, data)
+    data = check(PRODUCT_UPDATE, data)
     db.lock("products")
     row = db.one("SELECT active, stock FROM products WHERE id = :id", {"id": product_id})
     if row is None:

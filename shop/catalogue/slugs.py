@@ -7,21 +7,20 @@ the first free suffix (``mug``, ``mug-2``, ``mug-3``...), as two products may sh
 import re
 import unicodedata
 
-from marshmallow import validate
-
 from shop import db
+from shop.catalogue.fields import Length, Pattern
 from shop.errors import Conflict
 
 MAX_LENGTH = 200
 
-# A list, not validate.And, so that OpenAPI shows the length and the pattern.
-Slug = [
-    validate.Length(min=1, max=MAX_LENGTH),
-    validate.Regexp(
+# What a given slug may be: both checks run, as the API's schemas run theirs.
+SLUG = (
+    Length(min=1, max=MAX_LENGTH),
+    Pattern(
         r"^[a-z0-9]+(?:-[a-z0-9]+)*$",
-        error="Use lowercase letters and digits separated by single '-'.",
+        "Use lowercase letters and digits separated by single '-'.",
     ),
-]
+)
 
 # Constant SQL per table: table names never come from input. Ids are never empty, so
 # ``id <> ''`` excludes nothing when no row is being updated.

@@ -9,7 +9,7 @@ columns ``products`` keeps for its list (lowest active price, total active stock
 variant's SKU) are the database's: the trigger ``product_variants_stock`` and its twins
 (migrations 0020, 0021) recompute them on every write of a variant that can move them.
 
-Each function here takes a plain dict and checks it through ``catalogue_input``, so the API,
+Each function here takes a plain dict and checks it through ``shop.catalogue.input``, so the API,
 the importer and the console meet the same rules and messages. Call them inside a transaction
 (``db.transaction()``) holding ``db.lock("products")``.
 """
@@ -19,13 +19,7 @@ import json
 
 from shop import db, webhooks
 from shop.catalogue import search, stock
-from shop.catalogue.input import (
-    MAX_GENERATED,
-    GenerateSchema,
-    VariantCreateSchema,
-    VariantUpdateSchema,
-    load,
-)
+from shop.catalogue.input import GENERATE, MAX_GENERATED, VARIANT, check
 from shop.catalogue.present import VARIANTS as SELECT
 from shop.catalogue.present import check_image, load_product, present_variant
 from shop.clock import now_iso
@@ -189,7 +183,7 @@ def _insert_many(product_id: str, options: list[dict], checked: list[tuple]) -> 
 def create_variant(product_id: str, data: dict, *, announce=True) -> dict:
     """Add a variant to a product (price from the product's when left out, stock 0;
     ``announce=False``: the caller ends its write in ``product_changed`` itself)."""
-    data = load(VariantCreateSchema, data)
+    data = check(VARIANT, data)
     product = _product(product_id)
     values = data.pop("options", {})
     check_values(product["options"], values)
@@ -221,7 +215,7 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
     }
     checked, skus = [], {}
     for data in items:
-        data = load(VariantCreateSchema, data)
+        data = check(VARIANT, data)
         values = data.pop("options", {})
         check_values(options, values)
         key = key_of(options, values)
@@ -263,7 +257,7 @@ _SETTABLE = (
 def update_variant(product_id: str, variant_id: str, data: dict, *, announce=True) -> dict:
     """Change the fields given of one variant of a product (``announce=False``: the caller
     ends its write in ``product_changed`` itself)."""
-    data = load(VariantUpdateSchema, data)
+    data = check(VARIANT, data)
     stock.lock_products([product_id])
     variant = _variant(product_id, variant_id)
     if "options" in data:
@@ -313,7 +307,7 @@ def delete_variant(product_id: str, variant_id: str) -> None:
 
 def generate(product_id: str, data: dict) -> list[dict]:
     """Create every missing combination of the product's option values; answer them."""
-    data = load(GenerateSchema, data)
+    data = check(GENERATE, data)
     product = _product(product_id)
     options = product["options"]
     combinations = 1

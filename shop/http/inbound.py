@@ -9,24 +9,14 @@ a 400 ``{"message"}`` naming the field.
 """
 
 import json
-import re
 
 from flask import request
 from marshmallow import fields
 
+from shop.db.text import BAD, MAX_DEPTH, check, refuse
 from shop.errors import Invalid
 
-MAX_DEPTH = 64
-
-# NUL, and UTF-16 surrogate code points, which are never valid on their own in UTF-8 text.
-_BAD = re.compile("[\x00\ud800-\udfff]")
-
-
 _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
-
-
-def _refuse(field: str) -> None:
-    raise Invalid(f"{field}: NUL characters and lone surrogates are not allowed.")
 
 
 def refuse_bad_characters() -> None:
@@ -38,31 +28,31 @@ def refuse_bad_characters() -> None:
     """
     environ = request.environ
     if "\x00" in request.path:
-        _refuse("path")
+        refuse("path")
     query = environ.get("QUERY_STRING", "")
     if "%00" in query or "\x00" in query:
         for name, value in request.args.items(multi=True):
-            if _BAD.search(name):
-                _refuse("query")
-            if _BAD.search(value):
-                _refuse(name)
+            if BAD.search(name):
+                refuse("query")
+            if BAD.search(value):
+                refuse(name)
     # One search over every header value; only a hit looks for which header it was.
-    if _BAD.search("".join([v for k, v in environ.items() if k.startswith("HTTP_")])):
+    if BAD.search("".join([v for k, v in environ.items() if k.startswith("HTTP_")])):
         for key, value in environ.items():
-            if key.startswith("HTTP_") and _BAD.search(value):
-                _refuse(f"header {key[5:].replace('_', '-').title()}")
+            if key.startswith("HTTP_") and BAD.search(value):
+                refuse(f"header {key[5:].replace('_', '-').title()}")
     if "\\" in environ.get("HTTP_COOKIE", ""):
         for name, value in request.cookies.items(multi=True):
-            if _BAD.search(name) or _BAD.search(value):
-                _refuse("cookie")
+            if BAD.search(name) or BAD.search(value):
+                refuse("cookie")
     if environ.get("CONTENT_TYPE") and request.mimetype in _FORMS:
         for name, value in request.form.items(multi=True):  # the console's forms
             if name is None:  # a part without a name (werkzeug keeps it): no field of ours
                 continue
-            if _BAD.search(name):
-                _refuse("form")
-            if _BAD.search(value):
-                _refuse(name)
+            if BAD.search(name):
+                refuse("form")
+            if BAD.search(value):
+                refuse(name)
 
 
 def loads(text: str | bytes):
@@ -81,27 +71,6 @@ def loads(text: str | bytes):
         raise Invalid("Invalid JSON body: a number has more than 4,300 digits.") from None
     check(data)
     return data
-
-
-def check(data) -> None:
-    """400 naming the field when ``data`` (parsed JSON) is too deep or holds bad text."""
-    stack = [(data, "", 1)]
-    while stack:
-        value, path, depth = stack.pop()
-        if isinstance(value, str):
-            if _BAD.search(value):
-                _refuse(path or "body")
-            continue
-        if not isinstance(value, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            raise Invalid(f"{path or 'body'}: nested too deeply: at most {MAX_DEPTH} levels.")
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            if isinstance(key, str) and _BAD.search(key):
-                _refuse(path or "body")
-            child = f"{path}.{key}" if path else str(key)
-            stack.append((item, child, depth + 1))
 
 
 class StrictBoolean(fields.Boolean):

@@ -16,12 +16,12 @@ this shipment under ``shipment``.
 """
 
 from flask import g
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db, mail, webhooks
-from shop.catalogue.input import load as checked
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound
+from shop.http.errors import fold_messages
 from shop.orders import lifecycle as orders
 
 SHIPPABLE = ("paid", "partially_shipped", "partially_refunded")
@@ -56,7 +56,10 @@ class ShipmentCreateSchema(Schema):
 
 def load(data: dict) -> dict:
     """A shipment's fields from a form: checked as the API checks its body (400 otherwise)."""
-    return checked(ShipmentCreateSchema, data)
+    try:
+        return ShipmentCreateSchema().load(data)
+    except ValidationError as error:
+        raise Invalid(" ".join(fold_messages(error.messages))) from None
 
 
 def create(order_id: str, data: dict) -> dict:

@@ -4,7 +4,7 @@ A dry run is this check alone, and a real import writes only once it found no ba
 a file with any bad row writes nothing. It reads what the shop has for the file's products
 in a few bulk statements outside any transaction (no write lock on SQLite, no lock on
 PostgreSQL), then runs the rows, in file order, against that copy held in memory, with the
-services' own rules and messages (``catalogue_input``'s schemas, ``variants.check_values``,
+services' own rules and messages (``shop.catalogue.input``'s shapes, ``variants.check_values``,
 ``rekey``, ``check_compare``, ``sku_taken``): the outcome ``catalogue_import`` meets when
 it writes them, row for row, unless the shop changes in between (the write checks again).
 
@@ -24,13 +24,8 @@ from shop.catalogue.files.rows import (
     product_outcome,
     row_error,
 )
-from shop.catalogue.input import (
-    ProductCreateSchema,
-    ProductUpdateSchema,
-    VariantCreateSchema,
-    VariantUpdateSchema,
-    load,
-)
+from shop.catalogue.input import PRODUCT_CREATE, PRODUCT_UPDATE, VARIANT
+from shop.catalogue.input import check as checked
 from shop.errors import Conflict, ShopError
 
 BATCH = 500  # values per IN list: one statement per 500 products or SKUs of the file
@@ -101,7 +96,7 @@ def _product(shop: _Shop, slug: str, rows: list, can_create) -> tuple[dict, list
     if created:
         can_create()
         price = new_product_price(fields, rows)
-        data = load(ProductCreateSchema, {**fields, "slug": slug, "price_cents": price})
+        data = checked(PRODUCT_CREATE, {**fields, "slug": slug, "price_cents": price})
         options = data.get("options") or []
         product = {"id": f"new product {slug}", "price_cents": price}
         first = {option["name"]: option["values"][0] for option in options}
@@ -113,7 +108,7 @@ def _product(shop: _Shop, slug: str, rows: list, can_create) -> tuple[dict, list
         changed = {field: value for field, value in fields.items() if current[field] != value}
         options = current["options"]
         if changed:
-            data = load(ProductUpdateSchema, changed)
+            data = checked(PRODUCT_UPDATE, changed)
             if "options" in data:
                 options = [{"name": o["name"], "values": o["values"]} for o in data["options"]]
                 _rekey(shop, product["id"], options)
@@ -176,7 +171,7 @@ def _variant(shop: _Shop, product, options, auto, number, row, seen) -> str:
     if match is None:
         if "options" not in given and options:
             raise RowProblem("variant_options", "give a new variant its option values.")
-        data = load(VariantCreateSchema, given)
+        data = checked(VARIANT, given)
         values = data.pop("options", {})
         variants.check_values(options, values)
         _free(shop, product, variants.key_of(options, values))
@@ -194,7 +189,7 @@ def _variant(shop: _Shop, product, options, auto, number, row, seen) -> str:
     changed = {field: value for field, value in given.items() if match[field] != value}
     if not changed:
         return "unchanged"
-    data = load(VariantUpdateSchema, changed)
+    data = checked(VARIANT, changed)
     key = match["option_key"]
     if "options" in data:
         variants.check_values(options, data["options"])

@@ -13,8 +13,8 @@ from flask import current_app
 from sqlite_utils.utils import Format, RowError, rows_from_file
 
 from shop.catalogue.files.export import COLUMNS, csv_text
+from shop.db.text import check as check_text
 from shop.errors import Conflict, Invalid, NotFound, ShopError, TooLarge
-from shop.http import inbound
 from shop.money import from_text
 
 KINDS = dict(COLUMNS)
@@ -111,7 +111,7 @@ def _int(text: str) -> int:
 def _json(text: str, expected: type):
     try:
         value = json.loads(text)
-        inbound.check(value)  # the cell's JSON: no NUL, lone surrogate or deep nesting
+        check_text(value)  # the cell's JSON: no NUL, lone surrogate or deep nesting
     except ShopError as error:
         raise ValueError(error.description.split(": ", 1)[-1]) from None
     except (ValueError, RecursionError):
@@ -153,7 +153,7 @@ def parse(raw: dict, currency: str) -> dict:
     """A file row as typed values of the columns it gives (left out: keep); RowProblem on
     the first cell that cannot be read."""
     try:
-        inbound.check(raw)  # no NUL or lone surrogate reaches the database
+        check_text(raw)  # no NUL or lone surrogate reaches the database
     except ShopError as error:
         field = error.description.split(":", 1)[0].split(".", 1)[0]
         raise RowProblem(field if field in KINDS else "row", error.description) from None
