@@ -1,9 +1,10 @@
 """Payment providers: how an order's money is asked for and followed, in one module.
 
-Checkout names a provider by ``payment_method`` and calls ``start`` inside its transaction;
-the order lifecycle calls ``follow`` when an order changes status. Neither knows which
-provider it talks to, so a card provider plugs in by subclassing ``Provider`` and calling
-``register`` at start-up, without touching checkout.
+Checkout names a provider by ``payment_method``, calls ``start`` inside its transaction and
+``after_commit`` once it has committed (and on a replay); the order lifecycle calls ``follow``
+when an order changes status. Neither knows which provider it talks to, so a card provider
+plugs in by subclassing ``Provider`` and calling ``register`` at start-up, without touching
+checkout.
 
 ``start`` runs inside the checkout transaction: it must not wait on the network. A provider
 that talks to a payment service answers ``pending`` with its own reference (a payment
@@ -27,8 +28,6 @@ class Provider:
 
     name = ""
     description = ""
-    # Whether the payment is started by a network call after the checkout commits.
-    starts_after_commit = False
     # Whether an order's cancel also cancels the payment at the provider, by a network call
     # once the cancel has committed (``cancel``); the cancel marks it due in its transaction.
     cancels_after_commit = False
@@ -43,6 +42,12 @@ class Provider:
     def start(self, order: dict) -> PaymentStart:
         """Ask for the money of a new order (``id``, ``number``, ``total_cents``, ``currency``)."""
         raise NotImplementedError
+
+    def after_commit(self, order: dict) -> dict:
+        """Once the checkout that placed ``order`` (as the API shows it) has committed, or
+        answers it again for a replay: what may wait on the network. Answers the order to
+        show, by default as it is."""
+        return order
 
     def follow(self, payment: dict, order_status: str) -> str:
         """The payment status once its order has moved to ``order_status``.
@@ -87,7 +92,6 @@ class Stripe(Provider):
 
     name = "stripe"
     description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
-    starts_after_commit = True
     cancels_after_commit = True
     paid_by_hand = False
 
@@ -99,6 +103,13 @@ class Stripe(Provider):
     def start(self, order: dict) -> PaymentStart:
         """Pending, with no intent yet: it is created once the checkout has committed."""
         return PaymentStart(status="pending", reference="")
+
+    def after_commit(self, order: dict) -> dict:
+        """Create (or find again) the order's PaymentIntent; the payment comes with its client
+        secret. Stripe unreachable: 503 with Retry-After, the order staying pending."""
+        from shop.payments.stripe import intents as stripe_intents
+
+        return {**order, "payment": stripe_intents.start(order["id"], order["customer"]["id"])}
 
     def cancel(self, order_id: str) -> None:
         """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
