@@ -87,37 +87,6 @@ class Manual(Provider):
         return PaymentStart(status="pending", reference=order["number"])
 
 
-class Stripe(Provider):
-    """Cards through Stripe (``payments/stripe/intents.py``), when its keys are set."""
-
-    name = "stripe"
-    description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
-    cancels_after_commit = True
-    paid_by_hand = False
-
-    def enabled(self) -> bool:
-        from shop.payments.stripe import gateway as stripe_gateway
-
-        return stripe_gateway.configured()
-
-    def start(self, order: dict) -> PaymentStart:
-        """Pending, with no intent yet: it is created once the checkout has committed."""
-        return PaymentStart(status="pending", reference="")
-
-    def after_commit(self, order: dict) -> dict:
-        """Create (or find again) the order's PaymentIntent; the payment comes with its client
-        secret. Stripe unreachable: 503 with Retry-After, the order staying pending."""
-        from shop.payments.stripe import intents as stripe_intents
-
-        return {**order, "payment": stripe_intents.start(order["id"], order["customer"]["id"])}
-
-    def cancel(self, order_id: str) -> None:
-        """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
-        from shop.payments.stripe import cancel as stripe_cancel
-
-        stripe_cancel.after_commit(order_id)
-
-
 _PROVIDERS: dict[str, Provider] = {}
 
 
@@ -138,4 +107,3 @@ def names(every: bool = False) -> list[str]:
 
 
 register(Manual())
-register(Stripe())
