@@ -27,6 +27,7 @@ from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.pricing import baskets
 from shop.pricing.rules import Refusal, price
+from shop.shipping import methods
 from shop.site import settings as site
 
 blp = Blueprint(
@@ -38,10 +39,6 @@ blp = Blueprint(
 
 MAX_CENTS = 10**12
 _CENTS = validate.Range(min=0, max=MAX_CENTS)
-_COLUMNS = (
-    "id, name, countries, price_cents, free_over_cents, weight_bands, tax_class, active,"
-    " position, created_at, updated_at"
-)
 
 
 class WeightBandSchema(Schema):
@@ -131,7 +128,7 @@ class AvailableMethodsSchema(Schema):
 
 
 def _get(method_id: str) -> dict:
-    method = baskets.load_method(method_id)
+    method = methods.load(method_id)
     if method is None:
         abort(404, "Shipping method not found.")
     return method
@@ -162,10 +159,9 @@ class ShippingMethods(MethodView):
         """List shipping methods, by position"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY position, name, id"
-        page = paginate(
-            f"SELECT {_COLUMNS} FROM shipping_methods", "shipping_methods", where, order, args
-        )
-        page["items"] = [baskets.method_from_row(row) for row in page["items"]]
+        sql = f"SELECT {methods.COLUMNS} FROM shipping_methods"
+        page = paginate(sql, "shipping_methods", where, order, args)
+        page["items"] = [methods.from_row(row) for row in page["items"]]
         return page
 
     @blp.doc(operationId="createShippingMethod")
@@ -177,7 +173,7 @@ class ShippingMethods(MethodView):
         method_id, moment = db.new_id(), now_iso()
         with db.transaction():
             db.execute(
-                f"INSERT INTO shipping_methods ({_COLUMNS}) VALUES (:id, :name, :countries,"
+                f"INSERT INTO shipping_methods ({methods.COLUMNS}) VALUES (:id, :name, :countries,"
                 " :price_cents, :free_over_cents, :weight_bands, :tax_class, :active,"
                 " :position, :now, :now)",
                 {**_values(data), "id": method_id, "now": moment},
@@ -210,7 +206,7 @@ class AvailableShippingMethods(MethodView):
         lines = baskets.product_lines(items) if items else []
         currency = site.current()["currency"]
         available = []
-        for method in baskets.active_methods():
+        for method in methods.active():
             try:
                 priced = price(lines, country=args["country"], shipping=method, currency=currency)
             except Refusal:

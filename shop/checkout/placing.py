@@ -1,52 +1,46 @@
-"""Checkout: turn a customer's basket into an order, its payment and its stock movements.
+"""Placing an order: ``place_order(PlaceOrder, actor)`` turns a basket into an order, its
+payment, its stock movements and its code's use, in one transaction, then runs the payment
+provider's after-commit step.
 
-One transaction holds the stock decrements, the order, its items, its payment, its first
-history entry, the confirmation mail (the outbox), the idempotency record and the audit
-entry: either all of them happen or none. It updates no row that every checkout updates, so
-concurrent checkouts on PostgreSQL wait for each other only on the products they share:
-the order number comes from the sequence ``order_numbers`` (``nextval`` is never rolled
-back, so a failed checkout skips a number, as Shopify's do), and on SQLite, whose writers
-take turns anyway, from the highest number given plus one; the orders total is not bumped
-(``shop/db/totals.py``). The answer is presented from what the transaction wrote, not read
-back. Overselling is impossible on both engines because each decrement is a
-guarded ``UPDATE ... WHERE stock >= :quantity`` on the variant (a row lock on PostgreSQL, the
-one writer on SQLite); a decrement that matches no row rolls the whole order back. Each
-decrement locks the product's row and then the variant's, and its product's stock follows
-by the trigger ``product_variants_stock``; lines are taken in (product, variant) order, so
-that two baskets never deadlock.
-
-Statements of a one-line checkout (``tests/test_performance.py`` pins them): the decrement
-(which finds a product's lone variant itself), one read of the settings, tax rates, shipping
-methods and the order number (``baskets.shop_data``), the order, its items, its payment, its
-first history entry, the mail, the audit entry, and the webhook subscriptions.
-
-The order is priced by ``pricing/rules.py`` (through ``baskets.price_basket``) in the same
-transaction, from the rows it took: the quote runs the same function on the same data, so
-both agree to the minor unit. A discount code is read before the transaction and its use
-taken by the transaction's last statement (``baskets.claim``, which refuses a code used up
-or changed meanwhile), so usage limits hold under concurrency, a replay uses none, and
-concurrent checkouts with one code queue on its row only for the commit.
-
-An ``Idempotency-Key`` replays: the same key with the same body within 24 hours answers the
-first order and writes nothing; with another body it is a 409. Concurrent requests with one
-key are serialised by a lock on (customer, key) and the primary key of ``idempotency_keys``.
+The transaction takes the stock (guarded decrements, in (product, variant) order so two
+checkouts never deadlock), prices the order from the rows it took (``pricing``, the quote's
+function), writes the order, its items, payment, first history entry, mail, audit entry and
+event, and claims the discount code last. An ``Idempotency-Key`` replays (``idempotency``).
+Why it is built so (locks, order numbers, statements) and its walk: docs/checkout.md.
 """
 
-import hashlib
 import json
-from datetime import timedelta
+from dataclasses import dataclass
 
-from shop import audit, db, mail, webhooks
+from shop import audit, db, idempotency, mail, webhooks
 from shop.catalogue import present as catalogue
 from shop.catalogue import variants
 from shop.clock import iso, now
-from shop.errors import Conflict, Invalid, ShopError
+from shop.discounts import codes as discounts
+from shop.errors import Conflict, Invalid
 from shop.orders import lifecycle as orders
 from shop.orders.lifecycle import record_history
 from shop.payments import providers as payments
 from shop.pricing import baskets
 
-IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+@dataclass(frozen=True)
+class PlaceOrder:
+    """A checkout as the customer asked for it (``POST /payments/checkout``'s body, parsed).
+
+    ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
+    product with one variant, each once. ``body`` is the request's body as sent: with an
+    ``idempotency_key`` its hash tells a replay from another order.
+    """
+
+    items: list[dict]
+    shipping_address: dict
+    payment_method: str
+    shipping_method_id: str | None = None
+    discount_code: str | None = None
+    idempotency_key: str | None = None
+    body: dict | None = None
+
 
 # The parts of the priced breakdown an order keeps in ``orders.pricing`` (JSON); the amounts
 # have their own columns.
@@ -95,67 +89,46 @@ _DECREMENT = {
 }
 
 
-def request_hash(body) -> str:
-    """SHA-256 of a JSON body in canonical form (sorted keys, no spaces)."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def place_order(command: PlaceOrder, actor) -> tuple[dict, bool]:
+    """Place the order ``command`` asks for, for ``actor`` (a customer's ``Caller``); answer
+    the order as the API shows it and whether it is new (False: a replay of its key).
 
-
-def _read_code(code: str | None, customer_id: str, idempotency_key: str | None) -> dict | None:
-    """The discount of ``code`` (None without one), read before the checkout's transaction.
-
-    A refusal waits, with a key, until the transaction has looked for a replay (None here):
-    a concurrent request with the key (a double click) may have used the code's last use,
-    or the customer's one, for the very order this request then answers.
+    Once the order has committed (or is replayed), its provider's ``after_commit`` runs
+    (a card payment is started there, and may answer 503). An unknown or inactive variant is
+    a 400, too little stock a 409, both naming it; a code that cannot be used a 400.
     """
-    if not code:
+    provider = payments.get(command.payment_method)
+    since = idempotency.cutoff() if command.idempotency_key is not None else ""
+    replayed, placed = _replay(command, actor.id, since), None
+    if replayed is None:
+        replayed, placed = _place(command, actor, provider, since)
+    order = placed or orders.load(replayed, actor.id)  # a replay: the order as it stands now
+    return provider.after_commit(order), placed is not None
+
+
+def _replay(command: PlaceOrder, customer_id: str, since: str) -> str | None:
+    """The order a live key of the command already placed (same body), a 409, or None."""
+    if command.idempotency_key is None:
         return None
-    try:
-        return baskets.find_discount(code, customer_id)
-    except ShopError:
-        if idempotency_key is None:
-            raise
-        return None
+    return idempotency.replay(customer_id, command.idempotency_key, command.body, since)
 
 
-def place_order(
-    customer,
-    items: list[dict],
-    shipping_address: dict,
-    payment_method: str,
-    idempotency_key: str | None = None,
-    body_hash: str | None = None,
-    shipping_method_id: str | None = None,
-    discount_code: str | None = None,
-) -> tuple[str, bool, dict | None]:
-    """Place an order for ``customer`` (a Caller); answer its id, whether it is new and, when
-    new, the order as the API shows it (None for a replay).
-
-    ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
-    product with one variant, each variant once. An unknown or inactive variant is a 400,
-    too little stock a 409, both naming it.
-    """
-    cutoff = iso(now() - IDEMPOTENCY_WINDOW)
-    if idempotency_key is not None:
-        replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
-        if replayed:
-            return replayed, False, None
-    provider = payments.get(payment_method)
-    # Read before the transaction (outside SQLite's writer lock), claimed at its end.
-    discount = _read_code(discount_code, customer.id, idempotency_key)
+def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | None, dict | None]:
+    """The checkout's transaction: ``(None, the new order)``, or ``(its id, None)`` when a
+    concurrent request with the key placed it first."""
+    key, address = command.idempotency_key, command.shipping_address
+    # The code's terms, read before the transaction (outside SQLite's writer lock): whether
+    # it may be used is asked once, when its use is taken (``discounts.claim``).
+    discount = discounts.terms(command.discount_code) if command.discount_code else None
     with db.transaction():
-        if idempotency_key is not None:
-            db.lock(f"checkout:{customer.id}:{idempotency_key}")
-            replayed = _replay(customer.id, idempotency_key, body_hash, cutoff)
+        if key is not None:
+            db.lock(f"checkout:{customer.id}:{key}")
+            replayed = _replay(command, customer.id, since)
             if replayed:  # a concurrent request with the key won the race
-                return replayed, False, None
-        if discount_code and discount is None:  # refused before: says why, or is usable now
-            discount = baskets.find_discount(discount_code, customer.id)
-        taken = _take_stock(items)
-        data = baskets.shop_data(shipping_method_id, next_number=True)
-        shop, seq = data["shop"], data["seq"]
-        priced = baskets.price_basket(
-            taken, shipping_address, shipping_method_id, discount, require_method=True, data=data
+                return replayed, None
+        taken = _take_stock(command.items)
+        priced, shop, seq = baskets.price_order(
+            taken, address, command.shipping_method_id, discount
         )
         lines = [{**line, "line": n} for n, line in enumerate(priced["lines"], start=1)]
         order_id, moment = db.new_id(), iso(now())
@@ -179,7 +152,7 @@ def place_order(
                 "subtotal": subtotal,
                 "total": total,
                 "currency": shop["currency"],
-                "address": json.dumps(shipping_address, sort_keys=True),
+                "address": json.dumps(address, sort_keys=True),
                 "now": moment,
                 "discount": priced["discount_cents"],
                 "shipping": priced["shipping_cents"],
@@ -225,7 +198,7 @@ def place_order(
                 "subtotal_cents": subtotal,
                 "total_cents": total,
                 "currency": shop["currency"],
-                "shipping_address": json.dumps(shipping_address, sort_keys=True),
+                "shipping_address": json.dumps(address, sort_keys=True),
                 "created_at": moment,
                 "updated_at": moment,
                 "discount_cents": priced["discount_cents"],
@@ -238,8 +211,8 @@ def place_order(
             [history],
         )
         mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"])
-        if idempotency_key is not None:
-            _remember(customer.id, idempotency_key, body_hash, order_id, moment, cutoff)
+        if key is not None:
+            idempotency.remember(customer.id, key, command.body, order_id, moment, since)
         audit.record(
             "order.placed",
             {
@@ -252,44 +225,8 @@ def place_order(
         )
         webhooks.emit("order.placed", order_id, lambda _: placed)
         if discount:  # last: every checkout locks products, then the code's row until commit
-            baskets.claim(discount_code, discount, customer.id, order_id)
-    return order_id, True, placed
-
-
-def _replay(customer_id: str, key: str, body_hash: str, cutoff: str) -> str | None:
-    """The order a live key already placed (same body), a 409 (other body), or None."""
-    row = db.one(
-        "SELECT request_hash, order_id FROM idempotency_keys"
-        " WHERE customer_id = :customer_id AND key = :key AND created_at > :cutoff",
-        {"customer_id": customer_id, "key": key, "cutoff": cutoff},
-    )
-    if row is None:
-        return None
-    if row["request_hash"] != body_hash:
-        raise Conflict(
-            "This Idempotency-Key was already used with a different request body;"
-            " use a new key for a new order.",
-        )
-    return row["order_id"]
-
-
-def _remember(customer_id, key, body_hash, order_id, moment, cutoff) -> None:
-    """Store the key for replays, dropping this customer's keys older than the window."""
-    db.execute(
-        "DELETE FROM idempotency_keys WHERE customer_id = :customer_id AND created_at <= :cutoff",
-        {"customer_id": customer_id, "cutoff": cutoff},
-    )
-    db.execute(
-        "INSERT INTO idempotency_keys (customer_id, key, request_hash, order_id, created_at)"
-        " VALUES (:customer_id, :key, :hash, :order_id, :now)",
-        {
-            "customer_id": customer_id,
-            "key": key,
-            "hash": body_hash,
-            "order_id": order_id,
-            "now": moment,
-        },
-    )
+            discounts.claim(command.discount_code, discount, customer.id, order_id)
+    return None, placed
 
 
 def _take_stock(items: list[dict]) -> list[dict]:
@@ -308,7 +245,9 @@ def _take_stock(items: list[dict]) -> list[dict]:
         wanted = [{**item, "variant_id": row["id"]}]
         taken = {row["id"]: row}
     else:
-        wanted = _with_products(baskets.with_variants(items))
+        if any("variant_id" not in item for item in items):  # a product's lone variant
+            items = baskets.with_variants(items)
+        wanted = _with_products(items)
         if len({item["variant_id"] for item in wanted}) < len(wanted):
             raise Invalid("items: two lines name the same variant; give it one line.")
         taken = {}

@@ -4,7 +4,7 @@ API (``api/orders.py``) and the checkout's answer (``api/payments.py``).
 Statuses move along ``NEXT`` only; any other move is a 409 naming the allowed next statuses.
 Cancelling or refunding puts back the units still out (``orders/restocks.py``: at most
 the units sold, whatever path comes first); cancelling gives a discount code's use back
-(``baskets.give_back_use``) and, once committed, cancels the payment at its provider (a
+(``discounts.give_back_use``) and, once committed, cancels the payment at its provider (a
 card's PaymentIntent at Stripe). Only a provider whose payments are confirmed by hand
 (``manual``) lets a person move an order to ``paid``; a card order is paid by its provider
 (``settle``).
@@ -20,10 +20,10 @@ from flask import g
 
 from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
+from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
 from shop.orders import order_json, restocks
 from shop.payments import providers as payments
-from shop.pricing import baskets
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -246,7 +246,7 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     audit.record("order.status_changed", details)
     webhooks.emit("order.status_changed", order_id, load)
     if status == "cancelled":
-        baskets.give_back_use(order_id)
+        discounts.give_back_use(order_id)
         webhooks.emit("order.cancelled", order_id, load)
     if status == "paid":
         webhooks.emit("order.paid", order_id, load)

@@ -1,9 +1,10 @@
 """Payment providers: how an order's money is asked for and followed, in one module.
 
-Checkout names a provider by ``payment_method`` and calls ``start`` inside its transaction;
-the order lifecycle calls ``follow`` when an order changes status. Neither knows which
-provider it talks to, so a card provider plugs in by subclassing ``Provider`` and calling
-``register`` at start-up, without touching checkout.
+Checkout names a provider by ``payment_method``, calls ``start`` inside its transaction and
+``after_commit`` once it has committed (and on a replay); the order lifecycle calls ``follow``
+when an order changes status. Neither knows which provider it talks to, so a card provider
+plugs in by subclassing ``Provider`` and calling ``register`` at start-up, without touching
+checkout.
 
 ``start`` runs inside the checkout transaction: it must not wait on the network. A provider
 that talks to a payment service answers ``pending`` with its own reference (a payment
@@ -27,8 +28,6 @@ class Provider:
 
     name = ""
     description = ""
-    # Whether the payment is started by a network call after the checkout commits.
-    starts_after_commit = False
     # Whether an order's cancel also cancels the payment at the provider, by a network call
     # once the cancel has committed (``cancel``); the cancel marks it due in its transaction.
     cancels_after_commit = False
@@ -43,6 +42,12 @@ class Provider:
     def start(self, order: dict) -> PaymentStart:
         """Ask for the money of a new order (``id``, ``number``, ``total_cents``, ``currency``)."""
         raise NotImplementedError
+
+    def after_commit(self, order: dict) -> dict:
+        """Once the checkout that placed ``order`` (as the API shows it) has committed, or
+        answers it again for a replay: what may wait on the network. Answers the order to
+        show, by default as it is."""
+        return order
 
     def follow(self, payment: dict, order_status: str) -> str:
         """The payment status once its order has moved to ``order_status``.
@@ -82,31 +87,6 @@ class Manual(Provider):
         return PaymentStart(status="pending", reference=order["number"])
 
 
-class Stripe(Provider):
-    """Cards through Stripe (``payments/stripe/intents.py``), when its keys are set."""
-
-    name = "stripe"
-    description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
-    starts_after_commit = True
-    cancels_after_commit = True
-    paid_by_hand = False
-
-    def enabled(self) -> bool:
-        from shop.payments.stripe import gateway as stripe_gateway
-
-        return stripe_gateway.configured()
-
-    def start(self, order: dict) -> PaymentStart:
-        """Pending, with no intent yet: it is created once the checkout has committed."""
-        return PaymentStart(status="pending", reference="")
-
-    def cancel(self, order_id: str) -> None:
-        """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
-        from shop.payments.stripe import cancel as stripe_cancel
-
-        stripe_cancel.after_commit(order_id)
-
-
 _PROVIDERS: dict[str, Provider] = {}
 
 
@@ -127,4 +107,3 @@ def names(every: bool = False) -> list[str]:
 
 
 register(Manual())
-register(Stripe())

@@ -10,7 +10,7 @@ refund made at Stripe is recorded once from its ``charge.refunded`` event
 
 import json
 
-from shop import audit, db, mail, money, webhooks
+from shop import audit, db, idempotency, mail, money, webhooks
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
@@ -193,11 +193,11 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
     the same key retries it. Stripe refusing it: 409 (502 for the shop's key) naming Stripe's
     reason, the refund ``failed`` and its amount released; its replay is the same 409.
     """
-    body_hash = db.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")))
+    body_hash = idempotency.body_hash(body)
     with db.transaction():
         orders.lock(order_id)
         order = _order(order_id)
-        existing = _replayed(order_id, idempotency_key, body_hash)
+        existing = _replayed(order_id, idempotency_key, body)
         if existing is None:
             refund_id = _take(order, body, caller, idempotency_key, body_hash)
         else:
@@ -213,14 +213,14 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
     return _load(refund_id), existing is None
 
 
-def _replayed(order_id: str, key: str | None, body_hash: str) -> dict | None:
+def _replayed(order_id: str, key: str | None, body: dict) -> dict | None:
     if key is None:
         return None
     row = db.one(
         "SELECT id, request_hash FROM refunds WHERE order_id = :id AND idempotency_key = :key",
         {"id": order_id, "key": key},
     )
-    if row is not None and row["request_hash"] != body_hash:
+    if row is not None and not idempotency.same_body(row["request_hash"], body):
         raise Conflict("This Idempotency-Key was already used with another body; use a new key.")
     return row
 

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shop import db
+from shop.discounts import codes as discounts
 from shop.errors import Conflict
 from shop.errors import Invalid as BadRequest
-from shop.pricing import baskets
 from tests.conftest import login
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
 from tests.webhook_helpers import create_hook
@@ -293,12 +293,12 @@ def test_a_code_changed_after_the_checkout_read_it_is_a_409_and_takes_no_use(app
         owner_client.post("/discounts", json={"code": "SAVE", "kind": "fixed", "value": 100})
     )
     with app.app_context():
-        read = baskets.find_discount("save", None)  # what the checkout priced the order with
+        read = discounts.terms("save")  # what the checkout priced the order with
     changed = owner_client.patch(f"/discounts/{code['id']}", json={"value": "200"})
     assert changed.status_code == 200, changed.json
 
     with app.app_context(), pytest.raises(Conflict) as refused, db.transaction():
-        baskets.claim("save", read, "a-customer", "an-order")  # the checkout's last statement
+        discounts.claim("save", read, "a-customer", "an-order")  # the checkout's last statement
 
     assert (
         refused.value.description == "discount_code: SAVE changed during checkout; check out again."
@@ -322,12 +322,12 @@ def test_a_code_whose_limits_changed_after_the_checkout_read_it_still_takes_a_us
         )
     )
     with app.app_context():
-        read = baskets.find_discount("sale", None)  # what the checkout priced the order with
+        read = discounts.terms("sale")  # what the checkout priced the order with
     changed = owner_client.patch(f"/discounts/{code['id']}", json=change)
     assert changed.status_code == 200, changed.json
 
     with app.app_context(), db.transaction():
-        baskets.claim("sale", read, "a-customer", "an-order")  # the checkout's last statement
+        discounts.claim("sale", read, "a-customer", "an-order")  # the checkout's last statement
 
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
 
@@ -342,12 +342,12 @@ def test_a_code_made_once_per_customer_during_a_checkout_holds_at_its_claim(
     body = priced(basket((tea, 1)), discount_code="SAVE")
     assert customer_client.post("/payments/checkout", json=body).status_code == 201
     with app.app_context():
-        read = baskets.find_discount("save", customer_client.user["id"])  # usable so far
+        read = discounts.find("save", customer_client.user["id"])  # usable so far
     changed = owner_client.patch(f"/discounts/{code['id']}", json={"once_per_customer": True})
     assert changed.status_code == 200, changed.json
 
     with app.app_context(), pytest.raises(BadRequest) as refused, db.transaction():
-        baskets.claim("save", read, customer_client.user["id"], "an-order")
+        discounts.claim("save", read, customer_client.user["id"], "an-order")
 
     assert refused.value.description.startswith("discount_code: already_used: ")
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
@@ -376,11 +376,11 @@ def test_a_checkout_whose_twin_took_the_code_meanwhile_replays_it(
     headers = {"Idempotency-Key": "double-click"}
     twin = app.test_client()
     login(twin, customer_client.email)
-    read_code, answers = baskets.find_discount, []
+    read_code, answers = discounts.terms, []
 
     def twin_first(*args):
         """The twin's whole checkout, in its own thread, just before this one reads the code."""
-        monkeypatch.setattr(baskets, "find_discount", read_code)
+        monkeypatch.setattr(discounts, "terms", read_code)
         thread = threading.Thread(
             target=lambda: answers.append(
                 twin.post("/payments/checkout", json=body, headers=headers)
@@ -390,7 +390,7 @@ def test_a_checkout_whose_twin_took_the_code_meanwhile_replays_it(
         thread.join()
         return read_code(*args)
 
-    monkeypatch.setattr(baskets, "find_discount", twin_first)
+    monkeypatch.setattr(discounts, "terms", twin_first)
     second = customer_client.post("/payments/checkout", json=body, headers=headers)
 
     assert answers[0].status_code == 201, answers[0].json
