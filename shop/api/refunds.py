@@ -13,6 +13,7 @@ from shop.api.schemas import PaymentSchema
 from shop.http.decorators import require_auth, require_permission
 from shop.http.openapi import responds
 from shop.payments import refunds
+from shop.payments.refund_request import RefundRequest
 from shop.payments.stripe import intents as stripe_payments
 
 blp = Blueprint("refunds", __name__, url_prefix="/orders", description="Card payments and refunds.")
@@ -190,7 +191,7 @@ class OrderRefunds(MethodView):
         customer mailed. A caller without `orders.read` gets 204 and no body.
         """
         refund, created = refunds.create_refund(
-            order_id, data, g.caller, headers.get("idempotency_key")
+            order_id, RefundRequest(**data), g.caller, headers.get("idempotency_key")
         )
         shown = readable("orders.read", refund)
         return shown if shown is not refund else (refund, 201 if created else 200)

@@ -1,9 +1,10 @@
 """Payment providers: how an order's money is asked for and followed, in one module.
 
 Checkout names a provider by ``payment_method`` and calls ``start`` inside its transaction;
-the order lifecycle calls ``follow`` when an order changes status. Neither knows which
-provider it talks to, so a card provider plugs in by subclassing ``Provider`` and calling
-``register`` at start-up, without touching checkout.
+the order lifecycle finds its rules (``follow``, ``paid_by_hand``, ``cancel``) through
+``orders/payment_sides.py``, where ``register`` puts it. Neither knows which provider it
+talks to, so a card provider plugs in by subclassing ``Provider`` and calling ``register``
+at start-up, without touching checkout or orders.
 
 ``start`` runs inside the checkout transaction: it must not wait on the network. A provider
 that talks to a payment service answers ``pending`` with its own reference (a payment
@@ -12,6 +13,9 @@ that moves the order to ``paid``.
 """
 
 from dataclasses import dataclass
+
+from shop.orders import payment_sides
+from shop.orders.payment_sides import PaymentSide
 
 
 @dataclass(frozen=True)
@@ -22,59 +26,36 @@ class PaymentStart:
     reference: str
 
 
-class Provider:
-    """One way of paying. Subclasses set ``name`` and may override both methods."""
+class Provider(PaymentSide):
+    """One way of paying. Subclasses set ``name`` and override what differs; the order's
+    side of the rules (``paid_by_hand``, ``follow``, ``cancel``) comes from ``PaymentSide``."""
 
     name = ""
     description = ""
+    # How messages name it ("Stripe refused the refund").
+    label = ""
     # Whether the payment is started by a network call after the checkout commits.
     starts_after_commit = False
-    # Whether an order's cancel also cancels the payment at the provider, by a network call
-    # once the cancel has committed (``cancel``); the cancel marks it due in its transaction.
-    cancels_after_commit = False
-    # Whether a person confirms the money arrived (marks the order paid by hand); a provider
-    # that reports the outcome itself is the only one to move its orders to paid.
-    paid_by_hand = True
-
-    def enabled(self) -> bool:
-        """Whether this provider may be chosen now (its settings are present)."""
-        return True
+    # Whether a refund's money goes back through the provider (``refund``, a network call
+    # after the refund is written); otherwise a refund is recorded as done at once.
+    refunds_through_provider = False
 
     def start(self, order: dict) -> PaymentStart:
         """Ask for the money of a new order (``id``, ``number``, ``total_cents``, ``currency``)."""
         raise NotImplementedError
 
-    def follow(self, payment: dict, order_status: str) -> str:
-        """The payment status once its order has moved to ``order_status``.
-
-        Cancelling keeps a payment that money moved for as it stands (in ``review``: money
-        received that a person must refund or honour; ``refunded``): the order's cancel
-        does not give it back.
-        """
-        if order_status == "cancelled" and payment["status"] in _KEPT_ON_CANCEL:
-            return payment["status"]
-        return _FOLLOW.get(order_status, payment["status"])
-
-    def cancel(self, order_id: str) -> None:
-        """After an order's cancel has committed, never in a transaction: stop the money
-        being taken at the provider. Never raises: a failure is logged, and retried by the
-        worker."""
-
-
-_KEPT_ON_CANCEL = ("review", "partially_refunded", "refunded")
-# Where a payment stands once its order reaches these statuses.
-_FOLLOW = {
-    "paid": "paid",
-    "cancelled": "cancelled",
-    "refunded": "refunded",
-    "partially_refunded": "partially_refunded",
-}
+    def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
+        """Outside any transaction: give ``amount_cents`` of the payment ``reference`` back,
+        keyed by ``refund_id``; answer the provider's refund id. Unreachable: a
+        ``shop.errors.Deferred``; refused: ``shop.payments.RefundRefused``."""
+        raise NotImplementedError
 
 
 class Manual(Provider):
     """Bank transfer or cash on delivery: an administrator marks the order paid."""
 
     name = "manual"
+    label = "Manual"
     description = "Bank transfer or cash on delivery; the order stays pending until marked paid."
 
     def start(self, order: dict) -> PaymentStart:
@@ -86,10 +67,12 @@ class Stripe(Provider):
     """Cards through Stripe (``payments/stripe/intents.py``), when its keys are set."""
 
     name = "stripe"
+    label = "Stripe"
     description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
     starts_after_commit = True
     cancels_after_commit = True
     paid_by_hand = False
+    refunds_through_provider = True
 
     def enabled(self) -> bool:
         from shop.payments.stripe import gateway as stripe_gateway
@@ -106,6 +89,12 @@ class Stripe(Provider):
 
         stripe_cancel.after_commit(order_id)
 
+    def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
+        """Refund through Stripe (``payments/stripe/refund.py``)."""
+        from shop.payments.stripe import refund as stripe_refund
+
+        return stripe_refund.send(reference, amount_cents, refund_id, order_id)
+
 
 _PROVIDERS: dict[str, Provider] = {}
 
@@ -113,6 +102,7 @@ _PROVIDERS: dict[str, Provider] = {}
 def register(provider: Provider) -> None:
     """Make a provider available as a ``payment_method``."""
     _PROVIDERS[provider.name] = provider
+    payment_sides.register(provider)
 
 
 def get(name: str, every: bool = False) -> Provider | None:

@@ -3,9 +3,10 @@
 The PaymentIntent is created after the checkout's transaction commits (``start``), never
 inside it; its idempotency key is derived from the order id, so a retry (``POST
 /orders/{id}/payment``, a replayed checkout) gets the same intent back. Every way to
-``paid`` (the webhook, the storefront's confirm, reconcile) ends in ``orders.settle``, the
-one guarded transition: the order becomes ``paid`` once, ``order.paid`` is emitted once and
-one receipt is queued. Only Stripe moves a card order to paid (``Provider.paid_by_hand``).
+``paid`` (the webhook, the storefront's confirm, reconcile) reports ``Succeeded`` to the
+order (``orders/payment_reports.py``): one guarded transition, so the order becomes ``paid``
+once, ``order.paid`` is emitted once and one receipt is queued. Only Stripe moves a card
+order to paid (``Provider.paid_by_hand``).
 
 An event is matched to our payment by the intent id we stored; by its ``metadata`` only
 while we store none (the answer that created the intent was lost), never over another
@@ -23,11 +24,15 @@ from shop import audit, db, webhooks
 from shop.clock import now_iso
 from shop.errors import Conflict, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
-from shop.payments import refunds
+from shop.orders import payment_reports
+from shop.orders.payment_reports import Failed, Succeeded
+from shop.payments import providers, refunds
 from shop.payments.stripe import cancel as stripe_cancel
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import shapes as stripe_event_shapes
 
+# The provider these payments are (refunds record what it did under its name and label).
+_PROVIDER = providers.get("stripe", every=True)
 PAYABLE = "pending"
 # The payment statuses a payment event may still change (paid, review and refunds are past).
 OPEN = ("pending", "failed", "cancelled")
@@ -253,7 +258,7 @@ def _succeeded(intent: dict, payment: dict) -> None:
             f"{paid}; order {payment['number']} is {payment['total_cents']} {payment['currency']}.",
         )
     else:
-        orders.settle(payment["order_id"], "Paid by card (Stripe).")
+        payment_reports.apply(Succeeded(payment["order_id"], "Paid by card (Stripe)."))
 
 
 def _review(payment: dict, reason: str) -> None:
@@ -270,7 +275,8 @@ def _review(payment: dict, reason: str) -> None:
 
 def _failed(intent: dict, payment: dict) -> None:
     error = (intent.get("last_payment_error") or {}).get("message")
-    _set_payment(payment["id"], ("pending",), status="failed", note=error)
+    if _set_payment(payment["id"], ("pending",), status="failed", note=error):
+        payment_reports.apply(Failed(payment["order_id"], error))
 
 
 def _canceled(intent: dict, payment: dict) -> None:
@@ -281,7 +287,7 @@ def _canceled(intent: dict, payment: dict) -> None:
 
 def _refunded(charge: dict, payment: dict) -> None:
     refunds.record_external(
-        payment["order_id"], charge["refunds"]["data"], charge["amount_refunded"]
+        _PROVIDER, payment["order_id"], charge["refunds"]["data"], charge["amount_refunded"]
     )
 
 
@@ -365,7 +371,7 @@ def _differences(intent: dict, payment: dict, theirs: list[dict]) -> list[tuple]
     if refunded_there > ours:
 
         def record(_intent: dict, fresh: dict) -> None:
-            refunds.record_external(fresh["order_id"], theirs, refunded_there)
+            refunds.record_external(_PROVIDER, fresh["order_id"], theirs, refunded_there)
 
         found.append((f"refunded {refunded_there} at Stripe, {ours} recorded", record))
     elif ours > refunded_there and status == "succeeded":
