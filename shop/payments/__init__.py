@@ -1,10 +1,7 @@
-"""Payments: the providers (``providers``), refunds, and card payments in ``stripe/``."""
+"""Payments: the providers (``providers``: the interface, manual payments, the registry),
+refunds, and card payments in ``stripe/``, whose provider is registered here."""
 
+from shop.payments import providers
+from shop.payments.stripe.provider import Stripe
 
-class RefundRefused(Exception):
-    """The provider refused to give a refund's money back (``reason``: its code and
-    message; ``ours``: it refused the shop's own credentials)."""
-
-    def __init__(self, reason: str, ours: bool = False):
-        super().__init__(reason)
-        self.reason, self.ours = reason, ours
+providers.register(Stripe())

@@ -14,8 +14,24 @@ that moves the order to ``paid``.
 
 from dataclasses import dataclass
 
+from shop import db
+from shop.errors import Conflict, NotFound
 from shop.orders import payment_sides
 from shop.orders.payment_sides import PaymentSide
+
+
+class RefundRefused(Exception):
+    """The provider refused to give a refund's money back (``reason``: its code and
+    message; ``ours``: it refused the shop's own credentials)."""
+
+    def __init__(self, reason: str, ours: bool = False):
+        super().__init__(reason)
+        self.reason, self.ours = reason, ours
+
+
+class ProviderFailed(Exception):
+    """A provider's job run from the CLI could not be done (not configured, unreachable,
+    refused); the message says why, for a person."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +63,24 @@ class Provider(PaymentSide):
     def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
         """Outside any transaction: give ``amount_cents`` of the payment ``reference`` back,
         keyed by ``refund_id``; answer the provider's refund id. Unreachable: a
-        ``shop.errors.Deferred``; refused: ``shop.payments.RefundRefused``."""
+        ``shop.errors.Deferred``; refused: ``RefundRefused``."""
         raise NotImplementedError
+
+    def resume(self, order_id: str, customer_id: str | None, number: str) -> dict:
+        """Start again, or confirm, the payment of order ``number`` (``POST
+        /orders/{id}/payment``); answer the payment. Only a provider paid online has one."""
+        raise Conflict(f"Order {number} is not paid by card: there is nothing to start.")
+
+    def handle_event(self, body: bytes, headers) -> bool:
+        """Apply one event the provider sent to its webhook (``body`` as received, the
+        request's ``headers``); answer False for a duplicate."""
+        raise NotFound(f"{self.label} sends no events.")
+
+    def reconcile(self, since: int | None, fix: bool) -> list[dict] | None:
+        """Differences between our payments and the provider's (``since``: a Unix time),
+        fixing what may be fixed with ``fix``; None when the provider keeps no payments of
+        its own to compare. A job that cannot run raises ``ProviderFailed``."""
+        return None
 
 
 class Manual(Provider):
@@ -61,39 +93,6 @@ class Manual(Provider):
     def start(self, order: dict) -> PaymentStart:
         """Record a pending payment whose reference is the order number (for the transfer)."""
         return PaymentStart(status="pending", reference=order["number"])
-
-
-class Stripe(Provider):
-    """Cards through Stripe (``payments/stripe/intents.py``), when its keys are set."""
-
-    name = "stripe"
-    label = "Stripe"
-    description = "Card payment through Stripe; the storefront confirms it with Stripe.js."
-    starts_after_commit = True
-    cancels_after_commit = True
-    paid_by_hand = False
-    refunds_through_provider = True
-
-    def enabled(self) -> bool:
-        from shop.payments.stripe import gateway as stripe_gateway
-
-        return stripe_gateway.configured()
-
-    def start(self, order: dict) -> PaymentStart:
-        """Pending, with no intent yet: it is created once the checkout has committed."""
-        return PaymentStart(status="pending", reference="")
-
-    def cancel(self, order_id: str) -> None:
-        """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
-        from shop.payments.stripe import cancel as stripe_cancel
-
-        stripe_cancel.after_commit(order_id)
-
-    def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
-        """Refund through Stripe (``payments/stripe/refund.py``)."""
-        from shop.payments.stripe import refund as stripe_refund
-
-        return stripe_refund.send(reference, amount_cents, refund_id, order_id)
 
 
 _PROVIDERS: dict[str, Provider] = {}
@@ -111,10 +110,39 @@ def get(name: str, every: bool = False) -> Provider | None:
     return provider if provider is not None and (every or provider.enabled()) else None
 
 
+def resume(order_id: str, customer_id: str | None = None) -> dict:
+    """Start again, or confirm, an order's payment at its provider (with ``customer_id``:
+    only that customer's order, 404 otherwise)."""
+    sql = (
+        "SELECT o.number, p.provider FROM orders o JOIN payments p ON p.order_id = o.id"
+        " WHERE o.id = :id"
+    )
+    if customer_id is not None:
+        sql += " AND o.customer_id = :cid"
+    row = db.one(sql, {"id": order_id, "cid": customer_id})
+    if row is None:
+        raise NotFound("Order not found.")
+    provider = get(row["provider"], every=True) or Provider()
+    return provider.resume(order_id, customer_id, row["number"])
+
+
+def event(name: str, body: bytes, headers) -> bool:
+    """Apply an event provider ``name`` sent to its webhook; answer False for a duplicate.
+    A provider not configured: 404."""
+    provider = get(name)
+    if provider is None:
+        raise NotFound("Card payments are not configured.")
+    return provider.handle_event(body, headers)
+
+
+def reconciling() -> list[Provider]:
+    """Every registered provider that keeps payments of its own to compare with ours."""
+    return [p for _, p in sorted(_PROVIDERS.items()) if type(p).reconcile is not Provider.reconcile]
+
+
 def names(every: bool = False) -> list[str]:
     """Every enabled provider's name (``every``: registered ones, enabled or not)."""
     return sorted(name for name, p in _PROVIDERS.items() if every or p.enabled())
 
 
 register(Manual())
-register(Stripe())

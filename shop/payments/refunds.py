@@ -17,7 +17,8 @@ from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
 from shop.orders import payment_reports, restocks
-from shop.payments import RefundRefused, providers
+from shop.payments import providers
+from shop.payments.providers import RefundRefused
 from shop.payments.refund_request import RefundRequest
 from shop.pricing import rules as pricing
 

@@ -1,6 +1,6 @@
 """A refund's money given back at Stripe (``Provider.refund`` of the Stripe provider)."""
 
-from shop.payments import RefundRefused
+from shop.payments.providers import RefundRefused
 from shop.payments.stripe import gateway as stripe_gateway
 
 
