@@ -22,7 +22,6 @@ def create_app(config: dict | None = None) -> Flask:
     from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter
     from shop.http.openapi import SECURITY_SCHEMES
-    from shop.payments.stripe import provider  # noqa: F401 - registers the card provider
 
     app = hooks.App(__name__, static_folder=None)
     # Keys in the order the response schemas give them; sorting cost ~10 % of the encoding.

@@ -26,6 +26,7 @@ from shop.money import display, from_text
 from shop.orders import lifecycle as orders
 from shop.orders import order_list, shipments
 from shop.payments import refunds
+from shop.payments.refund_request import RefundRequest
 
 _DONE = {
     "paid": "Marked paid.",
@@ -111,7 +112,7 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
             raise
         body, code, headers = error_response(error)  # a 503 keeps its Retry-After
         _require("orders.read")
-        page, code = _order_page(order_id, for_people(body["message"], _LABELS), code)
+        page, code = _order_page(order_id, for_people(body["message"], _FORM_LABELS), code)
         return page, code, headers
     return redirect(url_for("admin.order_page", order_id=order_id, done=done), 303)
 
@@ -136,6 +137,8 @@ _LABELS = {
     "tracking_number": "Tracking number",
     "tracking_url": "Tracking link",
 }
+# Every form's labels (the refund form's too), for the messages ``_act`` shows.
+_FORM_LABELS = {**_LABELS, "amount_cents": "Amount", "reason": "Reason"}
 
 
 @bp.route("/orders/<id:order_id>/shipments", methods=["POST"])
@@ -181,23 +184,21 @@ def _quantities(prefix: str) -> list[dict]:
     return lines
 
 
-def _refund_form(order_id: str) -> dict:
-    """The refund form as the API's body: an amount, or lines and/or the shipping."""
-    body = {"lines": _quantities("refund-"), "restock": _quantities("restock-")}
-    if request.form.get("shipping"):
-        body["shipping"] = True
+def _refund_form(order_id: str) -> RefundRequest:
+    """The refund form as the API's command (the service checks it): an amount, or lines
+    and/or the shipping; the amount is read in the order's currency."""
+    amount_cents = None
     amount = request.form.get("amount", "").strip()[:30]
     if amount:
         order = orders.load(order_id)
         try:
-            body["amount_cents"] = from_text(amount, order["currency"] if order else "EUR")
+            amount_cents = from_text(amount, order["currency"] if order else "EUR")
         except ValueError as error:
             abort(400, f"Amount: {error}")
-        if body["amount_cents"] < 1:
-            abort(400, "Amount: give more than zero.")
-    reason = request.form.get("reason", "").strip()
-    if len(reason) > 500:
-        abort(400, "Reason: at most 500 characters.")
-    if reason:
-        body["reason"] = reason
-    return body
+    return RefundRequest(
+        amount_cents=amount_cents,
+        lines=_quantities("refund-"),
+        shipping=True if request.form.get("shipping") else None,
+        reason=request.form.get("reason", "").strip() or None,
+        restock=_quantities("restock-"),
+    )

@@ -1,12 +1,13 @@
 """``flask payments reconcile [--since DATE] [--fix]`` (docs/payments.md#reconcile).
 
-Compares our Stripe payments with Stripe's PaymentIntents, both ways, and prints one JSON
-line per difference (``stripe_payments.reconcile``). With ``--fix`` it applies those where
-Stripe's word is the money it holds (a paid intent whose order is still pending, a refund
-made at Stripe), through the same functions as the webhook (once each); the others are
-left to a person, and printed again on every run until they are resolved.
+Compares our payments with each provider's that keeps its own (Stripe's PaymentIntents),
+both ways, and prints one JSON line per difference (``Provider.reconcile``). With ``--fix``
+it applies those where the provider's word is the money it holds (a paid intent whose order
+is still pending, a refund made there), through the same functions as its events (once
+each); the others are left to a person, and printed again on every run until resolved.
 """
 
+import json
 from datetime import UTC, datetime
 
 import click
@@ -14,8 +15,8 @@ from flask import g
 from flask.cli import AppGroup, with_appcontext
 
 from shop.auth.caller import system
-from shop.payments.stripe import gateway as stripe_gateway
-from shop.payments.stripe import intents as stripe_payments
+from shop.payments import providers
+from shop.payments.providers import ProviderFailed
 
 
 @click.group("payments", cls=AppGroup)
@@ -29,8 +30,6 @@ def payments_group():
 @click.option("--fix", is_flag=True, help="Apply the differences found.")
 def reconcile(since, fix):
     """Compare our payments with Stripe's and report (or --fix) the differences."""
-    if not stripe_gateway.configured():
-        raise click.ClickException("Stripe is not configured: set STRIPE_API_KEY and the secret.")
     created_after = None
     if since:
         try:
@@ -39,14 +38,14 @@ def reconcile(since, fix):
             raise click.ClickException("--since: give an ISO 8601 date or date-time.") from None
         created_after = int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
     g.caller = system("payments reconcile")
+    found = []
     try:
-        found = stripe_payments.reconcile(created_after, fix)
-    except stripe_gateway.Unavailable as error:
-        raise click.ClickException(f"Stripe cannot be reached: {error}") from None
-    except stripe_gateway.Refused as refusal:
-        raise click.ClickException(f"Stripe refused: {refusal.reason}") from None
+        for provider in providers.reconciling():
+            found += provider.reconcile(created_after, fix)
+    except ProviderFailed as failure:
+        raise click.ClickException(str(failure)) from None
     if found:
-        click.echo(stripe_payments.dumps(found))
+        click.echo("\n".join(json.dumps(item, sort_keys=True) for item in found))
     if not fix:
         click.echo(f"{len(found)} difference(s) found.")
         return

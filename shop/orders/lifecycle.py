@@ -9,9 +9,9 @@ card's PaymentIntent at Stripe). Only a provider whose payments are confirmed by
 (``manual``) lets a person move an order to ``paid``; a card order is paid by its provider
 (``settle``).
 Every change lands in the order's status history and the audit log, in the transaction that
-makes it, under the order's lock (``lock``), and the payment follows the order
-(``payments/providers.py``). ``load`` shows an order as the API does: it is the payload of
-the order events.
+makes it, under the order's lock (``lock``), and the payment follows the order by its
+provider's rules (``orders/payment_sides.py``). ``load`` shows an order as the API does: it
+is the payload of the order events.
 """
 
 import json
@@ -22,8 +22,7 @@ from shop import audit, db, mail, webhooks
 from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
-from shop.orders import order_json, restocks
-from shop.payments import providers as payments
+from shop.orders import order_json, payment_sides, restocks
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -198,9 +197,9 @@ def cancel_unpaid(order_id: str, note: str) -> bool:
 def _cancel_payment(order_id: str, provider_name: str | None) -> None:
     """After a cancel has committed (a network call never runs in a transaction): the
     provider cancels the payment on its side (Stripe: the intent); its failures are its
-    own to log and retry (``payments.Provider.cancel``)."""
-    provider = payments.get(provider_name) if provider_name else None
-    if provider is not None and provider.cancels_after_commit:
+    own to log and retry (``payment_sides.PaymentSide.cancel``)."""
+    provider = payment_sides.side(provider_name)
+    if provider.cancels_after_commit:
         provider.cancel(order_id)
 
 
@@ -298,9 +297,7 @@ def _check_move(row: dict, status: str, reader: str | None) -> None:
 
 def _paid_by_hand(provider: str | None) -> bool:
     """Whether a person may mark an order paid by ``provider`` paid (``manual``: yes)."""
-    if provider is None:
-        return True
-    return (payments.get(provider, every=True) or payments.Provider()).paid_by_hand
+    return payment_sides.side(provider, every=True).paid_by_hand
 
 
 def _check_paid_by_hand(row: dict, reader: str | None) -> None:
@@ -340,7 +337,7 @@ def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = 
         )
     if payment is None:
         return
-    provider = payments.get(payment["provider"]) or payments.Provider()
+    provider = payment_sides.side(payment["provider"])
     new_status = provider.follow(payment, status)
     if new_status != payment["status"]:
         db.execute(

@@ -1,11 +1,13 @@
 """Refunds: money back (an amount, or lines priced by ``pricing.refund_share``, and the
 shipping) and stock back (``restock``), independently of each other, under the order's lock.
 
-What can be refunded is what was paid minus ``orders.refunded_cents``, bumped by one guarded
-``UPDATE``. A card order is refunded through its provider after the refund row is written
-(``pending``, its amount reserved), outside the transaction, keyed by the refund's id; a
-refund made at Stripe is recorded once from its ``charge.refunded`` event
-(``record_external``). Rules and decisions: docs/payments.md and docs/orders.md.
+One command (``RefundRequest``, checked here) serves the API and the console. What can be
+refunded is what was paid minus ``orders.refunded_cents``, bumped by one guarded ``UPDATE``.
+A card order is refunded through its provider (``Provider.refund``) after the refund row is
+written (``pending``, its amount reserved), outside the transaction, keyed by the refund's
+id; a refund made at the provider is recorded once from its event (``record_external``).
+The order reacts to a refund's money back (``payment_reports.Refunded``). Rules and
+decisions: docs/payments.md and docs/orders.md.
 """
 
 import json
@@ -14,8 +16,10 @@ from shop import audit, db, idempotency, mail, money, webhooks
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
-from shop.orders import restocks
-from shop.payments.stripe import gateway as stripe_gateway
+from shop.orders import payment_reports, restocks
+from shop.payments import providers
+from shop.payments.providers import RefundRefused
+from shop.payments.refund_request import RefundRequest
 from shop.pricing import rules as pricing
 
 # The statuses an order can be refunded from (partially_shipped: the shipments branch).
@@ -185,14 +189,16 @@ def _restock_lines(body: dict, order: dict) -> list:
     return wanted
 
 
-def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None):
-    """Refund (and/or restock) as ``body`` asks; answer ``(refund, created)``.
+def create_refund(order_id: str, request: RefundRequest, caller, idempotency_key: str | None):
+    """Refund (and/or restock) as ``request`` asks (checked here); answer ``(refund, created)``.
 
     A replay of ``idempotency_key`` with the same body answers the first refund (False);
-    with another body it is a 409. Stripe unreachable: 503, the refund stays ``pending`` and
-    the same key retries it. Stripe refusing it: 409 (502 for the shop's key) naming Stripe's
-    reason, the refund ``failed`` and its amount released; its replay is the same 409.
+    with another body it is a 409. The provider unreachable: 503, the refund stays
+    ``pending`` and the same key retries it. The provider refusing it: 409 (502 for the
+    shop's key) naming its reason, the refund ``failed`` and its amount released; its replay
+    is the same 409.
     """
+    body = request.checked()
     body_hash = idempotency.body_hash(body)
     with db.transaction():
         orders.lock(order_id)
@@ -202,13 +208,16 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
             refund_id = _take(order, body, caller, idempotency_key, body_hash)
         else:
             refund_id = existing["id"]
-    row = db.one("SELECT status, failure_reason FROM refunds WHERE id = :id", {"id": refund_id})
+    row = db.one(
+        "SELECT status, failure_reason, provider FROM refunds WHERE id = :id", {"id": refund_id}
+    )
     if row["status"] == "pending":
-        _through_stripe(order, refund_id)
+        _through_provider(order, refund_id, providers.get(row["provider"], every=True))
     elif row["status"] == "failed":
+        label = providers.get(row["provider"], every=True).label
         raise Conflict(
-            f"This refund failed: Stripe refused it ({row['failure_reason']}). Retry with a new"
-            " Idempotency-Key.",
+            f"This refund failed: {label} refused it ({row['failure_reason']}). Retry with a"
+            " new Idempotency-Key.",
         )
     return _load(refund_id), existing is None
 
@@ -253,7 +262,8 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     )
     if not taken:
         raise Conflict("Another refund of this order was taken meanwhile; reload the preview.")
-    stripe = order["provider"] == "stripe" and amount > 0
+    provider = providers.get(order["provider"], every=True) if order["provider"] else None
+    through = provider is not None and provider.refunds_through_provider and amount > 0
     refund_id, actor = db.new_id(), caller.actor
     _insert(
         {
@@ -265,9 +275,9 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "shipping": shipping,
             "restock": json.dumps(restock),
             "reason": body.get("reason"),
-            "provider": "stripe" if stripe else "manual",
+            "provider": provider.name if through else "manual",
             "reference": None,
-            "status": "pending" if stripe else "succeeded",
+            "status": "pending" if through else "succeeded",
             "idempotency_key": key,
             "request_hash": body_hash,
             "by_kind": actor["kind"],
@@ -276,7 +286,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
         }
     )
     restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
-    if not stripe:
+    if not through:
         _complete(order["id"], refund_id)
     return refund_id
 
@@ -293,36 +303,31 @@ def _insert(values: dict) -> None:
     )
 
 
-def _through_stripe(order: dict, refund_id: str) -> None:
+def _through_provider(order: dict, refund_id: str, provider: providers.Provider) -> None:
+    """Outside any transaction: the provider gives a pending refund's money back."""
     amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
     try:
-        made = stripe_gateway.create_refund(order["reference"], amount, refund_id, order["id"])
-    except stripe_gateway.Unavailable as error:
-        stripe_gateway.unavailable(
-            "The refund could not be sent to Stripe; it is kept as pending. Retry with the"
-            " same Idempotency-Key.",
-            error,
-        )
-    except stripe_gateway.Refused as refusal:
+        made = provider.refund(order["reference"], amount, refund_id, order["id"])
+    except RefundRefused as refusal:
         _fail(order, refund_id, refusal.reason)
         raise ProviderRefused(
-            f"Stripe refused the refund ({refusal.reason}). The refund is failed and its"
-            " amount can be refunded again; retry with a new Idempotency-Key.",
-            ours=refusal.status == 502,
+            f"{provider.label} refused the refund ({refusal.reason}). The refund is failed and"
+            " its amount can be refunded again; retry with a new Idempotency-Key.",
+            ours=refusal.ours,
         ) from None
     with db.transaction():
         orders.lock(order["id"])
         done = db.execute(
             "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
             " WHERE id = :id AND status = 'pending'",
-            {"ref": made.id, "now": now_iso(), "id": refund_id},
+            {"ref": made, "now": now_iso(), "id": refund_id},
         )
         if done:  # a concurrent replay may have completed it
             _complete(order["id"], refund_id)
 
 
 def _fail(order: dict, refund_id: str, reason: str) -> None:
-    """Stripe refused a pending refund: it fails and its reserved amount is released, once
+    """The provider refused a pending refund: it fails and its reserved amount is released, once
     (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
     with db.transaction():
         orders.lock(order["id"])
@@ -351,9 +356,7 @@ def _complete(order_id: str, refund_id: str) -> None:
     refund = _load(refund_id)
     if refund["amount_cents"] == 0:
         return
-    status = "refunded" if order["refunded_cents"] >= order["total_cents"] else "partially_refunded"
-    if order["status"] != status:
-        orders.record_refund_status(order, status, refund["reason"])
+    payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]))
     audit.record(
         "order.refunded",
         {"order_id": order_id, "number": order["number"], "refund_id": refund_id}
@@ -362,27 +365,32 @@ def _complete(order_id: str, refund_id: str) -> None:
     webhooks.emit("order.refunded", order_id, lambda oid: {**orders.load(oid), "refund": refund})
     if order["email"]:
         shown = money.display(refund["amount_cents"], order["currency"])
-        mail.queue(
+        mail.queue_rendered(
             order["email"],
             f"Order {order['number']}: {shown} refunded",
-            f"Hello {order['name'] or ''},\n\nWe have refunded {shown} for order"
-            f" {order['number']}. It reaches your account within a few days, by the way"
-            " you paid.\n",
+            "refund",
+            name=order["name"],
+            amount=shown,
+            number=order["number"],
         )
 
 
-def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: int) -> None:
-    """Record what Stripe says was refunded (``stripe_refunds``: its Refund objects of the
-    order's charge; ``refunded_total``: its ``amount_refunded``); the caller holds the
-    order's lock, in its transaction.
+def record_external(
+    provider: providers.Provider, order_id: str, theirs: list[dict], refunded_total: int
+) -> None:
+    """Record what ``provider`` says was refunded (``theirs``: its refunds of the order's
+    payment, each ``id``, ``amount``, ``status``, ``created``, ``metadata``;
+    ``refunded_total``: its total refunded); the caller holds the order's lock, in its
+    transaction.
 
-    A refund of ours left ``pending`` (Stripe did it, its answer was lost) is completed. Any
-    other Stripe refund not known here by its own id (made in Stripe's dashboard) is recorded
-    by that id, once, as a refund without restock, oldest first and only while what we hold
-    as done at Stripe stays within ``refunded_total``: two events read the same list, and a
-    lump recorded by an earlier release under another reference is not counted twice.
+    A refund of ours left ``pending`` (the provider did it, its answer was lost) is
+    completed. Any other refund not known here by its own id (made in the provider's
+    dashboard) is recorded by that id, once, as a refund without restock, oldest first and
+    only while what we hold as done there stays within ``refunded_total``: two events read
+    the same list, and a lump recorded by an earlier release under another reference is not
+    counted twice.
     """
-    for item in sorted(stripe_refunds, key=lambda r: (r.get("created") or 0, r["id"])):
+    for item in sorted(theirs, key=lambda r: (r.get("created") or 0, r["id"])):
         if item.get("status") in ("failed", "canceled"):
             continue
         ours = (item.get("metadata") or {}).get("refund_id")
@@ -399,22 +407,22 @@ def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: i
             continue
         if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
             continue
-        if _at_stripe(order_id) + item["amount"] > refunded_total:
+        if _at_provider(provider, order_id) + item["amount"] > refunded_total:
             continue
-        _record_theirs(order_id, item)
+        _record_theirs(provider, order_id, item)
 
 
-def _at_stripe(order_id: str) -> int:
-    """What we hold as refunded at Stripe: every refund Stripe answered for (with its id)."""
+def _at_provider(provider: providers.Provider, order_id: str) -> int:
+    """What we hold as refunded at ``provider``: every refund it answered for (with its id)."""
     return db.value(
         "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = :id"
-        " AND provider = 'stripe' AND reference IS NOT NULL AND status <> 'failed'",
-        {"id": order_id},
+        " AND provider = :provider AND reference IS NOT NULL AND status <> 'failed'",
+        {"id": order_id, "provider": provider.name},
     )
 
 
-def _record_theirs(order_id: str, item: dict) -> None:
-    """A refund made at Stripe, outside the shop: recorded as Stripe holds it."""
+def _record_theirs(provider: providers.Provider, order_id: str, item: dict) -> None:
+    """A refund made at the provider, outside the shop: recorded as the provider holds it."""
     order = _order(order_id)
     db.execute(
         "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id",
@@ -430,15 +438,15 @@ def _record_theirs(order_id: str, item: dict) -> None:
             "lines": "[]",
             "shipping": 0,
             "restock": "[]",
-            "reason": "Refunded in Stripe, outside the shop.",
-            "provider": "stripe",
+            "reason": f"Refunded in {provider.label}, outside the shop.",
+            "provider": provider.name,
             "reference": item["id"],
             "status": "succeeded",
             "idempotency_key": None,
             "request_hash": None,
             "by_kind": "system",
             "by_id": None,
-            "by_label": "Stripe",
+            "by_label": provider.label,
         }
     )
     _complete(order_id, refund_id)

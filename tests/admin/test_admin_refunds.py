@@ -114,3 +114,16 @@ def test_stripe_unreachable_then_the_same_form_again_refunds_once(
     refunds = _refunds(owner_client, order)
     assert [(r["amount_cents"], r["status"]) for r in refunds] == [(500, "succeeded")]
     assert len(fake_stripe.refunds) == 1
+
+
+def test_the_console_keeps_the_apis_limits(app, owner, owner_client, paid):
+    """The form's refund goes through the API's command: its unit limit and the reason's
+    length are the API's, said with the form's labels, and nothing is refunded."""
+    order, _teapot = paid
+    many = _refund(owner, order, **{"refund-1": "1000001"})
+    assert many.status_code == 400 and "give 1 to 1000000 units" in many.text
+    long = _refund(owner, order, amount="1.00", reason="x" * 501)
+    assert long.status_code == 400 and "Reason: at most 500 characters." in long.text
+    zero = _refund(owner, order, amount="0.00")
+    assert zero.status_code == 400 and "Amount: give more than zero." in zero.text
+    assert _refunds(owner_client, order) == []

@@ -3,9 +3,10 @@
 The PaymentIntent is created after the checkout's transaction commits (``start``), never
 inside it; its idempotency key is derived from the order id, so a retry (``POST
 /orders/{id}/payment``, a replayed checkout) gets the same intent back. Every way to
-``paid`` (the webhook, the storefront's confirm, reconcile) ends in ``orders.settle``, the
-one guarded transition: the order becomes ``paid`` once, ``order.paid`` is emitted once and
-one receipt is queued. Only Stripe moves a card order to paid (``Provider.paid_by_hand``).
+``paid`` (the webhook, the storefront's confirm, reconcile) reports ``Succeeded`` to the
+order (``orders/payment_reports.py``): one guarded transition, so the order becomes ``paid``
+once, ``order.paid`` is emitted once and one receipt is queued. Only Stripe moves a card
+order to paid (``Provider.paid_by_hand``).
 
 An event is matched to our payment by the intent id we stored; by its ``metadata`` only
 while we store none (the answer that created the intent was lost), never over another
@@ -17,13 +18,14 @@ changes nothing, and two events of one order (``succeeded`` and ``payment_failed
 whose shape is not Stripe's is a 400 that writes nothing (``stripe_event_shapes``).
 """
 
-import json
-
 from shop import audit, db, webhooks
 from shop.clock import now_iso
-from shop.errors import Conflict, NotFound, ProviderRefused
+from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
-from shop.payments import refunds
+from shop.orders import payment_reports
+from shop.orders.payment_reports import Failed, Succeeded
+from shop.payments import providers, refunds
+from shop.payments.providers import ProviderFailed
 from shop.payments.stripe import cancel as stripe_cancel
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import shapes as stripe_event_shapes
@@ -132,6 +134,15 @@ def _refused(row: dict, refusal) -> None:
     )
 
 
+def receive(body: bytes, signature: str | None) -> bool:
+    """A webhook request's event, verified by its ``Stripe-Signature`` and applied once;
+    answer False for a duplicate. A bad or stale signature, or not an event: 400."""
+    event = stripe_gateway.verify(body, signature)
+    if not isinstance(event.get("id"), str):
+        raise Invalid("Not a Stripe event.")
+    return handle_event(event)
+
+
 def handle_event(event: dict) -> bool:
     """Apply one verified event; answer False for a duplicate (nothing changed)."""
     kind, obj = stripe_event_shapes.checked(event)
@@ -168,6 +179,11 @@ _PAYMENT = (
     " o.status AS order_status, o.refunded_cents FROM payments p"
     " JOIN orders o ON o.id = p.order_id WHERE p.provider = 'stripe' AND "
 )
+
+
+def _provider() -> providers.Provider:
+    """The provider these payments are (refunds record what it did by its name and label)."""
+    return providers.get("stripe", every=True)
 
 
 def _find_payment(where: str, params: dict) -> dict | None:
@@ -253,7 +269,7 @@ def _succeeded(intent: dict, payment: dict) -> None:
             f"{paid}; order {payment['number']} is {payment['total_cents']} {payment['currency']}.",
         )
     else:
-        orders.settle(payment["order_id"], "Paid by card (Stripe).")
+        payment_reports.apply(Succeeded(payment["order_id"], "Paid by card (Stripe)."))
 
 
 def _review(payment: dict, reason: str) -> None:
@@ -270,7 +286,8 @@ def _review(payment: dict, reason: str) -> None:
 
 def _failed(intent: dict, payment: dict) -> None:
     error = (intent.get("last_payment_error") or {}).get("message")
-    _set_payment(payment["id"], ("pending",), status="failed", note=error)
+    if _set_payment(payment["id"], ("pending",), status="failed", note=error):
+        payment_reports.apply(Failed(payment["order_id"], error))
 
 
 def _canceled(intent: dict, payment: dict) -> None:
@@ -281,7 +298,7 @@ def _canceled(intent: dict, payment: dict) -> None:
 
 def _refunded(charge: dict, payment: dict) -> None:
     refunds.record_external(
-        payment["order_id"], charge["refunds"]["data"], charge["amount_refunded"]
+        _provider(), payment["order_id"], charge["refunds"]["data"], charge["amount_refunded"]
     )
 
 
@@ -365,7 +382,7 @@ def _differences(intent: dict, payment: dict, theirs: list[dict]) -> list[tuple]
     if refunded_there > ours:
 
         def record(_intent: dict, fresh: dict) -> None:
-            refunds.record_external(fresh["order_id"], theirs, refunded_there)
+            refunds.record_external(_provider(), fresh["order_id"], theirs, refunded_there)
 
         found.append((f"refunded {refunded_there} at Stripe, {ours} recorded", record))
     elif ours > refunded_there and status == "succeeded":
@@ -403,5 +420,13 @@ def _stranger(intent: dict) -> list[dict]:
     ]
 
 
-def dumps(found: list[dict]) -> str:
-    return "\n".join(json.dumps(item, sort_keys=True) for item in found)
+def reconcile_job(since: int | None, fix: bool) -> list[dict]:
+    """``reconcile`` as the CLI runs it: a job that cannot run raises ``ProviderFailed``."""
+    if not stripe_gateway.configured():
+        raise ProviderFailed("Stripe is not configured: set STRIPE_API_KEY and the secret.")
+    try:
+        return reconcile(since, fix)
+    except stripe_gateway.Unavailable as error:
+        raise ProviderFailed(f"Stripe cannot be reached: {error}") from None
+    except stripe_gateway.Refused as refusal:
+        raise ProviderFailed(f"Stripe refused: {refusal.reason}") from None
