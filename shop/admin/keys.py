@@ -21,10 +21,10 @@ from shop.admin.views import (
 )
 from shop.auth import key_rules, key_store
 from shop.auth.key_state import is_dormant
-from shop.auth.permissions import ALL_SCOPES
 from shop.clock import now, parse
 from shop.errors import ShopError
 from shop.http.errors import abort, as_http, error_response
+from shop.permissions import ALL_SCOPES
 
 
 @bp.route("/api-keys")

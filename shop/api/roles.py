@@ -20,12 +20,12 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import Permissions
-from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
 from shop.auth.roles import check_grant, grant, permissions_of
 from shop.clock import now_iso
 from shop.http.decorators import require_auth, require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
+from shop.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
 

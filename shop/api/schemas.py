@@ -9,11 +9,11 @@ blueprint imports another.
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
-from shop.auth.permissions import ALL_PERMISSIONS
 from shop.catalogue.input import OptionSchema
 from shop.http.openapi import enum_field
 from shop.orders.lifecycle import STATUSES
 from shop.orders.shipments import ShipmentLineSchema
+from shop.permissions import ALL_PERMISSIONS
 from shop.shipping.countries import CODES
 
 

@@ -28,13 +28,13 @@ from shop.api.common import (
 from shop.api.schemas import Permissions
 from shop.auth import lockout, sessions
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
-from shop.auth.permissions import OWNER_ROLE
 from shop.auth.roles import check_grant
 from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
+from shop.permissions import OWNER_ROLE
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
 

@@ -20,11 +20,11 @@ from limits import RateLimitItemPerMinute
 from shop import audit, db
 from shop.auth.caller import Caller
 from shop.auth.key_state import SECRET_RE, idle_days, state_of
-from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 from shop.clock import iso, now, parse
 from shop.errors import Forbidden, Throttled, Unauthenticated
 from shop.http import client_address
 from shop.http.extensions import limiter
+from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 
 REFUSAL_AUDIT_INTERVAL = 60
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="shop"'}

@@ -199,6 +199,12 @@ def get(key_id: str, viewer: Caller | None = None) -> dict | None:
     return present(row) if row else None
 
 
+def readable_by(key_id: str, admin_id: str, role: str | None) -> bool:
+    """Whether the administrator ``admin_id`` (of ``role``) may read this key through the API:
+    the rule a webhook's owner is held to for ``api_key`` events."""
+    return get(key_id, Caller(kind="admin", id=admin_id, role=role)) is not None
+
+
 def list_page(
     viewer: Caller | None, status: str | None, page: int, page_size: int, since=None
 ) -> dict:

@@ -5,9 +5,9 @@ hold (roles and users). The API's other rules for changing roles are in ``api/ro
 from flask import g
 
 from shop import db
-from shop.auth.permissions import BUILTIN_ROLES, OWNER_ROLE
 from shop.clock import now_iso
 from shop.errors import Forbidden
+from shop.permissions import BUILTIN_ROLES, OWNER_ROLE
 
 
 def seed_builtin_roles() -> None:

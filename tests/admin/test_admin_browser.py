@@ -118,7 +118,7 @@ def live(make_app, database_url, clock):
 
 def _owner_caller(row):
     from shop.auth.caller import Caller
-    from shop.auth.permissions import ALL_PERMISSIONS
+    from shop.permissions import ALL_PERMISSIONS
 
     return Caller(
         kind="admin", id=row["id"], email=row["email"], role="owner", permissions=ALL_PERMISSIONS

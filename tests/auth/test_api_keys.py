@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from shop.auth.permissions import ALL_SCOPES
 from shop.clock import iso
 from shop.db import sha256
+from shop.permissions import ALL_SCOPES
 from tests.conftest import PASSWORD
 
 SECRET_RE = re.compile(r"^eck_[A-Za-z0-9_-]{43}$")
