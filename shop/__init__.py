@@ -17,11 +17,11 @@ def create_app(config: dict | None = None) -> Flask:
     from shop.api import register_blueprints
     from shop.api.common import Api
     from shop.auth import key_store, key_usage
-    from shop.db import migrate
     from shop.http import client_address, context, errors, hooks, inbound
     from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter
     from shop.http.openapi import SECURITY_SCHEMES
+    from shop.schema import migrate
     from shop.webhooks import worker
 
     app = hooks.App(__name__, static_folder=None)

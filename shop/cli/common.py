@@ -32,7 +32,7 @@ def require_schema(once: bool = True):
     from flask import current_app
 
     from shop.cli import jobs
-    from shop.db import migrate
+    from shop.schema import migrate
 
     if once:
         ready = migrate.schema_ready(current_app)

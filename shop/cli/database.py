@@ -20,7 +20,7 @@ def _database():
 @db_group.command("status")
 def db_status():
     """Show the schema version of the database and the migrations still to run."""
-    from shop.db import migrate
+    from shop.schema import migrate
 
     database, directory = _database()
     try:
@@ -57,7 +57,7 @@ def db_status():
 @db_group.command("upgrade")
 def db_upgrade():
     """Apply pending migrations (one process at a time), seed the roles, recount the totals."""
-    from shop.db import migrate
+    from shop.schema import migrate
 
     database, directory = _database()
     try:
@@ -89,7 +89,8 @@ def db_backup(path):
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 def db_restore(path):
     """Restore the backup at PATH into the database, which must be empty."""
-    from shop.db import backup, migrate
+    from shop.db import backup
+    from shop.schema import migrate
 
     database, directory = _database()
     try:
