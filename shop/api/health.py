@@ -12,10 +12,10 @@ from marshmallow import Schema, fields
 
 from shop import metrics
 from shop.api.common import Blueprint
-from shop.auth.api_keys import address_allowed
 from shop.http import health
 from shop.http.errors import abort
 from shop.http.openapi import responds
+from shop.net.addresses import address_allowed
 from shop.outages import RETRY_AFTER_UNAVAILABLE
 from shop.schema.migrate import RETRY_AFTER
 

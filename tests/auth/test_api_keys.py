@@ -336,7 +336,7 @@ def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, ma
 
     def rights():
         with app.test_request_context():
-            return api_keys.resolve(key.secret).permissions
+            return api_keys.resolve(key.secret, "127.0.0.1", lambda use: None).permissions
 
     assert rights() == {"products.read", "products.create", "products.update", "products.delete"}
     owner_client.post("/roles", json={"name": "reader", "permissions": ["products.read"]})
