@@ -16,7 +16,8 @@ def create_app(config: dict | None = None) -> Flask:
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
-    from shop.auth import key_store, key_usage
+    from shop.auth.keys import store as key_store
+    from shop.auth.keys import usage as key_usage
     from shop.http import client_address, context, errors, hooks, inbound
     from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter

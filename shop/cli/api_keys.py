@@ -27,7 +27,8 @@ def api_keys_group():
 @click.option("--expires", help="Optional expiry: an ISO 8601 date or date-time in the future.")
 def api_keys_create(label, scopes, expires):
     """Create a key and print its secret, once."""
-    from shop.auth import key_rules, key_store
+    from shop.auth.keys import rules as key_rules
+    from shop.auth.keys import store as key_store
 
     label = label.strip()
     if not 1 <= len(label) <= 100:
@@ -50,7 +51,7 @@ def _echo_secret(secret: str) -> None:
 @api_keys_group.command("list")
 def api_keys_list():
     """List every key (never a secret)."""
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
 
     page = 1
     while True:
@@ -78,7 +79,7 @@ def api_keys_list():
 )
 def api_keys_roll(key_id, grace):
     """Replace a key by a successor (printed once); the old one works --grace seconds more."""
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
 
     try:
         rolled = key_store.roll(key_id, None, grace)
@@ -100,7 +101,7 @@ def api_keys_roll(key_id, grace):
 @click.argument("key_id")
 def api_keys_revoke(key_id):
     """Revoke a key at once."""
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
 
     if not key_store.revoke(key_id, None):
         fail(f"No API key with id {key_id}.")

@@ -12,7 +12,8 @@ import time
 from flask import current_app, g, redirect, request, url_for
 from limits import RateLimitItemPerMinute
 
-from shop.auth import api_keys, sessions
+from shop.auth import sessions
+from shop.auth.keys import bearer as api_keys
 from shop.errors import Throttled
 from shop.http.errors import abort
 from shop.http.extensions import limiter

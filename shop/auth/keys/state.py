@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from flask import current_app
 
-from shop.auth import key_usage
+from shop.auth.keys import usage as key_usage
 from shop.clock import iso, now, parse
 
 PREFIX = "eck_"

@@ -12,11 +12,11 @@ import secrets
 from datetime import timedelta
 
 from shop import db, webhooks
-from shop.auth import key_rules
 from shop.auth.caller import Caller
-from shop.auth.key_events import CLI_ACTOR, lifecycle
-from shop.auth.key_rules import MAX_GRACE_SECONDS, check_ceiling
-from shop.auth.key_state import PREFIX, SECRET_RE, idle_days, present
+from shop.auth.keys import rules as key_rules
+from shop.auth.keys.events import CLI_ACTOR, lifecycle
+from shop.auth.keys.rules import MAX_GRACE_SECONDS, check_ceiling
+from shop.auth.keys.state import PREFIX, SECRET_RE, idle_days, present
 from shop.clock import iso, now
 from shop.db.pages import Where, changed_since, paginate
 from shop.errors import Conflict, Invalid, NotFound

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from shop import audit, db
 from shop.auth.caller import Caller
-from shop.auth.key_state import SECRET_RE, idle_days, state_of
+from shop.auth.keys.state import SECRET_RE, idle_days, state_of
 from shop.clock import iso, now, parse
 from shop.errors import Forbidden, Unauthenticated
 from shop.net.addresses import address_allowed

@@ -27,7 +27,7 @@ from datetime import timedelta
 from flask import current_app, g
 
 from shop import db
-from shop.auth.key_events import address_seen
+from shop.auth.keys.events import address_seen
 from shop.clock import clock_of, iso, now
 
 log = logging.getLogger("shop")
