@@ -17,8 +17,7 @@ def create_app(config: dict | None = None) -> Flask:
     from shop.api import register_blueprints
     from shop.api.common import Api
     from shop.auth.keys import store as key_store
-    from shop.auth.keys import usage as key_usage
-    from shop.http import client_address, context, errors, hooks, inbound
+    from shop.http import client_address, context, errors, hooks, inbound, key_usage
     from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter
     from shop.http.openapi import SECURITY_SCHEMES

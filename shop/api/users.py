@@ -152,7 +152,7 @@ class Users(MethodView):
     def post(self, data):
         """Create an administrator"""
         role = role_named(data["role"])
-        check_grant(role["permissions"] | set(data.get("permissions", [])))
+        check_grant(g.caller, role["permissions"] | set(data.get("permissions", [])))
         row = create_user(
             data["email"],
             data["name"],
@@ -192,7 +192,7 @@ class UserById(MethodView):
             changes = {}
             if "role" in data and data["role"] != row["role"]:
                 role = role_named(data["role"])
-                check_grant(role["permissions"])
+                check_grant(g.caller, role["permissions"])
                 _guard_last_owner(row)
                 db.execute(
                     "UPDATE users SET role_id = :role_id WHERE id = :id",
@@ -202,7 +202,7 @@ class UserById(MethodView):
             if "permissions" in data:
                 old = set((row["extra_permissions"] or "").split())
                 new = set(data["permissions"])
-                check_grant(old ^ new)
+                check_grant(g.caller, old ^ new)
                 set_extra_permissions(user_id, new)
                 changes["permissions"] = sorted(new)
             if "active" in data and bool(data["active"]) != bool(row["active"]):
