@@ -66,11 +66,30 @@ def load_caller() -> None:
         token = request.cookies.get(kind.cookie)
         if token is None:
             continue
-        caller = sessions.resolve(kind, token)
-        if caller is not None:
-            g.caller = caller
+        found = sessions.resolve(kind, token, client())
+        if found.caller is not None:
+            g.caller = found.caller
+            if found.renew:
+                keep_cookie((kind, token))
             return
+        if found.problem:
+            g.auth_problem = found.problem
         g.stale_cookies.append(kind)
+
+
+def client() -> sessions.Client:
+    """Where this request comes from, as sessions keep it."""
+    return sessions.Client(request.remote_addr, request.headers.get("User-Agent", ""))
+
+
+def keep_cookie(cookie: tuple) -> None:
+    """Set this session cookie (``(kind, token)``) on the response."""
+    g.set_session_cookie = cookie
+
+
+def clear_cookies(kinds) -> None:
+    """Clear these session cookies on the response."""
+    g.clear_session_cookies = kinds
 
 
 def _note_key_use(use: list) -> None:
