@@ -93,7 +93,7 @@ def clear_cookies(kinds) -> None:
 
 
 def _note_key_use(use: list) -> None:
-    """Keep the key's use of this request for ``key_usage``'s after-request count."""
+    """Keep the key's use of this request for ``keys.usage``'s after-request count."""
     g.api_key_use = use
 
 

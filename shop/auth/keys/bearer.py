@@ -3,8 +3,8 @@
 One query finds the key by the SHA-256 of its secret (a unique index), with its owner's
 current permissions: a key's rights on a request are its scopes' permissions intersected with
 its owner's permissions of that moment. Then, only where the key has them: its address rule
-(403) and its own limit per minute (429). The request is counted in memory (``key_usage``),
-never written here. The records themselves are ``key_store``; the input rules ``key_rules``.
+(403) and its own limit per minute (429). The request is counted in memory (``usage``),
+never written here. The records themselves are ``store``; the input rules ``rules``.
 """
 
 import logging
@@ -46,7 +46,7 @@ def resolve(secret: str, address: str | None, note_use, within_limit=None) -> Ca
 
     One query. Then, only where the key has them: its address rule (403) and its limit per
     minute (``within_limit(key_id, per_minute)`` raises the 429; None when limits are off).
-    The request is counted in memory (``key_usage``), never written here: ``note_use`` gets
+    The request is counted in memory (``usage``), never written here: ``note_use`` gets
     the request's ``[key_id, let_in, address, first_use]``, filled in as the checks pass.
     """
     if not SECRET_RE.fullmatch(secret):

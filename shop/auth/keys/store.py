@@ -3,9 +3,9 @@ the CLI call these, each with its own viewer; None is the CLI, which sees every 
 
 A secret is ``eck_`` + 32 random bytes in base64url without padding (43 characters). Only its
 SHA-256 is stored, under a unique index; the secret is returned once, at creation. A key made
-by the CLI has no owner and holds exactly its scopes. The input rules are ``key_rules``, the
-events ``key_events``, the status ``key_state``; resolving a secret on a request is
-``api_keys``. docs/api-keys.md describes the features for users.
+by the CLI has no owner and holds exactly its scopes. The input rules are ``rules``, the
+events ``events``, the status ``state``; resolving a secret on a request is
+``bearer``. docs/api-keys.md describes the features for users.
 """
 
 import secrets
