@@ -7,7 +7,6 @@ its owner's permissions of that moment. Then, only where the key has them: its a
 never written here. The records themselves are ``store``; the input rules ``rules``.
 """
 
-import logging
 from datetime import timedelta
 
 from shop import audit, db
@@ -20,7 +19,6 @@ from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 
 REFUSAL_AUDIT_INTERVAL = 60
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="shop"'}
-log = logging.getLogger("shop")
 
 _RESOLVE = f"""
     SELECT k.id, k.label, k.scopes, k.source, k.owner_id, k.created_at, k.expires_at,
