@@ -110,10 +110,10 @@ def _run_worker() -> None:
 
     stop = STOP
     stop.clear()
-    limit = current_app.config["WORKERSTOP_TIMEOUT"]
+    limit = current_app.config["WORKER_STOP_TIMEOUT"]
 
     def stopping(*_):
-        """Stop after the current attempt; past SHOP_WORKERSTOP_TIMEOUT, at once."""
+        """Stop after the current attempt; past SHOP_WORKER_STOP_TIMEOUT, at once."""
         if not stop.is_set():
             stop.set()
             timer = threading.Timer(limit, _abandon, args=(limit,))
