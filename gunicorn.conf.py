@@ -86,7 +86,7 @@ def on_starting(server):
             f"shop: refusing to start {server.cfg.workers} workers without REDIS_URL: rate"
             " limits would be counted per process. Set REDIS_URL, or WEB_CONCURRENCY=1."
         )
-    from shop.db import migrate
+    from shop.schema import migrate
 
     if settings["REDIS_URL"]:
         problem = shop_config.check_redis(settings["REDIS_URL"])

@@ -194,7 +194,7 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
     app = app_on(main_url)
     with app.app_context():
         from shop import db
-        from shop.db import migrate
+        from shop.schema import migrate
 
         category_ids = [r["id"] for r in db.query("SELECT id FROM categories")]
         have = db.value("SELECT COUNT(*) FROM products")

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 
 from shop import create_app
-from shop.db.migrate import load_schema, schema_ready
+from shop.schema.migrate import load_schema, schema_ready
 from tests import pg_schemas
 from tests.fake_stripe import fake_stripe  # noqa: F401 - the fake Stripe of the payment tests
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 import psycopg
 
 from shop import clock
-from shop.db import migrate
+from shop.schema import migrate
 
 READY = 2  # schemas kept built; one is enough while cases take longer than a build
 

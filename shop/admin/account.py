@@ -15,6 +15,7 @@ from shop.auth.passwords import MAX_LENGTH
 from shop.auth.signin import end_session
 from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.errors import ShopError
+from shop.http.context import clear_cookies
 from shop.http.errors import abort, as_http, error_response
 from shop.http.extensions import limiter
 
@@ -35,8 +36,10 @@ def my_sessions():
 @bp.route("/sessions/<id:session_id>/end", methods=["POST"])
 def end_one_session(session_id):
     """Sign out one session (this one too: then back to the sign-in page)."""
-    if not end_session(g.caller, session_id):
+    cleared = end_session(g.caller, session_id)
+    if cleared is None:
         abort(404, "Session not found.")
+    clear_cookies(cleared)
     if session_id == g.caller.session_id:
         return redirect(url_for("admin.login"), 303)
     return redirect(url_for("admin.my_sessions", one=1), 303)

@@ -7,6 +7,7 @@ from shop.admin.views import LOGIN_COOKIE, NEXT_RE, bp, login_page
 from shop.auth import password_reset, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, sign_out
+from shop.http.context import clear_cookies, client, keep_cookie
 from shop.http.extensions import limiter
 
 CUSTOMER_HERE = (
@@ -45,7 +46,7 @@ def login():
     except signin.SecondFactorNeeded:
         signin.remember_challenge(g.signin_cookie, row["id"])
         return _code_page()
-    signin.open_session(kind, row, used)
+    keep_cookie(signin.open_session(kind, row, used, client()))
     return _signed_in()
 
 
@@ -79,14 +80,14 @@ def login_code():
     except signin.SecondFactorNeeded:
         return _code_page("That code is not right, or was used already: try the next one.", 401)
     signin.forget_challenge(g.signin_cookie)
-    signin.open_session("admin", row, used)
+    keep_cookie(signin.open_session("admin", row, used, client()))
     return _signed_in()
 
 
 @bp.route("/logout", methods=["POST"])
 def logout():
     """End this session and go back to the sign-in page."""
-    sign_out(g.caller)
+    clear_cookies(sign_out(g.caller))
     return redirect(url_for("admin.login", signed_out=1), 303)
 
 

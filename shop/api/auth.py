@@ -22,6 +22,7 @@ from shop.auth.signin import (
 )
 from shop.clock import now_iso
 from shop.customers import profile as customers
+from shop.http.context import clear_cookies, client, keep_cookie
 from shop.http.decorators import require_auth
 from shop.http.errors import abort
 from shop.http.extensions import limiter
@@ -147,7 +148,7 @@ class Login(MethodView):
         """
         kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]
         try:
-            found = sign_in(data["email"], data["password"], kinds, data.get("otp"))
+            found = sign_in(data["email"], data["password"], kinds, data.get("otp"), client())
         except SecondFactorNeeded as needed:
             message = (
                 "Invalid two-factor code."
@@ -157,7 +158,8 @@ class Login(MethodView):
             abort(401, message, {OTP_HEADER: "required"})
         if found is None:
             abort(401, "Invalid email or password.")
-        kind, row = found
+        kind, row, cookie = found
+        keep_cookie(cookie)
         if kind == "admin":
             return human(kind, row, *_admin_role_and_permissions(row["id"]))
         return human(kind, row)
@@ -195,7 +197,8 @@ class Register(MethodView):
                     "now": moment,
                 },
             )
-            sessions.create(sessions.CUSTOMER, customer_id)
+            token = sessions.create(sessions.CUSTOMER, customer_id, client())
+            keep_cookie((sessions.CUSTOMER, token))
             audit.record(
                 "customer.registered",
                 {"customer_id": customer_id},
@@ -216,7 +219,7 @@ class Logout(MethodView):
         Ends the server-side session and clears the cookie. Answers 204 even when no session
         was open.
         """
-        sign_out(g.caller)
+        clear_cookies(sign_out(g.caller))
 
 
 @blp.route("/me")
@@ -302,5 +305,7 @@ class SessionById(MethodView):
 
         Ending the current session signs you out.
         """
-        if not end_session(g.caller, session_id):
+        cleared = end_session(g.caller, session_id)
+        if cleared is None:
             abort(404, "Session not found.")
+        clear_cookies(cleared)

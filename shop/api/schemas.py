@@ -10,10 +10,10 @@ blueprint imports another.
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from shop.api.catalogue_input import OptionSchema
-from shop.auth.permissions import ALL_PERMISSIONS
 from shop.http.openapi import enum_field
 from shop.orders.lifecycle import STATUSES
 from shop.orders.shipments import ShipmentLineSchema
+from shop.permissions import ALL_PERMISSIONS
 from shop.shipping.countries import CODES
 
 

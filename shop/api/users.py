@@ -28,13 +28,13 @@ from shop.api.common import (
 from shop.api.schemas import Permissions
 from shop.auth import lockout, sessions
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
-from shop.auth.permissions import OWNER_ROLE
 from shop.auth.roles import check_grant
 from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
+from shop.permissions import OWNER_ROLE
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
 
@@ -152,7 +152,7 @@ class Users(MethodView):
     def post(self, data):
         """Create an administrator"""
         role = role_named(data["role"])
-        check_grant(role["permissions"] | set(data.get("permissions", [])))
+        check_grant(g.caller, role["permissions"] | set(data.get("permissions", [])))
         row = create_user(
             data["email"],
             data["name"],
@@ -192,7 +192,7 @@ class UserById(MethodView):
             changes = {}
             if "role" in data and data["role"] != row["role"]:
                 role = role_named(data["role"])
-                check_grant(role["permissions"])
+                check_grant(g.caller, role["permissions"])
                 _guard_last_owner(row)
                 db.execute(
                     "UPDATE users SET role_id = :role_id WHERE id = :id",
@@ -202,7 +202,7 @@ class UserById(MethodView):
             if "permissions" in data:
                 old = set((row["extra_permissions"] or "").split())
                 new = set(data["permissions"])
-                check_grant(old ^ new)
+                check_grant(g.caller, old ^ new)
                 set_extra_permissions(user_id, new)
                 changes["permissions"] = sorted(new)
             if "active" in data and bool(data["active"]) != bool(row["active"]):

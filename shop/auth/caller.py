@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass, field
 
-from shop.auth.permissions import SCOPES, scopes_for
 from shop.errors import Forbidden
+from shop.permissions import SCOPES, scopes_for
 
 
 @dataclass(frozen=True, slots=True)

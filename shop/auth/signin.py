@@ -11,8 +11,6 @@ sign-in on also needs a code (TOTP or a recovery code); a wrong code counts as a
 that administrator's account.
 """
 
-from flask import g
-
 from shop import audit, db
 from shop.auth import lockout, sessions, two_factor
 from shop.auth.passwords import check_password
@@ -100,17 +98,20 @@ def check_credentials(email: str, password: str, kinds) -> tuple[str, dict] | No
     return found
 
 
-def open_session(kind: str, row: dict, second_factor: str | None = None) -> None:
-    """Open a session for a human whose sign-in succeeded (sets the cookie)."""
+def open_session(
+    kind: str, row: dict, second_factor: str | None, client: sessions.Client
+) -> tuple[sessions.Kind, str]:
+    """Open a session for a human whose sign-in succeeded; answer the cookie to set."""
     lockout.succeeded(account(kind, row))
     details = {"kind": kind}
     if second_factor:
         details["second_factor"] = second_factor
     with db.transaction():
-        sessions.create(sessions.KINDS[kind], row["id"])
+        token = sessions.create(sessions.KINDS[kind], row["id"], client)
         audit.record(
             "login.succeeded", details, actor={"kind": kind, "id": row["id"], "label": row["email"]}
         )
+    return sessions.KINDS[kind], token
 
 
 def check_second_factor(kind: str, row: dict, code: str | None) -> str | None:
@@ -127,39 +128,38 @@ def check_second_factor(kind: str, row: dict, code: str | None) -> str | None:
     return used
 
 
-def sign_in(email: str, password: str, kinds, code: str | None = None) -> tuple[str, dict] | None:
-    """Check credentials (and the second factor) and open a session: ``(kind, row)``, or
-    None when wrong; raises ``SecondFactorNeeded``."""
+def sign_in(
+    email: str, password: str, kinds, code: str | None, client: sessions.Client
+) -> tuple[str, dict, tuple] | None:
+    """Check credentials (and the second factor) and open a session: ``(kind, row, cookie
+    to set)``, or None when wrong; raises ``SecondFactorNeeded``."""
     found = check_credentials(email, password, kinds)
     if found is None:
         return None
     kind, row = found
     used = check_second_factor(kind, row, code)
-    open_session(kind, row, used)
-    return found
+    return kind, row, open_session(kind, row, used, client)
 
 
-def sign_out(caller) -> None:
-    """End the caller's session (if any) and clear its cookie in the response."""
+def sign_out(caller) -> list[sessions.Kind]:
+    """End the caller's session (if any); answer the session cookies to clear."""
     if caller is not None and caller.session_id:
         with db.transaction():
             sessions.end(sessions.KINDS[caller.kind], caller.session_id)
             audit.record("logout", {"session_id": caller.session_id})
-        g.clear_session_cookies = [sessions.KINDS[caller.kind]]
-    else:
-        g.clear_session_cookies = [sessions.ADMIN, sessions.CUSTOMER]
+        return [sessions.KINDS[caller.kind]]
+    return [sessions.ADMIN, sessions.CUSTOMER]
 
 
-def end_session(caller, session_id: str) -> bool:
-    """End one of the caller's own sessions (signing out if it is the current one)."""
+def end_session(caller, session_id: str) -> list[sessions.Kind] | None:
+    """End one of the caller's own sessions: None when it is not theirs, else the session
+    cookies to clear (its own, when it is the current one: signing out)."""
     kind = sessions.KINDS[caller.kind]
     with db.transaction():
         if not sessions.end(kind, session_id, holder_id=caller.id):
-            return False
+            return None
         audit.record("session.revoked", {"session_id": session_id})
-    if session_id == caller.session_id:
-        g.clear_session_cookies = [kind]
-    return True
+    return [kind] if session_id == caller.session_id else []
 
 
 # The console's second step: a browser whose password was right may send a code for a while.

@@ -16,7 +16,7 @@ import segno
 
 from shop import audit, db
 from shop.auth import sessions
-from shop.auth.key_events import CLI_ACTOR
+from shop.auth.keys.events import CLI_ACTOR
 from shop.auth.passwords import check_password
 from shop.clock import now, now_iso
 from shop.errors import Conflict, Invalid

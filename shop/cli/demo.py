@@ -19,11 +19,11 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from shop import db
-from shop.auth.permissions import ALL_SCOPES
 from shop.auth.users import create_user
 from shop.catalogue.slugs import slugify
-from shop.db import migrate
 from shop.http.extensions import limiter
+from shop.permissions import ALL_SCOPES
+from shop.schema import migrate
 
 DOMAIN = "demo.example"
 # Each category's colour, for the products' pictures (drawn here: nothing is downloaded).

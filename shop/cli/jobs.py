@@ -47,7 +47,7 @@ search.index_missing           5 min        products created by a node of the pr
 Not a job: the API-key usage counts (requests per day, last use, new addresses). They are
 each request's own writes, counted in the memory of the web process that served it, which
 no other process can read; so that process writes its own batch, at most once an interval,
-in the teardown of a request after the answer is made (``shop/auth/key_usage.py``), and once
+in the teardown of a request after the answer is made (``shop/auth/keys/usage.py``), and once
 more when it exits normally. Everything that looks at all keys (the sweeps above) or forgets
 old rows runs here, in the worker, never in a request's path.
 """
@@ -58,8 +58,9 @@ import threading
 from flask import current_app, g
 
 from shop import db, mail
-from shop.auth import key_sweep, key_usage
 from shop.auth.caller import system
+from shop.auth.keys import sweep as key_sweep
+from shop.auth.keys import usage as key_usage
 from shop.catalogue import image_files, search
 from shop.clock import now
 from shop.db import totals

@@ -8,33 +8,9 @@ not an IP address (``<script>``, ``host:port``, an IPv6 zone) is ignored as if t
 were too short, and the TCP peer stays the address: it is never stored or shown.
 """
 
-import functools
-import ipaddress
-
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-
-def canonical(text) -> str | None:
-    """``text`` as an IP address in canonical form (IPv4-mapped IPv6 as IPv4), else None."""
-    if not isinstance(text, str):
-        return None
-    return _canonical(text)
-
-
-@functools.lru_cache(maxsize=1024)
-def _canonical(text: str) -> str | None:
-    """``canonical`` of a string, parsed once per distinct text: every request asks it of
-    its peer's address, and clients come back (issue 29)."""
-    try:
-        ip = ipaddress.ip_address(text.strip())
-    except ValueError:
-        return None
-    if ip.version == 6:
-        if ip.scope_id is not None:  # fe80::1%<anything>: not an address we can store
-            return None
-        if ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-    return str(ip)
+from shop.net.addresses import canonical
 
 
 class ClientAddress:

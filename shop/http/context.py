@@ -5,10 +5,20 @@ is a 401 on every route. Otherwise the administrator cookie, then the customer c
 resolved; a stale cookie leaves the caller anonymous and is cleared in the response.
 """
 
-from flask import g, redirect, request, url_for
+import logging
+import math
+import time
 
-from shop.auth import api_keys, sessions
+from flask import current_app, g, redirect, request, url_for
+from limits import RateLimitItemPerMinute
+
+from shop.auth import sessions
+from shop.auth.keys import bearer as api_keys
+from shop.errors import Throttled
 from shop.http.errors import abort
+from shop.http.extensions import limiter
+
+log = logging.getLogger("shop")
 
 # Endpoints that never need to know who is calling.
 ANONYMOUS_ENDPOINTS = frozenset(
@@ -45,17 +55,70 @@ def load_caller() -> None:
                 "Unsupported Authorization scheme: send 'Bearer eck_...' with an API key.",
                 {"WWW-Authenticate": 'Bearer realm="shop"'},
             )
-        g.caller = api_keys.resolve(credentials.strip())
+        g.caller = api_keys.resolve(
+            credentials.strip(),
+            request.remote_addr,
+            _note_key_use,
+            _key_limit if current_app.config["RATELIMIT_ENABLED"] else None,
+        )
         return
     for kind in (sessions.ADMIN, sessions.CUSTOMER):
         token = request.cookies.get(kind.cookie)
         if token is None:
             continue
-        caller = sessions.resolve(kind, token)
-        if caller is not None:
-            g.caller = caller
+        found = sessions.resolve(kind, token, client())
+        if found.caller is not None:
+            g.caller = found.caller
+            if found.renew:
+                keep_cookie((kind, token))
             return
+        if found.problem:
+            g.auth_problem = found.problem
         g.stale_cookies.append(kind)
+
+
+def client() -> sessions.Client:
+    """Where this request comes from, as sessions keep it."""
+    return sessions.Client(request.remote_addr, request.headers.get("User-Agent", ""))
+
+
+def keep_cookie(cookie: tuple) -> None:
+    """Set this session cookie (``(kind, token)``) on the response."""
+    g.set_session_cookie = cookie
+
+
+def clear_cookies(kinds) -> None:
+    """Clear these session cookies on the response."""
+    g.clear_session_cookies = kinds
+
+
+def _note_key_use(use: list) -> None:
+    """Keep the key's use of this request for ``keys.usage``'s after-request count."""
+    g.api_key_use = use
+
+
+def _key_limit(key_id: str, per_minute: int) -> None:
+    """429 with Retry-After once the key made ``per_minute`` requests in its window.
+
+    Counted in the rate limiter's storage: Redis (exact across workers and nodes) when
+    REDIS_URL is set, else this process's memory. When that storage fails the request goes
+    through (logged): a key's own limit is a budget, not a defence of the service.
+    """
+    item = RateLimitItemPerMinute(per_minute, namespace="api-key")
+    prefix = current_app.config["RATELIMIT_KEY_PREFIX"]
+    try:
+        strategy = limiter.limiter
+        if strategy.hit(item, prefix, key_id):
+            return
+        reset, _ = strategy.get_window_stats(item, prefix, key_id)
+    except Exception:  # noqa: BLE001 - storage down: the key's budget is not enforced
+        log.warning("API key limit not checked: rate-limit storage failed", exc_info=True)
+        return
+    retry = max(1, math.ceil(reset - time.time()))
+    raise Throttled(
+        f"This API key's limit of {per_minute} requests per minute is used up: retry in {retry} s.",
+        {"Retry-After": str(retry)},
+    )
 
 
 # What an administrator without two-factor sign-in may still do when the shop requires it.

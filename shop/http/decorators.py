@@ -15,11 +15,11 @@ from flask import current_app, g, request
 from werkzeug.exceptions import HTTPException
 
 from shop.auth.caller import require
-from shop.auth.permissions import scopes_for
 from shop.errors import ShopError
 from shop.http.errors import abort
 from shop.http.extensions import limiter
 from shop.http.openapi import add_doc
+from shop.permissions import scopes_for
 
 ADMIN_COOKIE = {"adminSession": []}
 CUSTOMER_COOKIE = {"customerSession": []}

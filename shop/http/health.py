@@ -11,8 +11,8 @@ from prometheus_client.core import GaugeMetricFamily
 
 from shop import config, db
 from shop.clock import now, parse
-from shop.db import migrate
 from shop.outages import Unavailable
+from shop.schema import migrate
 
 _DATABASE_ERRORS = (Unavailable, sqlite3.Error, psycopg.Error, OSError)
 

@@ -18,9 +18,9 @@ from flask import Flask, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
 from shop import db
-from shop.db import migrate
 from shop.http.context import ANONYMOUS_ENDPOINTS
 from shop.http.errors import abort
+from shop.schema import migrate
 
 
 class App(Flask):

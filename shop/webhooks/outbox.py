@@ -11,8 +11,8 @@ import json
 from flask import g, has_request_context
 
 from shop import db
-from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.clock import iso, now
+from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
 # A webhook, its events and what its owner may read now. A webhook belongs to a person: the

@@ -361,26 +361,3 @@ def status() -> list[dict]:
             max(0, int((moment - parse(oldest)).total_seconds())) if oldest else None
         )
     return rows
-
-
-def status_lines() -> list[str]:
-    """``flask webhooks status``: a line per endpoint, then one per outbox."""
-    from shop.http import health
-
-    lines = []
-    for row in status():
-        state = "disabled" if not row["enabled"] else "failing" if row["failing_since"] else "ok"
-        age = row["oldest_pending_age_seconds"]
-        lines.append(
-            f"{row['id']}  {state:<8}  backlog={row['backlog']}"
-            f"  oldest_pending={'-' if age is None else f'{age}s'}"
-            f"  last_success={row['last_success_at'] or 'never'}"
-            f"  last_failure={row['last_failure_at'] or 'never'}  {row['url']}"
-        )
-    if not lines:
-        lines.append("No webhooks.")
-    for queue, state in health.outbox_backlog().items():
-        age = state["oldest_pending_age_seconds"]
-        oldest = "" if age is None else f", the oldest {age:.0f}s old"
-        lines.append(f"outbox {queue}: {state['pending']} pending{oldest}")
-    return lines

@@ -83,7 +83,7 @@ def database_url(tmp_path):
 @pytest.fixture
 def live(make_app, database_url, clock):
     """A live gunicorn on the test's database, with an owner and a few older keys."""
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
     from shop.auth.users import create_user
     from shop.clock import iso
     from shop.webhooks import store
@@ -118,7 +118,7 @@ def live(make_app, database_url, clock):
 
 def _owner_caller(row):
     from shop.auth.caller import Caller
-    from shop.auth.permissions import ALL_PERMISSIONS
+    from shop.permissions import ALL_PERMISSIONS
 
     return Caller(
         kind="admin", id=row["id"], email=row["email"], role="owner", permissions=ALL_PERMISSIONS

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from shop.auth.permissions import ALL_SCOPES
+from shop.permissions import ALL_SCOPES
 
 FAKE_ID = "0" * 24
 

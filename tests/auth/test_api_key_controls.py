@@ -505,7 +505,7 @@ def test_a_worker_that_stops_normally_writes_the_counts_it_holds(make_app, datab
     import urllib.request
 
     from shop import db
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
     from tests.live import LiveServer
 
     app = make_app()

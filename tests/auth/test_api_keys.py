@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from shop.auth.permissions import ALL_SCOPES
 from shop.clock import iso
 from shop.db import sha256
+from shop.permissions import ALL_SCOPES
 from tests.conftest import PASSWORD
 
 SECRET_RE = re.compile(r"^eck_[A-Za-z0-9_-]{43}$")
@@ -294,7 +294,7 @@ def test_the_cli_lists_a_key_used_seconds_ago_as_the_api_shows_it(
 
 def test_key_lookup_uses_the_unique_index(app):
     from shop import db
-    from shop.auth.api_keys import _RESOLVE
+    from shop.auth.keys.bearer import _RESOLVE
 
     with app.app_context():
         if db.get_db().engine != "sqlite":
@@ -328,7 +328,7 @@ def test_deactivating_the_owner_of_a_key_makes_it_fail(owner_client, make_admin,
 
 
 def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, make_key):
-    from shop.auth import api_keys
+    from shop.auth.keys import bearer as api_keys
 
     editor = make_admin("editor")
     key = make_key("read:product", "write:product", by=editor)
@@ -336,7 +336,7 @@ def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, ma
 
     def rights():
         with app.test_request_context():
-            return api_keys.resolve(key.secret).permissions
+            return api_keys.resolve(key.secret, "127.0.0.1", lambda use: None).permissions
 
     assert rights() == {"products.read", "products.create", "products.update", "products.delete"}
     owner_client.post("/roles", json={"name": "reader", "permissions": ["products.read"]})
@@ -472,7 +472,7 @@ def test_all_scopes_are_the_documented_ones():
 
 def test_a_chosen_key_id_creates_one_key_however_often_it_is_posted(app):
     from shop import db
-    from shop.auth import key_store
+    from shop.auth.keys import store as key_store
     from shop.errors import Conflict
 
     with app.test_request_context():

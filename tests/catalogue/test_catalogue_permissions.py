@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from shop.auth.permissions import ALL_SCOPES
+from shop.permissions import ALL_SCOPES
 from tests.catalogue_helpers import Catalogue, image_bytes
 
 PREFIXES = ("/products", "/categories", "/collections", "/content", "/settings")

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from shop.db import migrate
+from shop.schema import migrate
 from tests.conftest import fresh_database
 from tests.live import LiveServer
 

@@ -85,7 +85,7 @@ def shared_database():
 
     from shop import create_app
     from shop.auth.users import create_user
-    from shop.db import migrate
+    from shop.schema import migrate
 
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(PG_URL, autocommit=True) as conn:

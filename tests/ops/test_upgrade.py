@@ -134,8 +134,8 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
 
     # 0013: the built-in roles hold the pricing and refund permissions a new shop's start with.
     with app.app_context():
-        from shop.auth.permissions import BUILTIN_ROLES
         from shop.auth.roles import role_by_name
+        from shop.permissions import BUILTIN_ROLES
 
         for name, permissions in BUILTIN_ROLES.items():
             priced = {

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from shop import db
-from shop.db import migrate
+from shop.schema import migrate
 from tests.conftest import PASSWORD, login
 from tests.orders_helpers import add_product
 from tests.webhook_helpers import (

@@ -11,9 +11,9 @@ from datetime import datetime
 
 from shop import db
 from shop.auth.caller import Caller
-from shop.auth.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
 from shop.clock import iso, now, utc
 from shop.errors import Forbidden, Invalid
+from shop.permissions import ALL_SCOPES, OWNER_PERMISSIONS_SQL, SCOPES, rights_of
 
 _SCOPE_RE = re.compile(r"(read|write):[a-z_]+")
 MAX_GRACE_SECONDS = 7 * 24 * 3600

@@ -24,11 +24,11 @@ import logging
 import threading
 from datetime import timedelta
 
-from flask import current_app, g
+from flask import current_app
 
 from shop import db
-from shop.auth.key_events import address_seen
-from shop.clock import clock_of, iso, now
+from shop.auth.keys.events import address_seen
+from shop.clock import iso, now
 
 log = logging.getLogger("shop")
 
@@ -47,6 +47,7 @@ class UsageBuffer:
         self.addresses = {}  # (key_id, ip) -> [first datetime, last datetime]
         self.next_flush = None  # when this process writes next (the app's clock)
         self.flushing = False
+        self.interval = timedelta(seconds=60)  # SHOP_KEY_LAST_USED_INTERVAL (init_app)
 
     def note(self, key_id: str, status: int, ip: str | None, moment, accepted: bool) -> None:
         """Count one request made with ``key_id`` (``accepted``: the key was let in, from
@@ -106,43 +107,36 @@ class UsageBuffer:
                 if kid == key_id
             }
 
-
-def init_app(app) -> None:
-    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys), its
-    request hooks and, outside tests, a last write when the process exits normally."""
-    usage = app.extensions["shop.key_usage"] = UsageBuffer()
-    config = app.config
-    interval = timedelta(seconds=config["KEY_LAST_USED_INTERVAL"])
-
-    def after_request(response):
-        """Count a keyed request; note when this process's interval is up.
-
-        It runs on every request, so it reads the app, the clock and the key's facts
-        (``g.api_key_use``, set by ``api_keys.resolve``) without Flask's proxies where it can.
-        """
-        moment = clock_of(config)
-        use = g.get("api_key_use")
+    def counted(self, use, status: int, moment) -> bool:
+        """Count a request (``use``: ``[key_id, let_in, address, first_use]``, None without a
+        key) and answer whether this request writes the batch: a never-used key's first use
+        at once (another process, ``flask api-keys list``, never says "never" after it), else
+        the first request once this process's interval is up."""
         first_use = False
         if use is not None:
-            usage.note(use[0], response.status_code, use[2], moment, use[1])
-            # A never-used key's first use is written now, not an interval later: another
-            # process (``flask api-keys list``, another worker) never says "never" after it.
-            first_use = use[3] and use[0] in usage.last_use
-        if first_use and not usage.flushing:
-            usage.flushing = True
-            g.key_usage_flush = True
-        elif usage.next_flush is None:
-            usage.next_flush = moment + interval
-        elif moment >= usage.next_flush and not usage.flushing:
-            usage.flushing = True
-            usage.next_flush = moment + interval
-            g.key_usage_flush = True
-        return response
+            self.note(use[0], status, use[2], moment, use[1])
+            first_use = use[3] and use[0] in self.last_use
+        if first_use and not self.flushing:
+            self.flushing = True
+            return True
+        if self.next_flush is None:
+            self.next_flush = moment + self.interval
+        elif moment >= self.next_flush and not self.flushing:
+            self.flushing = True
+            self.next_flush = moment + self.interval
+            return True
+        return False
 
-    app.after_request(after_request)
-    app.teardown_request(teardown_request)
+
+def init_app(app) -> UsageBuffer:
+    """Give ``app`` its buffer (one per app, so tests with several apps never mix keys) and,
+    outside tests, a last write when the process exits normally. The request hooks that
+    count into it are the edge's (``shop/http/key_usage.py``)."""
+    usage = app.extensions["shop.key_usage"] = UsageBuffer()
+    usage.interval = timedelta(seconds=app.config["KEY_LAST_USED_INTERVAL"])
     if not app.testing:
         atexit.register(_flush_at_exit, app)
+    return usage
 
 
 def buffer() -> UsageBuffer:
@@ -150,17 +144,13 @@ def buffer() -> UsageBuffer:
     return current_app.extensions["shop.key_usage"]
 
 
-def teardown_request(error=None) -> None:
-    """teardown_request: the one request an interval that writes this process's batch.
-
-    It runs once the answer is made (its status and headers are final), so the batch never
-    changes what the request answered, and it cannot fail it: ``flush`` never raises.
-    """
-    if g.get("key_usage_flush"):
-        try:
-            flush()
-        finally:
-            buffer().flushing = False
+def flush_batch() -> None:
+    """Write this process's batch, as the request that ``UsageBuffer.counted`` chose; never
+    raises (``flush``), and lets the next interval's request write again."""
+    try:
+        flush()
+    finally:
+        buffer().flushing = False
 
 
 def _flush_at_exit(app) -> None:

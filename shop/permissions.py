@@ -1,4 +1,5 @@
-"""The permission catalogue, the built-in roles and the API-key scopes, in one place.
+"""The permission catalogue, the built-in roles and the API-key scopes, in one place: the
+ground's vocabulary of rights (identity, webhooks and the edge read it; it imports nothing).
 
 Permissions have the form ``resource.action``. Scopes have the form ``read:<r>`` or
 ``write:<r>``; each scope stands for a fixed set of permissions (``SCOPES``). A key's rights

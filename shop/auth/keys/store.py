@@ -3,20 +3,20 @@ the CLI call these, each with its own viewer; None is the CLI, which sees every 
 
 A secret is ``eck_`` + 32 random bytes in base64url without padding (43 characters). Only its
 SHA-256 is stored, under a unique index; the secret is returned once, at creation. A key made
-by the CLI has no owner and holds exactly its scopes. The input rules are ``key_rules``, the
-events ``key_events``, the status ``key_state``; resolving a secret on a request is
-``api_keys``. docs/api-keys.md describes the features for users.
+by the CLI has no owner and holds exactly its scopes. The input rules are ``rules``, the
+events ``events``, the status ``state``; resolving a secret on a request is
+``bearer``. docs/api-keys.md describes the features for users.
 """
 
 import secrets
 from datetime import timedelta
 
 from shop import db, webhooks
-from shop.auth import key_rules
 from shop.auth.caller import Caller
-from shop.auth.key_events import CLI_ACTOR, lifecycle
-from shop.auth.key_rules import MAX_GRACE_SECONDS, check_ceiling
-from shop.auth.key_state import PREFIX, SECRET_RE, idle_days, present
+from shop.auth.keys import rules as key_rules
+from shop.auth.keys.events import CLI_ACTOR, lifecycle
+from shop.auth.keys.rules import MAX_GRACE_SECONDS, check_ceiling
+from shop.auth.keys.state import PREFIX, SECRET_RE, idle_days, present
 from shop.clock import iso, now
 from shop.db.pages import Where, changed_since, paginate
 from shop.errors import Conflict, Invalid, NotFound
@@ -197,6 +197,12 @@ def get(key_id: str, viewer: Caller | None = None) -> dict | None:
             {"id": key_id, "owner": viewer.id},
         )
     return present(row) if row else None
+
+
+def readable_by(key_id: str, admin_id: str, role: str | None) -> bool:
+    """Whether the administrator ``admin_id`` (of ``role``) may read this key through the API:
+    the rule a webhook's owner is held to for ``api_key`` events."""
+    return get(key_id, Caller(kind="admin", id=admin_id, role=role)) is not None
 
 
 def list_page(

@@ -3,7 +3,7 @@ expiring (within 7 days), expired_unused and new_address.
 
 ``lifecycle`` writes the audit entry in the caller's transaction; the webhook events
 (``api_key.created``, ``api_key.revoked``, ``api_key.expiring``) are emitted beside it by the
-use case that knows the record (``key_store``, ``key_sweep``).
+use case that knows the record (``store``, ``sweep``).
 """
 
 from shop import audit, db

@@ -2,7 +2,7 @@
 
 ``status`` is ``revoked`` when ``revoked_at`` is set, else ``expired`` when ``expires_at``
 has passed or the key went unused for ``SHOP_API_KEY_IDLE_DAYS`` days, else ``active``. The
-last use counts this process's unwritten uses too (``key_usage``), so one process is exact.
+last use counts this process's unwritten uses too (``usage``), so one process is exact.
 """
 
 import re
@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from flask import current_app
 
-from shop.auth import key_usage
+from shop.auth.keys import usage as key_usage
 from shop.clock import iso, now, parse
 
 PREFIX = "eck_"

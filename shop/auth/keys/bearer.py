@@ -3,32 +3,22 @@
 One query finds the key by the SHA-256 of its secret (a unique index), with its owner's
 current permissions: a key's rights on a request are its scopes' permissions intersected with
 its owner's permissions of that moment. Then, only where the key has them: its address rule
-(403) and its own limit per minute (429). The request is counted in memory (``key_usage``),
-never written here. The records themselves are ``key_store``; the input rules ``key_rules``.
+(403) and its own limit per minute (429). The request is counted in memory (``usage``),
+never written here. The records themselves are ``store``; the input rules ``rules``.
 """
 
-import ipaddress
-import logging
-import math
-import time
 from datetime import timedelta
-from functools import lru_cache
-
-from flask import current_app, g, request
-from limits import RateLimitItemPerMinute
 
 from shop import audit, db
 from shop.auth.caller import Caller
-from shop.auth.key_state import SECRET_RE, idle_days, state_of
-from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
+from shop.auth.keys.state import SECRET_RE, idle_days, state_of
 from shop.clock import iso, now, parse
-from shop.errors import Forbidden, Throttled, Unauthenticated
-from shop.http import client_address
-from shop.http.extensions import limiter
+from shop.errors import Forbidden, Unauthenticated
+from shop.net.addresses import address_allowed
+from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
 
 REFUSAL_AUDIT_INTERVAL = 60
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="shop"'}
-log = logging.getLogger("shop")
 
 _RESOLVE = f"""
     SELECT k.id, k.label, k.scopes, k.source, k.owner_id, k.created_at, k.expires_at,
@@ -41,31 +31,6 @@ _RESOLVE = f"""
     WHERE k.token_hash = :token_hash"""
 
 
-@lru_cache(maxsize=4096)
-def _networks(allowed: str) -> tuple:
-    return tuple(ipaddress.ip_network(text) for text in allowed.split())
-
-
-_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
-
-
-def address_allowed(allowed: str, address: str | None) -> bool:
-    """Whether ``address`` is in one of the stored ranges.
-
-    An IPv4 client is also ``::ffff:<it>`` in IPv6, so both sides agree whichever way the
-    rule or the socket wrote it: ``::ffff:127.0.0.1`` and ``::/0`` admit 127.0.0.1, and
-    ``127.0.0.1`` admits ``::ffff:127.0.0.1`` (``client_address.canonical`` unmaps it).
-    """
-    text = client_address.canonical(address)
-    if text is None:
-        return False
-    ip = ipaddress.ip_address(text)
-    forms = [ip]
-    if ip.version == 4:
-        forms.append(_MAPPED[int(ip)])
-    return any(form in network for network in _networks(allowed) for form in forms)
-
-
 _REFUSALS = {
     "revoked": "API key revoked.",
     "expires_at": "API key expired.",
@@ -73,11 +38,14 @@ _REFUSALS = {
 }
 
 
-def resolve(secret: str) -> Caller:
-    """The caller a Bearer secret stands for; a 401 for anything but a live key.
+def resolve(secret: str, address: str | None, note_use, within_limit=None) -> Caller:
+    """The caller a Bearer secret stands for, on a request from ``address``; a 401 for
+    anything but a live key.
 
     One query. Then, only where the key has them: its address rule (403) and its limit per
-    minute (429). The request is counted in memory (``key_usage``), never written here.
+    minute (``within_limit(key_id, per_minute)`` raises the 429; None when limits are off).
+    The request is counted in memory (``usage``), never written here: ``note_use`` gets
+    the request's ``[key_id, let_in, address, first_use]``, filled in as the checks pass.
     """
     if not SECRET_RE.fullmatch(secret):
         raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
@@ -85,7 +53,8 @@ def resolve(secret: str) -> Caller:
     if row is None:
         raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
     # Counted by key_usage after the answer; a key's first use is written at once.
-    g.api_key_use = use = [row["id"], False, None, row["last_used_at"] is None]
+    use = [row["id"], False, None, row["last_used_at"] is None]
+    note_use(use)
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":
@@ -99,15 +68,14 @@ def resolve(secret: str) -> Caller:
         raise Unauthenticated(
             "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
         )
-    address = request.remote_addr
     if row["allowed_ips"] and not address_allowed(row["allowed_ips"], address):
         raise Forbidden(
             f"API key refused from {address}: its allowed_ips rule admits only "
             + ", ".join(row["allowed_ips"].split())
             + ".",
         )
-    if row["rate_limit_per_minute"] and current_app.config["RATELIMIT_ENABLED"]:
-        _check_key_limit(row["id"], row["rate_limit_per_minute"])
+    if row["rate_limit_per_minute"] and within_limit is not None:
+        within_limit(row["id"], row["rate_limit_per_minute"])
     use[1], use[2] = True, address  # a use unless refused later (key_usage.note)
     return Caller(
         kind="api_key",
@@ -117,30 +85,6 @@ def resolve(secret: str) -> Caller:
         scopes=scope_set(row["scopes"]),
         owner_id=row["owner_id"],
         label=row["label"],
-    )
-
-
-def _check_key_limit(key_id: str, per_minute: int) -> None:
-    """429 with Retry-After once the key made ``per_minute`` requests in its window.
-
-    Counted in the rate limiter's storage: Redis (exact across workers and nodes) when
-    REDIS_URL is set, else this process's memory. When that storage fails the request goes
-    through (logged): a key's own limit is a budget, not a defence of the service.
-    """
-    item = RateLimitItemPerMinute(per_minute, namespace="api-key")
-    prefix = current_app.config["RATELIMIT_KEY_PREFIX"]
-    try:
-        strategy = limiter.limiter
-        if strategy.hit(item, prefix, key_id):
-            return
-        reset, _ = strategy.get_window_stats(item, prefix, key_id)
-    except Exception:  # noqa: BLE001 - storage down: the key's budget is not enforced
-        log.warning("API key limit not checked: rate-limit storage failed", exc_info=True)
-        return
-    retry = max(1, math.ceil(reset - time.time()))
-    raise Throttled(
-        f"This API key's limit of {per_minute} requests per minute is used up: retry in {retry} s.",
-        {"Retry-After": str(retry)},
     )
 
 

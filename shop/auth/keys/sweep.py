@@ -11,9 +11,9 @@ of several processes running the sweep at once writes.
 from datetime import timedelta
 
 from shop import db, webhooks
-from shop.auth import key_store
-from shop.auth.key_events import SWEEP_ACTOR, lifecycle
-from shop.auth.key_state import idle_days
+from shop.auth.keys import store as key_store
+from shop.auth.keys.events import SWEEP_ACTOR, lifecycle
+from shop.auth.keys.state import idle_days
 from shop.clock import iso, now, now_iso
 
 EXPIRY_WARNING_DAYS = 7
