@@ -183,7 +183,10 @@ class Checkout(MethodView):
         order = order or orders.load(order_id, g.caller.id)
         if payments.get(data["payment_method"]).starts_after_commit:
             # After the commit, never inside it: 503 + Retry-After if Stripe is unreachable.
-            order = {**order, "payment": stripe_payments.start(order_id, g.caller.id)}
+            order = {
+                **order,
+                "payment": stripe_payments.start(order_id, g.caller.actor, g.caller.id),
+            }
         return order, 201 if created else 200
 
 

@@ -6,12 +6,12 @@ writes nothing, as is a signed event whose fields are not Stripe's shape; a veri
 is applied once (``services/stripe_payments.handle_event``) and answered 200, duplicates too.
 """
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint
-from shop.auth.caller import system
+from shop.http.context import origin
 from shop.http.errors import abort
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import intents as stripe_payments
@@ -50,5 +50,5 @@ class StripeWebhook(MethodView):
         event = stripe_gateway.verify(request.get_data(), request.headers.get("Stripe-Signature"))
         if not isinstance(event.get("id"), str):
             abort(400, "Not a Stripe event.")
-        g.caller = system("Stripe")
-        return {"received": True, "duplicate": not stripe_payments.handle_event(event)}
+        actor = origin().acting_as("system", label="Stripe")
+        return {"received": True, "duplicate": not stripe_payments.handle_event(event, actor)}

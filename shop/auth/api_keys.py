@@ -18,6 +18,7 @@ from flask import current_app, g, request
 from limits import RateLimitItemPerMinute
 
 from shop import audit, db
+from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.auth.key_state import SECRET_RE, idle_days, state_of
 from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of, scope_set
@@ -117,6 +118,8 @@ def resolve(secret: str) -> Caller:
         scopes=scope_set(row["scopes"]),
         owner_id=row["owner_id"],
         label=row["label"],
+        ip=address,
+        user_agent=request.headers.get("User-Agent", "")[:512],
     )
 
 
@@ -157,5 +160,11 @@ def _audit_refusal(row: dict, state: str, why: str | None, moment) -> None:
         audit.record(
             "api_key.refused",
             {"key_id": row["id"], "label": row["label"], "reason": state, "why": why},
-            actor={"kind": "api_key", "id": row["id"], "label": row["label"]},
+            actor=Actor(
+                "api_key",
+                row["id"],
+                row["label"],
+                request.remote_addr,
+                request.headers.get("User-Agent", "")[:512],
+            ),
         )

@@ -120,6 +120,8 @@ def resolve(kind: Kind, token: str) -> Caller | None:
         ),
         session_id=row["session_id"],
         needs_two_factor=not row["two_factor_at"] and row["two_factor_required"] == "true",
+        ip=request.remote_addr,
+        user_agent=_user_agent(),
     )
     if row["user_agent"] != _user_agent():
         with db.transaction():

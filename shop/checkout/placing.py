@@ -212,7 +212,7 @@ def place_order(
             " :reference, :now, :now)",
             {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
         )
-        history = record_history(order_id, status, None, moment)
+        history = record_history(order_id, status, None, moment, customer.actor)
         # As services/orders.load would read it back: the answer and the event's payload.
         placed = orders.present_new(
             {
@@ -249,6 +249,7 @@ def place_order(
                 "currency": shop["currency"],
                 "payment_method": provider.name,
             },
+            actor=customer.actor,
         )
         webhooks.emit("order.placed", order_id, lambda _: placed)
         if discount:  # last: every checkout locks products, then the code's row until commit

@@ -10,10 +10,9 @@ left to a person, and printed again on every run until they are resolved.
 from datetime import UTC, datetime
 
 import click
-from flask import g
 from flask.cli import AppGroup, with_appcontext
 
-from shop.auth.caller import system
+from shop.actor import system
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import intents as stripe_payments
 
@@ -38,9 +37,8 @@ def reconcile(since, fix):
         except ValueError:
             raise click.ClickException("--since: give an ISO 8601 date or date-time.") from None
         created_after = int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-    g.caller = system("payments reconcile")
     try:
-        found = stripe_payments.reconcile(created_after, fix)
+        found = stripe_payments.reconcile(created_after, fix, system("payments reconcile"))
     except stripe_gateway.Unavailable as error:
         raise click.ClickException(f"Stripe cannot be reached: {error}") from None
     except stripe_gateway.Refused as refusal:

@@ -7,6 +7,7 @@ resolved; a stale cookie leaves the caller anonymous and is cleared in the respo
 
 from flask import g, redirect, request, url_for
 
+from shop.actor import Actor
 from shop.auth import api_keys, sessions
 from shop.http.errors import abort
 
@@ -56,6 +57,17 @@ def load_caller() -> None:
             g.caller = caller
             return
         g.stale_cookies.append(kind)
+
+
+def origin() -> Actor:
+    """The request's address and User-Agent, naming nobody (an anonymous caller)."""
+    return Actor(ip=request.remote_addr, user_agent=request.headers.get("User-Agent", "")[:512])
+
+
+def current_actor() -> Actor:
+    """The request's caller as the audit log names it, or nobody from the request's address."""
+    caller = g.get("caller")
+    return caller.actor if caller is not None else origin()
 
 
 # What an administrator without two-factor sign-in may still do when the shop requires it.

@@ -11,6 +11,7 @@ refund made at Stripe is recorded once from its ``charge.refunded`` event
 import json
 
 from shop import audit, db, mail, money, webhooks
+from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
@@ -204,7 +205,7 @@ def create_refund(order_id: str, body: dict, caller, idempotency_key: str | None
             refund_id = existing["id"]
     row = db.one("SELECT status, failure_reason FROM refunds WHERE id = :id", {"id": refund_id})
     if row["status"] == "pending":
-        _through_stripe(order, refund_id)
+        _through_stripe(order, refund_id, caller.actor)
     elif row["status"] == "failed":
         raise Conflict(
             f"This refund failed: Stripe refused it ({row['failure_reason']}). Retry with a new"
@@ -270,14 +271,14 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "status": "pending" if stripe else "succeeded",
             "idempotency_key": key,
             "request_hash": body_hash,
-            "by_kind": actor["kind"],
-            "by_id": actor["id"],
-            "by_label": actor["label"],
+            "by_kind": actor.kind,
+            "by_id": actor.id,
+            "by_label": actor.label,
         }
     )
     restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
     if not stripe:
-        _complete(order["id"], refund_id)
+        _complete(order["id"], refund_id, actor)
     return refund_id
 
 
@@ -293,7 +294,7 @@ def _insert(values: dict) -> None:
     )
 
 
-def _through_stripe(order: dict, refund_id: str) -> None:
+def _through_stripe(order: dict, refund_id: str, actor: Actor) -> None:
     amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
     try:
         made = stripe_gateway.create_refund(order["reference"], amount, refund_id, order["id"])
@@ -304,7 +305,7 @@ def _through_stripe(order: dict, refund_id: str) -> None:
             error,
         )
     except stripe_gateway.Refused as refusal:
-        _fail(order, refund_id, refusal.reason)
+        _fail(order, refund_id, refusal.reason, actor)
         raise ProviderRefused(
             f"Stripe refused the refund ({refusal.reason}). The refund is failed and its"
             " amount can be refunded again; retry with a new Idempotency-Key.",
@@ -318,10 +319,10 @@ def _through_stripe(order: dict, refund_id: str) -> None:
             {"ref": made.id, "now": now_iso(), "id": refund_id},
         )
         if done:  # a concurrent replay may have completed it
-            _complete(order["id"], refund_id)
+            _complete(order["id"], refund_id, actor)
 
 
-def _fail(order: dict, refund_id: str, reason: str) -> None:
+def _fail(order: dict, refund_id: str, reason: str, actor: Actor) -> None:
     """Stripe refused a pending refund: it fails and its reserved amount is released, once
     (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
     with db.transaction():
@@ -342,10 +343,11 @@ def _fail(order: dict, refund_id: str, reason: str) -> None:
             "refund.failed",
             {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
             | {"amount_cents": amount, "currency": order["currency"], "reason": reason},
+            actor=actor,
         )
 
 
-def _complete(order_id: str, refund_id: str) -> None:
+def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
     """A refund's money is back: the order's status, events and the customer's mail."""
     order = _order(order_id)
     refund = _load(refund_id)
@@ -353,11 +355,12 @@ def _complete(order_id: str, refund_id: str) -> None:
         return
     status = "refunded" if order["refunded_cents"] >= order["total_cents"] else "partially_refunded"
     if order["status"] != status:
-        orders.record_refund_status(order, status, refund["reason"])
+        orders.record_refund_status(order, status, refund["reason"], actor)
     audit.record(
         "order.refunded",
         {"order_id": order_id, "number": order["number"], "refund_id": refund_id}
         | {"amount_cents": refund["amount_cents"], "currency": order["currency"]},
+        actor=actor,
     )
     webhooks.emit("order.refunded", order_id, lambda oid: {**orders.load(oid), "refund": refund})
     if order["email"]:
@@ -371,7 +374,9 @@ def _complete(order_id: str, refund_id: str) -> None:
         )
 
 
-def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: int) -> None:
+def record_external(
+    order_id: str, stripe_refunds: list[dict], refunded_total: int, actor: Actor
+) -> None:
     """Record what Stripe says was refunded (``stripe_refunds``: its Refund objects of the
     order's charge; ``refunded_total``: its ``amount_refunded``); the caller holds the
     order's lock, in its transaction.
@@ -395,13 +400,13 @@ def record_external(order_id: str, stripe_refunds: list[dict], refunded_total: i
                 " WHERE id = :id AND status = 'pending'",
                 {"ref": item["id"], "now": now_iso(), "id": ours},
             ):
-                _complete(order_id, ours)
+                _complete(order_id, ours, actor)
             continue
         if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
             continue
         if _at_stripe(order_id) + item["amount"] > refunded_total:
             continue
-        _record_theirs(order_id, item)
+        _record_theirs(order_id, item, actor)
 
 
 def _at_stripe(order_id: str) -> int:
@@ -413,7 +418,7 @@ def _at_stripe(order_id: str) -> int:
     )
 
 
-def _record_theirs(order_id: str, item: dict) -> None:
+def _record_theirs(order_id: str, item: dict, actor: Actor) -> None:
     """A refund made at Stripe, outside the shop: recorded as Stripe holds it."""
     order = _order(order_id)
     db.execute(
@@ -441,4 +446,4 @@ def _record_theirs(order_id: str, item: dict) -> None:
             "by_label": "Stripe",
         }
     )
-    _complete(order_id, refund_id)
+    _complete(order_id, refund_id, actor)

@@ -23,6 +23,7 @@ import json
 from sqlite_utils.utils import Format, RowError, rows_from_file
 
 from shop import db
+from shop.actor import Actor
 from shop.catalogue import products, variants
 from shop.catalogue.files.export import COLUMNS, csv_text, shop_currency
 from shop.errors import Conflict, Invalid, NotFound, ShopError
@@ -210,10 +211,12 @@ _CATALOGUE_TABLES = (
 )
 
 
-def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=None) -> dict:
+def import_rows(
+    raw_rows: list[dict], *, dry_run: bool, can_create, actor: Actor, progress=None
+) -> dict:
     """Apply the rows in one transaction; answer the counts and every row's errors (any
     error, or a dry run: nothing is kept). ``can_create()`` checks the caller may create;
-    ``progress(n)`` hears of each ``n`` rows done."""
+    ``actor`` is audited; ``progress(n)`` hears of each ``n`` rows done."""
     currency = shop_currency()
     result = {"created": 0, "updated": 0, "unchanged": 0, "errors": [], "dry_run": dry_run}
     groups: dict[str, list[tuple[int, dict]]] = {}
@@ -230,7 +233,7 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=Non
             db.get_db().plan_each_statement()  # the tables grow as it goes: no stale plan
             categories = {r["slug"]: r["id"] for r in db.query("SELECT id, slug FROM categories")}
             for slug, rows in groups.items():
-                _import_product(slug, rows, categories, result, can_create)
+                _import_product(slug, rows, categories, result, can_create, actor)
                 if progress:
                     progress(len(rows))
             if result["errors"] or dry_run:
@@ -268,7 +271,7 @@ def _product_fields(rows, categories) -> dict:
     return fields
 
 
-def _import_product(slug, rows, categories, result, can_create) -> None:
+def _import_product(slug, rows, categories, result, can_create, actor) -> None:
     """One product and its rows, in a savepoint: a refusal undoes only this product.
 
     The rows run without a savepoint each (two statements fewer a row); when one is refused,
@@ -277,10 +280,12 @@ def _import_product(slug, rows, categories, result, can_create) -> None:
         try:
             with db.transaction():
                 fields = _product_fields(rows, categories)
-                counts, errors = _apply_product(slug, fields, rows, can_create, careful=False)
+                counts, errors = _apply_product(
+                    slug, fields, rows, can_create, actor, careful=False
+                )
         except _RowFailed:
             with db.transaction():
-                counts, errors = _apply_product(slug, fields, rows, can_create, careful=True)
+                counts, errors = _apply_product(slug, fields, rows, can_create, actor, careful=True)
     except RowProblem as problem:
         _error(result, problem.row or rows[0][0], problem)
         return
@@ -298,7 +303,7 @@ class _RowFailed(Exception):
     """A row was refused while its product ran without a savepoint per row."""
 
 
-def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[dict, list]:
+def _apply_product(slug, fields, rows, can_create, actor, *, careful: bool) -> tuple[dict, list]:
     """Create or update the product, then each row's variant; answer the counts and the
     rows' errors (``careful``: each row in a savepoint; else the first refusal raises
     ``_RowFailed``)."""
@@ -315,7 +320,7 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         price = next((row["variant_price"] for _n, row in rows if "variant_price" in row), None)
         if price is None:
             raise RowProblem("variant_price", "a new product needs a price.")
-        product_id = products.create_product({**fields, "slug": slug, "price_cents": price})
+        product_id = products.create_product({**fields, "slug": slug, "price_cents": price}, actor)
         options = fields.get("options", [])
         # Its one variant so far (first option values): the only one a row can match by values.
         auto = db.one(_VARIANT + " WHERE id = :id", {"id": product_id})
@@ -330,7 +335,7 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         }
         changed = {field: value for field, value in fields.items() if current[field] != value}
         if changed:
-            products.update_product(product_id, changed)
+            products.update_product(product_id, changed, actor)
         options, auto = changed.get("options", current["options"]), None
     counts, errors, seen = {"created": 0, "updated": 0, "unchanged": 0}, [], {}
     batch = None if careful else []  # new variants, made together after the loop
