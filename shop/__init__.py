@@ -12,7 +12,7 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db, metrics
+    from shop import admin, cli, db
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -108,8 +108,8 @@ def create_app(config: dict | None = None) -> Flask:
 
     # Request hooks: HTTP plumbing (shop/http/hooks.py) around who is calling (shop/auth).
     # after_request hooks run last-registered first: cookies, then the response's finish.
-    app.before_request(metrics.start_timer)  # first in, last out: times the whole request
-    app.after_request(metrics.count_response)
+    app.before_request(hooks.start_timer)  # first in, last out: times the whole request
+    app.after_request(hooks.count_response)
     app.after_request(hooks.swagger_page_headers)
     app.before_request(inbound.refuse_bad_characters)
     app.before_request(hooks.require_current_schema)

@@ -15,7 +15,7 @@ from shop.auth.passwords import MAX_LENGTH
 from shop.auth.signin import end_session
 from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
 from shop.errors import ShopError
-from shop.http.context import clear_cookies
+from shop.http.context import clear_cookies, current_actor
 from shop.http.errors import abort, as_http, error_response
 from shop.http.extensions import limiter
 
@@ -50,7 +50,7 @@ def end_other_sessions():
     """Sign out every session of this administrator but this one."""
     with db.transaction():
         ended = sessions.end_all(sessions.ADMIN, g.caller.id, g.caller.session_id)
-        audit.record("session.ended_others", {"ended": ended})
+        audit.record("session.ended_others", {"ended": ended}, actor=current_actor())
     return redirect(url_for("admin.my_sessions", ended=ended), 303)
 
 

@@ -121,14 +121,20 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
 def mark_paid(order_id):
     """Mark a pending order paid: a bank transfer or cash arrived (manual payment)."""
     note = request.form.get("note", "")[:500].strip() or "Marked paid in the console"
-    return _act(order_id, "paid", lambda: orders.change_status(order_id, "paid", note))
+    return _act(
+        order_id, "paid", lambda: orders.change_status(order_id, "paid", note, g.caller.actor)
+    )
 
 
 @bp.route("/orders/<id:order_id>/cancel", methods=["POST"])
 def cancel_order(order_id):
     """Cancel an order (pending only, as the lifecycle says); the stock goes back."""
     note = request.form.get("note", "")[:500].strip() or "Cancelled in the console"
-    return _act(order_id, "cancelled", lambda: orders.change_status(order_id, "cancelled", note))
+    return _act(
+        order_id,
+        "cancelled",
+        lambda: orders.change_status(order_id, "cancelled", note, g.caller.actor),
+    )
 
 
 # The ship form's labels, for what the API says of a field.
@@ -144,7 +150,9 @@ _FORM_LABELS = {**_LABELS, "amount_cents": "Amount", "reason": "Reason"}
 @bp.route("/orders/<id:order_id>/shipments", methods=["POST"])
 def ship_order(order_id):
     """Record a shipment: the units of each line given (all that remain when none are)."""
-    return _act(order_id, "shipped", lambda: shipments.create(order_id, _shipment_form()))
+    return _act(
+        order_id, "shipped", lambda: shipments.create(order_id, _shipment_form(), g.caller.actor)
+    )
 
 
 def _shipment_form() -> dict:

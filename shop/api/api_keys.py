@@ -13,6 +13,7 @@ from shop.api.common import Blueprint, CreatedSinceQuerySchema, page_schema
 from shop.auth.keys import rules as key_rules
 from shop.auth.keys import store as key_store
 from shop.auth.keys import usage as key_usage
+from shop.http.context import origin
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.extensions import limiter
@@ -312,5 +313,5 @@ class RevokeLeaked(MethodView):
         audited; the answer is the same whether or not one matched. Limited to 10 requests
         a minute per address.
         """
-        key_store.revoke_leaked(data["secret"])
+        key_store.revoke_leaked(data["secret"], origin())
         return {"message": "Thank you. If this secret belonged to a live key, it is now revoked."}

@@ -22,7 +22,7 @@ from shop.auth.signin import (
 )
 from shop.clock import now_iso
 from shop.customers import profile as customers
-from shop.http.context import clear_cookies, client, keep_cookie
+from shop.http.context import clear_cookies, current_actor, keep_cookie, origin
 from shop.http.decorators import require_auth
 from shop.http.errors import abort
 from shop.http.extensions import limiter
@@ -148,7 +148,7 @@ class Login(MethodView):
         """
         kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]
         try:
-            found = sign_in(data["email"], data["password"], kinds, data.get("otp"), client())
+            found = sign_in(data["email"], data["password"], kinds, data.get("otp"), origin())
         except SecondFactorNeeded as needed:
             message = (
                 "Invalid two-factor code."
@@ -197,12 +197,12 @@ class Register(MethodView):
                     "now": moment,
                 },
             )
-            token = sessions.create(sessions.CUSTOMER, customer_id, client())
+            token = sessions.create(sessions.CUSTOMER, customer_id, origin())
             keep_cookie((sessions.CUSTOMER, token))
             audit.record(
                 "customer.registered",
                 {"customer_id": customer_id},
-                actor={"kind": "customer", "id": customer_id, "label": email},
+                actor=origin().acting_as("customer", customer_id, email),
             )
             webhooks.emit("customer.registered", customer_id, customers.load)
         return human("customer", {"id": customer_id, "email": email, "name": data["name"].strip()})
@@ -275,7 +275,7 @@ class PasswordChange(MethodView):
                 {"hash": new_hash, "now": now_iso(), "id": caller.id},
             )
             ended = sessions.end_all(sessions.KINDS[caller.kind], caller.id, caller.session_id)
-            audit.record("password.changed", {"other_sessions_ended": ended})
+            audit.record("password.changed", {"other_sessions_ended": ended}, actor=current_actor())
 
 
 @blp.route("/sessions")

@@ -20,6 +20,7 @@ from shop.api.common import (
 from shop.catalogue import slugs
 from shop.catalogue.present import check_exists
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
@@ -129,7 +130,11 @@ class Categories(MethodView):
                     "now": moment,
                 },
             )
-            audit.record("category.created", {"category_id": category_id, "slug": slug})
+            audit.record(
+                "category.created",
+                {"category_id": category_id, "slug": slug},
+                actor=current_actor(),
+            )
         return _get(category_id)
 
 
@@ -173,7 +178,9 @@ class CategoryById(MethodView):
                     "id": category_id,
                 },
             )
-            audit.record("category.updated", {"category_id": category_id, **data})
+            audit.record(
+                "category.updated", {"category_id": category_id, **data}, actor=current_actor()
+            )
         return _get(category_id)
 
     @blp.doc(operationId="deleteCategory")
@@ -192,7 +199,11 @@ class CategoryById(MethodView):
             if blockers:
                 abort(409, "This category is still used by " + blockers + ": move them first.")
             db.execute("DELETE FROM categories WHERE id = :id", {"id": category_id})
-            audit.record("category.deleted", {"category_id": category_id, "slug": row["slug"]})
+            audit.record(
+                "category.deleted",
+                {"category_id": category_id, "slug": row["slug"]},
+                actor=current_actor(),
+            )
 
 
 _BLOCKERS = (

@@ -23,6 +23,7 @@ from shop.catalogue import slugs
 from shop.catalogue.present import SELECT as PRODUCT_SELECT
 from shop.catalogue.present import present as present_product
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
 from shop.http.openapi import responds
@@ -184,7 +185,11 @@ class Collections(MethodView):
                 },
             )
             _set_products(collection_id, data.get("product_ids", []))
-            audit.record("collection.created", {"collection_id": collection_id, "slug": slug})
+            audit.record(
+                "collection.created",
+                {"collection_id": collection_id, "slug": slug},
+                actor=current_actor(),
+            )
         return _get(collection_id)
 
 
@@ -243,6 +248,7 @@ class CollectionById(MethodView):
                     "collection_id": collection_id,
                     **{k: v for k, v in data.items() if k != "description"},
                 },
+                actor=current_actor(),
             )
         return _get(collection_id)
 
@@ -259,4 +265,8 @@ class CollectionById(MethodView):
             if slug is None:
                 abort(404, "Collection not found.")
             db.execute("DELETE FROM collections WHERE id = :id", {"id": collection_id})
-            audit.record("collection.deleted", {"collection_id": collection_id, "slug": slug})
+            audit.record(
+                "collection.deleted",
+                {"collection_id": collection_id, "slug": slug},
+                actor=current_actor(),
+            )

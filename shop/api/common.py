@@ -25,7 +25,7 @@ from werkzeug.routing import BaseConverter
 
 from shop import db
 from shop.api.dump import compile_dump
-from shop.db.pages import LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
+from shop.db.pages import ASKED, LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
 from shop.http import inbound
 from shop.http.errors import abort, error_response
 from shop.http.extensions import limiter
@@ -84,7 +84,20 @@ class Parser(FlaskParser):
         self._kept: dict[tuple, dict] = {}
 
     def parse(self, argmap, req=None, *, location=None, **kwargs):
-        """webargs' ``parse``; a query schema marked ``LOADS_KEPT`` is loaded once per
+        """webargs' ``parse``; a list's query (``PageQuerySchema``) also answers the path and
+        filters it was asked with (``pages.ASKED``), which bind its cursors to it."""
+        loaded = self._parse(argmap, req, location=location, **kwargs)
+        if location == "query" and _is_page_query(argmap):
+            req = req if req is not None else self.get_default_request()
+            skip = ("cursor", "page", "page_size")
+            loaded[ASKED] = [
+                req.path,
+                sorted(i for i in req.args.items(multi=True) if i[0] not in skip),
+            ]
+        return loaded
+
+    def _parse(self, argmap, req=None, *, location=None, **kwargs):
+        """A query schema marked ``LOADS_KEPT`` is loaded once per
         distinct query string (issue 29: twenty fields parsed on every list request).
 
         Only for schemas whose load is a pure function of the query string, with scalar
@@ -334,6 +347,12 @@ class Api(flask_smorest.Api):
                 if request.path == prefix or request.path.startswith(prefix + "/"):
                     return handler(error)
         return error_response(error)
+
+
+def _is_page_query(argmap) -> bool:
+    """Whether ``argmap`` (a schema or its class) is a list's query."""
+    kind = argmap if isinstance(argmap, type) else type(argmap)
+    return issubclass(kind, PageQuerySchema)
 
 
 class PageQuerySchema(Schema):

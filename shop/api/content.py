@@ -25,6 +25,7 @@ from shop.api.common import (
 )
 from shop.auth.caller import require
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
 
@@ -312,6 +313,7 @@ class Sync(MethodView):
                     audit.record(
                         "content.synced",
                         {"created": created, "updated": updated, "deleted": deleted},
+                        actor=current_actor(),
                     )
                     webhooks.emit(
                         "content.synced", None, lambda _: _synced(created, updated, deleted)
@@ -377,10 +379,18 @@ class ContentByKey(MethodView):
             if existing is None:
                 _require("content.create", "create entries")
                 db.execute(_INSERT, row)
-                audit.record("content.created", {"key": key, "checksum": row["checksum"]})
+                audit.record(
+                    "content.created",
+                    {"key": key, "checksum": row["checksum"]},
+                    actor=current_actor(),
+                )
             elif _changed(existing, row):
                 db.execute(_UPDATE, row)
-                audit.record("content.updated", {"key": key, "checksum": row["checksum"]})
+                audit.record(
+                    "content.updated",
+                    {"key": key, "checksum": row["checksum"]},
+                    actor=current_actor(),
+                )
         return _present(_get(key)), 200 if existing else 201
 
     @blp.doc(operationId="deleteContent")
@@ -391,4 +401,4 @@ class ContentByKey(MethodView):
         with db.transaction():
             if not db.execute("DELETE FROM content_entries WHERE key = :key", {"key": key}):
                 abort(404, "Content entry not found.")
-            audit.record("content.deleted", {"key": key})
+            audit.record("content.deleted", {"key": key}, actor=current_actor())

@@ -26,6 +26,7 @@ from shop.api.common import (
 )
 from shop.clock import iso, now_iso
 from shop.discounts import codes as discounts
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
@@ -199,7 +200,11 @@ class Discounts(MethodView):
                 " :now, :now)",
                 {**values, "id": discount_id, "now": moment},
             )
-            audit.record("discount.created", {"discount_id": discount_id, "code": data["code"]})
+            audit.record(
+                "discount.created",
+                {"discount_id": discount_id, "code": data["code"]},
+                actor=current_actor(),
+            )
         return _get(discount_id)
 
 
@@ -236,7 +241,11 @@ class DiscountById(MethodView):
                 " WHERE id = :id",
                 {**values, "id": discount_id, "now": now_iso()},
             )
-            audit.record("discount.updated", {"discount_id": discount_id, "code": values["code"]})
+            audit.record(
+                "discount.updated",
+                {"discount_id": discount_id, "code": values["code"]},
+                actor=current_actor(),
+            )
         return _get(discount_id)
 
     @blp.doc(operationId="deleteDiscount")
@@ -250,4 +259,8 @@ class DiscountById(MethodView):
         with db.transaction():
             row = _get(discount_id)
             db.execute("DELETE FROM discounts WHERE id = :id", {"id": discount_id})
-            audit.record("discount.deleted", {"discount_id": discount_id, "code": row["code"]})
+            audit.record(
+                "discount.deleted",
+                {"discount_id": discount_id, "code": row["code"]},
+                actor=current_actor(),
+            )

@@ -148,7 +148,9 @@ class OrderStatus(MethodView):
         refunding puts back the units still out, once (at most the units sold, refunds'
         restocks counted). A caller without `orders.read` gets 204 and no body.
         """
-        return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
+        return readable(
+            "orders.read", change_status(order_id, data["status"], data.get("note"), g.caller.actor)
+        )
 
 
 @blp.route("/<id:order_id>/cancel")
@@ -164,7 +166,7 @@ class OrderCancel(MethodView):
         Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
         the order is cancelled either way). An order that is no longer `pending` is a 409.
         """
-        return change_status(order_id, "cancelled", None, customer_id=g.caller.id)
+        return change_status(order_id, "cancelled", None, g.caller.actor, customer_id=g.caller.id)
 
 
 @blp.route("/<id:order_id>/shipments")
@@ -189,4 +191,4 @@ class OrderShipments(MethodView):
         shipment under `shipment`. Only a `paid` or `partially_shipped` order ships; more
         units than ordered minus shipped is a 409. A caller without `orders.read` gets 204.
         """
-        return readable("orders.read", shipments.create(order_id, data))
+        return readable("orders.read", shipments.create(order_id, data, g.caller.actor))

@@ -16,6 +16,7 @@ from shop.catalogue.files import export as catalogue_export
 from shop.catalogue.files import imports as catalogue_import
 from shop.catalogue.files.export import HEADER, MEDIA_TYPES, WRITERS
 from shop.catalogue.files.imports import read_rows
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.extensions import caller_key, limiter
@@ -177,7 +178,9 @@ class ProductImport(MethodView):
         """
         data, kind = _body_and_format(args)
         rows = read_rows(data, kind)
-        result = catalogue_import.import_rows(rows, dry_run=args["dry_run"], can_create=_can_create)
+        result = catalogue_import.import_rows(
+            rows, dry_run=args["dry_run"], can_create=_can_create, actor=current_actor()
+        )
         if result["errors"]:
             count = len({error["row"] for error in result["errors"]})
             if "written" not in result:

@@ -32,6 +32,7 @@ from shop.catalogue.product_query import (
     ranked_page,
 )
 from shop.db import totals
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
@@ -262,7 +263,7 @@ class Products(MethodView):
         priced and stocked from `price_cents` and `stock`, with the `sku`.
         """
         with db.transaction():
-            product_id = products.create_product(data)
+            product_id = products.create_product(data, current_actor())
         return get_product(product_id)
 
 
@@ -359,7 +360,7 @@ class ProductById(MethodView):
         a 409 naming them.
         """
         with db.transaction():
-            products.update_product(product_id, data)
+            products.update_product(product_id, data, current_actor())
         return get_product(product_id)
 
     @blp.doc(operationId="deleteProduct")
@@ -372,4 +373,4 @@ class ProductById(MethodView):
         its name, price and options.
         """
         with db.transaction():
-            products.delete_product(product_id)
+            products.delete_product(product_id, current_actor())

@@ -150,7 +150,7 @@ class OrderPayment(MethodView):
         `client_secret: null`. Stripe refusing the intent is a 409 naming Stripe's code and
         message (502 for the shop's own key); Stripe unreachable, a 503 with `Retry-After`.
         """
-        return providers.resume(order_id, g.caller.id)
+        return providers.resume(order_id, g.caller.actor, g.caller.id)
 
 
 @blp.route("/<id:order_id>/refunds")

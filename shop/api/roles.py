@@ -22,6 +22,7 @@ from shop.api.common import (
 from shop.api.schemas import Permissions
 from shop.auth.roles import check_grant, grant, permissions_of
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_auth, require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
@@ -153,6 +154,7 @@ class Roles(MethodView):
             audit.record(
                 "role.created",
                 {"role_id": role_id, "name": data["name"], "permissions": sorted(permissions)},
+                actor=current_actor(),
             )
         return _present(_get(role_id))
 
@@ -198,7 +200,11 @@ class RoleById(MethodView):
                 "UPDATE roles SET name = :name, updated_at = :now WHERE id = :id",
                 {"name": new_name, "now": now_iso(), "id": role_id},
             )
-            audit.record("role.updated", {"role_id": role_id, "name": new_name, **changes})
+            audit.record(
+                "role.updated",
+                {"role_id": role_id, "name": new_name, **changes},
+                actor=current_actor(),
+            )
         return _present(_get(role_id))
 
     @blp.doc(operationId="deleteRole")
@@ -216,4 +222,6 @@ class RoleById(MethodView):
             if holders:
                 abort(409, f"The role {role['name']!r} is held by {holders} administrator(s).")
             db.execute("DELETE FROM roles WHERE id = :id", {"id": role_id})
-            audit.record("role.deleted", {"role_id": role_id, "name": role["name"]})
+            audit.record(
+                "role.deleted", {"role_id": role_id, "name": role["name"]}, actor=current_actor()
+            )

@@ -9,6 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from shop import audit, db
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
@@ -111,7 +112,7 @@ class Settings(MethodView):
                     f"{site.current()['currency']}; the currency is fixed once an order exists.",
                 )
             site.update(data)
-            audit.record("settings.updated", data)
+            audit.record("settings.updated", data, actor=current_actor())
         return readable("settings.read", site.current())
 
 

@@ -23,6 +23,7 @@ from shop.api.common import (
 )
 from shop.api.schemas import country_code
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.pricing import baskets
@@ -178,7 +179,9 @@ class ShippingMethods(MethodView):
                 " :position, :now, :now)",
                 {**_values(data), "id": method_id, "now": moment},
             )
-            audit.record("shipping_method.created", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.created", {"shipping_method_id": method_id}, actor=current_actor()
+            )
         return _get(method_id)
 
 
@@ -249,7 +252,9 @@ class ShippingMethodById(MethodView):
                 " position = :position, updated_at = :now WHERE id = :id",
                 {**_values(merged), "id": method_id, "now": now_iso()},
             )
-            audit.record("shipping_method.updated", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.updated", {"shipping_method_id": method_id}, actor=current_actor()
+            )
         return _get(method_id)
 
     @blp.doc(operationId="deleteShippingMethod")
@@ -263,4 +268,6 @@ class ShippingMethodById(MethodView):
         with db.transaction():
             _get(method_id)
             db.execute("DELETE FROM shipping_methods WHERE id = :id", {"id": method_id})
-            audit.record("shipping_method.deleted", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.deleted", {"shipping_method_id": method_id}, actor=current_actor()
+            )

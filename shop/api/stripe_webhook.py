@@ -7,12 +7,12 @@ is applied once by the provider (``payments/stripe/intents.receive``) and answer
 duplicates too.
 """
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint
-from shop.auth.caller import system
+from shop.http.context import origin
 from shop.payments import providers
 
 blp = Blueprint(
@@ -44,6 +44,6 @@ class StripeWebhook(MethodView):
         400 for a bad signature, one dated over 5 minutes from now either way, or a signed
         event whose fields are malformed (the message names the field; nothing is applied).
         """
-        g.caller = system("Stripe")
-        applied = providers.event("stripe", request.get_data(), request.headers)
+        actor = origin().acting_as("system", label="Stripe")
+        applied = providers.event("stripe", request.get_data(), request.headers, actor)
         return {"received": True, "duplicate": not applied}

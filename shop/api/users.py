@@ -31,6 +31,7 @@ from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
 from shop.auth.roles import check_grant
 from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
+from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
@@ -160,6 +161,7 @@ class Users(MethodView):
             data["role"],
             data.get("permissions", []),
             data["active"],
+            actor=current_actor(),
         )
         return _present(row)
 
@@ -237,7 +239,7 @@ class UserById(MethodView):
                 sessions.end_all(sessions.ADMIN, user_id)
             if new_hash is not None:
                 changes["password_changed"] = True
-            audit.record("user.updated", {"user_id": user_id, **changes})
+            audit.record("user.updated", {"user_id": user_id, **changes}, actor=current_actor())
         return _present(get_user(user_id))
 
     @blp.doc(operationId="deleteUser")
@@ -260,7 +262,9 @@ class UserById(MethodView):
                 {"now": now_iso(), "by": g.caller.id, "id": user_id},
             )
             db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
-            audit.record("user.deleted", {"user_id": user_id, "email": row["email"]})
+            audit.record(
+                "user.deleted", {"user_id": user_id, "email": row["email"]}, actor=current_actor()
+            )
 
 
 @blp.route("/<id:user_id>/unlock")
@@ -282,4 +286,5 @@ class UserUnlock(MethodView):
             audit.record(
                 "user.unlocked",
                 {"user_id": user_id, "email": row["email"], "was_locked": was_locked},
+                actor=current_actor(),
             )

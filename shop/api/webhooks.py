@@ -199,7 +199,7 @@ class WebhookById(MethodView):
     @require_permission("webhooks.delete")
     def delete(self, webhook_id):
         """Delete a webhook and its delivery log"""
-        store.delete(webhook_id)
+        store.delete(webhook_id, g.caller)
 
 
 def _queued(request: dict):

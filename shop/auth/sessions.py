@@ -18,6 +18,7 @@ import ua_parser
 from flask import current_app
 
 from shop import audit, db
+from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
 
@@ -37,17 +38,9 @@ CUSTOMER = Kind("customer", "customer_session", "customer_id", "shop_customer_se
 KINDS = {k.name: k for k in (ADMIN, CUSTOMER)}
 
 
-@dataclass(frozen=True, slots=True)
-class Client:
-    """Where a request comes from, as a session keeps it: the address and the User-Agent."""
-
-    address: str | None
-    user_agent: str
-
-    @property
-    def agent(self) -> str:
-        """The User-Agent as stored (at most 512 characters)."""
-        return self.user_agent[:512]
+def _agent(origin: Actor) -> str:
+    """The User-Agent as a session keeps it (at most 512 characters)."""
+    return (origin.user_agent or "")[:512]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +80,8 @@ _RESOLVE = {
 }
 
 
-def create(kind: Kind, holder_id: str, client: Client) -> str:
-    """Open a session for a human using ``client``; answer the cookie value (shown to
+def create(kind: Kind, holder_id: str, origin: Actor) -> str:
+    """Open a session for a human signing in from ``origin``; answer the cookie value (shown to
     nobody else)."""
     token = secrets.token_urlsafe(32)
     moment = now()
@@ -104,15 +97,15 @@ def create(kind: Kind, holder_id: str, client: Client) -> str:
             "holder": holder_id,
             "now": iso(moment),
             "expires": iso(moment + timedelta(seconds=lifetime)),
-            "ua": client.agent,
-            "ip": client.address,
+            "ua": _agent(origin),
+            "ip": origin.ip,
         },
     )
     return token
 
 
-def resolve(kind: Kind, token: str, client: Client) -> Resolved:
-    """The caller a session cookie sent by ``client`` stands for, if any."""
+def resolve(kind: Kind, token: str, origin: Actor) -> Resolved:
+    """The caller a session cookie sent from ``origin`` stands for, if any."""
     if not token or len(token) > 100:
         return Resolved(None)
     row = db.one(_RESOLVE[kind.name], {"token_hash": db.sha256(token)})
@@ -138,8 +131,10 @@ def resolve(kind: Kind, token: str, client: Client) -> Resolved:
         ),
         session_id=row["session_id"],
         needs_two_factor=not row["two_factor_at"] and row["two_factor_required"] == "true",
+        ip=origin.ip,
+        user_agent=origin.user_agent,
     )
-    if row["user_agent"] != client.agent:
+    if row["user_agent"] != _agent(origin):
         with db.transaction():
             db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
             audit.record(
@@ -148,7 +143,7 @@ def resolve(kind: Kind, token: str, client: Client) -> Resolved:
                 actor=caller.actor,
             )
         return Resolved(None, "Your session was ended because the browser changed; sign in again.")
-    ip_changed = row["ip"] != client.address
+    ip_changed = row["ip"] != origin.ip
     refresh_due = moment - parse(row["last_seen_at"]) >= timedelta(
         seconds=current_app.config["SESSION_REFRESH"]
     )
@@ -157,7 +152,7 @@ def resolve(kind: Kind, token: str, client: Client) -> Resolved:
             if ip_changed:
                 audit.record(
                     "session.ip_changed",
-                    {"session_id": row["session_id"], "from": row["ip"], "to": client.address},
+                    {"session_id": row["session_id"], "from": row["ip"], "to": origin.ip},
                     actor=caller.actor,
                 )
             expires = min(
@@ -171,7 +166,7 @@ def resolve(kind: Kind, token: str, client: Client) -> Resolved:
                 {
                     "now": iso(moment),
                     "expires": iso(expires),
-                    "ip": client.address,
+                    "ip": origin.ip,
                     "id": row["session_id"],
                 },
             )

@@ -191,7 +191,7 @@ def set_up(caller) -> dict:
         raise Conflict("Two-factor sign-in is already on: turn it off first to set up another app.")
     with db.transaction():
         started = start(caller.id, caller.email)
-        audit.record("two_factor.setup_started", {"user_id": caller.id})
+        audit.record("two_factor.setup_started", {"user_id": caller.id}, actor=caller.actor)
     return started
 
 
@@ -214,7 +214,7 @@ def cancel_setup(caller) -> bool:
             {"id": caller.id},
         )
         if dropped:
-            audit.record("two_factor.setup_cancelled", {"user_id": caller.id})
+            audit.record("two_factor.setup_cancelled", {"user_id": caller.id}, actor=caller.actor)
     return bool(dropped)
 
 
@@ -231,7 +231,11 @@ def confirm_setup(caller, code: str) -> list[str]:
             raise Invalid("otp: this is not the app's current code; check the phone's clock.")
         codes = confirm(caller.id)
         ended = sessions.end_all(sessions.ADMIN, caller.id, caller.session_id)
-        audit.record("two_factor.enabled", {"user_id": caller.id, "other_sessions_ended": ended})
+        audit.record(
+            "two_factor.enabled",
+            {"user_id": caller.id, "other_sessions_ended": ended},
+            actor=caller.actor,
+        )
     return codes
 
 
@@ -248,7 +252,7 @@ def turn_off_with(caller, password: str, code: str) -> None:
         if check(caller.id, code) is None:
             raise Invalid("otp: not a current code or an unused recovery code.")
         turn_off(caller.id)
-        audit.record("two_factor.disabled", {"user_id": caller.id})
+        audit.record("two_factor.disabled", {"user_id": caller.id}, actor=caller.actor)
 
 
 def reset_by_operator(email: str) -> dict | None:
@@ -266,6 +270,5 @@ def reset_by_operator(email: str) -> dict | None:
             "two_factor.reset",
             {"user_id": user["id"], "was_on": was_on, "sessions_ended": ended},
             actor=CLI_ACTOR,
-            from_request=False,
         )
     return {"email": user["email"], "was_on": was_on, "sessions_ended": ended}

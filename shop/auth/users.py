@@ -2,6 +2,7 @@
 create``) and the tests share, and the reads it needs."""
 
 from shop import audit, db
+from shop.actor import NOBODY, Actor
 from shop.auth.passwords import hash_password
 from shop.auth.roles import role_by_name
 from shop.clock import now_iso
@@ -44,9 +45,17 @@ def set_extra_permissions(user_id: str, permissions) -> None:
 
 
 def create_user(
-    email: str, name: str, password: str, role: str, permissions=(), active: bool = True
+    email: str,
+    name: str,
+    password: str,
+    role: str,
+    permissions=(),
+    active: bool = True,
+    *,
+    actor: Actor = NOBODY,
 ) -> dict:
-    """Create an administrator (grant checks are the caller's business); answer the row."""
+    """Create an administrator (grant checks are the caller's business) audited as ``actor``'s
+    (the CLI's and the demo's name nobody); answer the row."""
     email = email.strip().lower()
     role_row = role_named(role)
     user_id, moment = db.new_id(), now_iso()
@@ -71,5 +80,6 @@ def create_user(
         audit.record(
             "user.created",
             {"user_id": user_id, "email": email, "role": role, "permissions": sorted(permissions)},
+            actor=actor,
         )
     return get_user(user_id)

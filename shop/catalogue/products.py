@@ -9,6 +9,7 @@ variants instead). Each function takes a plain dict, checked by ``shop.catalogue
 """
 
 from shop import audit, db, webhooks
+from shop.actor import Actor
 from shop.catalogue import search, slugs, variants
 from shop.catalogue.input import PRODUCT_CREATE, PRODUCT_UPDATE, check
 from shop.catalogue.present import check_exists, load_product
@@ -35,8 +36,9 @@ _SETS = {
 }
 
 
-def create_product(data: dict) -> str:
-    """Create a product and its first variant; answer its id. Call inside a transaction."""
+def create_product(data: dict, actor: Actor) -> str:
+    """Create a product and its first variant (audited as ``actor``'s); answer its id. Call
+    inside a transaction."""
     data = check(PRODUCT_CREATE, data)
     product_id, moment = db.new_id(), now_iso()
     db.lock("products")
@@ -72,13 +74,14 @@ def create_product(data: dict) -> str:
     audit.record(
         "product.created",
         {"product_id": product_id, "slug": slug, "price_cents": data["price_cents"]},
+        actor=actor,
     )
     variants.product_changed(product_id, "product.created")
     return product_id
 
 
-def update_product(product_id: str, data: dict) -> None:
-    """Change the fields given of a product. Call inside a transaction."""
+def update_product(product_id: str, data: dict, actor: Actor) -> None:
+    """Change the fields given of a product, audited as ``actor``'s. In a transaction."""
     data = check(PRODUCT_UPDATE, data)
     db.lock("products")
     row = db.one("SELECT active, stock FROM products WHERE id = :id", {"id": product_id})
@@ -104,6 +107,7 @@ def update_product(product_id: str, data: dict) -> None:
     audit.record(
         "product.updated",
         {"product_id": product_id, **{k: v for k, v in data.items() if k != "description"}},
+        actor=actor,
     )
     if variants.product_changed(product_id) == 0 and row["stock"] > 0:
         webhooks.emit("product.out_of_stock", product_id, load_product)
@@ -127,8 +131,9 @@ def _update_default_variant(product_id: str, given: dict) -> None:
     variants.update_variant(product_id, ids[0], given, announce=False)
 
 
-def delete_product(product_id: str) -> None:
-    """Delete a product and its variants; orders keep their own copy. In a transaction."""
+def delete_product(product_id: str, actor: Actor) -> None:
+    """Delete a product and its variants (audited as ``actor``'s); orders keep their own
+    copy. In a transaction."""
     db.lock("products")
     row = db.one("SELECT slug, sku, active FROM products WHERE id = :id", {"id": product_id})
     if row is None:
@@ -138,4 +143,4 @@ def delete_product(product_id: str) -> None:
     search.refresh(product_id)  # its index row is gone with it: a new catalogue version
     totals.bump(totals.PRODUCTS, -1)
     totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
-    audit.record("product.deleted", {"product_id": product_id, **row})
+    audit.record("product.deleted", {"product_id": product_id, **row}, actor=actor)

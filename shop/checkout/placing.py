@@ -103,7 +103,7 @@ def place_order(command: PlaceOrder, actor) -> tuple[dict, bool]:
     if replayed is None:
         replayed, placed = _place(command, actor, provider, since)
     order = placed or orders.load(replayed, actor.id)  # a replay: the order as it stands now
-    return provider.after_commit(order), placed is not None
+    return provider.after_commit(order, actor.actor), placed is not None
 
 
 def _replay(command: PlaceOrder, customer_id: str, since: str) -> str | None:
@@ -185,7 +185,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             " :reference, :now, :now)",
             {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
         )
-        history = record_history(order_id, status, None, moment)
+        history = record_history(order_id, status, None, moment, customer.actor)
         # As services/orders.load would read it back: the answer and the event's payload.
         placed = orders.present_new(
             {
@@ -222,6 +222,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "currency": shop["currency"],
                 "payment_method": provider.name,
             },
+            actor=customer.actor,
         )
         webhooks.emit("order.placed", order_id, lambda _: placed)
         if discount:  # last: every checkout locks products, then the code's row until commit

@@ -55,10 +55,10 @@ old rows runs here, in the worker, never in a request's path.
 import logging
 import threading
 
-from flask import current_app, g
+from flask import current_app
 
 from shop import db, mail
-from shop.auth.caller import system
+from shop.actor import system
 from shop.auth.keys import sweep as key_sweep
 from shop.auth.keys import usage as key_usage
 from shop.catalogue import image_files, search
@@ -81,16 +81,12 @@ def optimize() -> None:
 
 def unpaid_card_orders() -> None:
     """Cancel at Stripe the intents of cancelled orders still due, then expire the unpaid
-    card orders (``payments/stripe/expiry.py``), acting as the system, as the CLI and the
-    Stripe webhook do; nothing without Stripe configured."""
+    card orders (``payments/stripe/expiry.py``) as the system; nothing without Stripe
+    configured."""
     if not stripe_gateway.configured():
         return
-    before, g.caller = g.get("caller"), system("unpaid order expiry")
-    try:
-        stripe_cancel.retry_due()
-        stripe_expiry.expire_unpaid()
-    finally:
-        g.caller = before
+    stripe_cancel.retry_due()
+    stripe_expiry.expire_unpaid(system("unpaid order expiry"))
 
 
 # The queues a pass works through, in order, each with the most it takes in one pass; each

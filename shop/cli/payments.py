@@ -11,10 +11,9 @@ import json
 from datetime import UTC, datetime
 
 import click
-from flask import g
 from flask.cli import AppGroup, with_appcontext
 
-from shop.auth.caller import system
+from shop.actor import system
 from shop.payments import providers
 from shop.payments.providers import ProviderFailed
 
@@ -37,11 +36,11 @@ def reconcile(since, fix):
         except ValueError:
             raise click.ClickException("--since: give an ISO 8601 date or date-time.") from None
         created_after = int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-    g.caller = system("payments reconcile")
+    actor = system("payments reconcile")
     found = []
     try:
         for provider in providers.reconciling():
-            found += provider.reconcile(created_after, fix)
+            found += provider.reconcile(created_after, fix, actor)
     except ProviderFailed as failure:
         raise click.ClickException(str(failure)) from None
     if found:

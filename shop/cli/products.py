@@ -10,6 +10,7 @@ from flask.cli import AppGroup, with_appcontext
 from werkzeug.exceptions import HTTPException
 
 from shop import db
+from shop.actor import NOBODY
 from shop.catalogue.files import export as catalogue_export
 from shop.catalogue.files import imports as catalogue_import
 from shop.errors import ShopError
@@ -87,7 +88,7 @@ def import_command(path, dry_run, kind):
         raise click.ClickException(error.description) from None
     with _bar(len(rows), "Importing") as bar:
         result = catalogue_import.import_rows(
-            rows, dry_run=dry_run, can_create=lambda: None, progress=bar.update
+            rows, dry_run=dry_run, can_create=lambda: None, actor=NOBODY, progress=bar.update
         )
     for error in result["errors"]:
         click.echo(f"Row {error['row']}, {error['field']}: {error['message']}", err=True)

@@ -20,7 +20,7 @@ import hashlib
 import json
 
 import psycopg
-from flask import current_app, has_request_context, request
+from flask import current_app
 
 from shop import db
 from shop.clock import iso
@@ -38,6 +38,10 @@ _MAX_KEY_TEXT = 1000  # a key value longer than any column we sort by is not our
 # size picks one, as ``visible_only`` picks a product's statement; any other size takes the
 # parameter. A first page (an OFFSET of 0) has no OFFSET clause, for the same reason.
 _LIMITS = {size: f" LIMIT {size + 1}" for size in range(1, 101)}
+
+# The key of a list's ``args`` that holds the request's path and filters, as the edge read
+# them (``shop.api.common.Parser``): a cursor is good only for the list it came from.
+ASKED = "asked"
 
 # ``paginate``'s ``narrow`` when only the number of matches can tell: count them first (up to
 # the cap, as the total is counted anyway) and find-then-sort when they are within it.
@@ -91,7 +95,7 @@ def paginate(
         counted = _capped_count(count_from, where) if exact_total is None else None
         narrow = counted is not None and counted[1]
     keys = _sort_keys(order)
-    binding = _binding(select, where, keys)
+    binding = _binding(select, where, keys, args)
     before, values = _start(args, binding, len(keys))  # rows of the list before this page
     condition = dense if counted is not None and not narrow and dense is not None else where
     if values is not None:
@@ -178,7 +182,7 @@ def paginate_rows(rows: list, args: dict) -> dict:
     """A page of a list made whole in memory (one's own live sessions: a handful), in the
     same envelope; its cursor's key is the position, as the list is not read by index."""
     page_size = args["page_size"]
-    binding = _binding("rows", Where(), [("position", False)])
+    binding = _binding("rows", Where(), [("position", False)], args)
     before, _ = _start(args, binding, 1)
     items = rows[before : before + page_size]
     after = before + len(items)
@@ -246,17 +250,11 @@ def _after(keys: list[tuple[str, bool]]) -> str:
     return "(" + " OR ".join(f"({term})" for term in terms) + ")"
 
 
-def _binding(select: str, where: "Where", keys: list) -> str:
+def _binding(select: str, where: "Where", keys: list, args: dict) -> str:
     """What a cursor is good for: this list and sort, and the filters as the request gave
-    them (the SQL's own values may change between pages: a list of keys compares with now)."""
-    asked = []
-    if has_request_context():
-        skip = ("cursor", "page", "page_size")
-        asked = [
-            request.path,
-            sorted(i for i in request.args.items(multi=True) if i[0] not in skip),
-        ]
-    text = json.dumps([_fingerprint(select), where.conditions, keys, asked])
+    them (``args[ASKED]``, from the edge: the SQL's own values may change between pages, a
+    list of keys compares with now)."""
+    text = json.dumps([_fingerprint(select), where.conditions, keys, args.get(ASKED, [])])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

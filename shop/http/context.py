@@ -12,6 +12,7 @@ import time
 from flask import current_app, g, redirect, request, url_for
 from limits import RateLimitItemPerMinute
 
+from shop.actor import Actor
 from shop.auth import sessions
 from shop.auth.keys import bearer as api_keys
 from shop.errors import Throttled
@@ -60,13 +61,14 @@ def load_caller() -> None:
             request.remote_addr,
             _note_key_use,
             _key_limit if current_app.config["RATELIMIT_ENABLED"] else None,
+            user_agent=request.headers.get("User-Agent", "")[:512],
         )
         return
     for kind in (sessions.ADMIN, sessions.CUSTOMER):
         token = request.cookies.get(kind.cookie)
         if token is None:
             continue
-        found = sessions.resolve(kind, token, client())
+        found = sessions.resolve(kind, token, origin())
         if found.caller is not None:
             g.caller = found.caller
             if found.renew:
@@ -77,9 +79,15 @@ def load_caller() -> None:
         g.stale_cookies.append(kind)
 
 
-def client() -> sessions.Client:
-    """Where this request comes from, as sessions keep it."""
-    return sessions.Client(request.remote_addr, request.headers.get("User-Agent", ""))
+def origin() -> Actor:
+    """The request's address and User-Agent, naming nobody (an anonymous caller)."""
+    return Actor(ip=request.remote_addr, user_agent=request.headers.get("User-Agent", "")[:512])
+
+
+def current_actor() -> Actor:
+    """The request's caller as the audit log names it, or nobody from the request's address."""
+    caller = g.get("caller")
+    return caller.actor if caller is not None else origin()
 
 
 def keep_cookie(cookie: tuple) -> None:

@@ -1,8 +1,9 @@
 """The HTTP plumbing of every request: hooks that know nothing of who is calling.
 
-``create_app`` registers them around the caller's resolution (``shop/auth/context.py``):
-refuse requests while the schema is older than the code, count SQL statements when asked,
-and finish every response (caching, ``nosniff``, relative redirects, ``Connection: close``).
+``create_app`` registers them around the caller's resolution (``shop/http/context.py``):
+time and count every request (``shop/metrics.py``), refuse requests while the schema is
+older than the code, count SQL statements when asked, and finish every response (caching,
+``nosniff``, relative redirects, ``Connection: close``).
 The security headers of the HTML pages we serve (the console, Swagger UI) are defined here
 once.
 """
@@ -10,6 +11,7 @@ once.
 import base64
 import hashlib
 import re
+import time
 from inspect import iscoroutinefunction
 from types import FunctionType
 from urllib.parse import urlsplit, urlunsplit
@@ -17,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
-from shop import db
+from shop import db, metrics
 from shop.http.context import ANONYMOUS_ENDPOINTS
 from shop.http.errors import abort
 from shop.schema import migrate
@@ -223,3 +225,41 @@ def _relative_location(response, location: str) -> None:
     parts = urlsplit(location)
     if parts.netloc and parts.netloc == request.host:
         response.headers["Location"] = urlunsplit(("", "", parts.path, parts.query, ""))
+
+
+# -- metrics: requests and their latency by route template (shop/metrics.py) -------------
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def start_timer() -> None:
+    """before_request (first of all): when the request began."""
+    g.metrics_start = time.perf_counter()
+
+
+# The labelled series by (route, method, status): ``labels()`` builds and locks its way to
+# the same child on every call (issue 29). Routes are templates and methods a fixed set, so
+# this stays as small as the series themselves.
+_series: dict[tuple, tuple] = {}
+
+
+def count_response(response):
+    """after_request (last of all): count the response by its route template and status."""
+    req = request._get_current_object()
+    rule = req.url_rule
+    method = req.method if req.method in _METHODS else "other"
+    status = response.status_code
+    labels = (rule.rule if rule is not None else "(no route)", method, status)
+    series = _series.get(labels)
+    if series is None:
+        series = _series[labels] = (
+            metrics.REQUESTS.labels(labels[0], method, str(status)),
+            metrics.LATENCY.labels(labels[0], method),
+        )
+    series[0].inc()
+    start = g.get("metrics_start")
+    if start is not None:
+        series[1].observe(time.perf_counter() - start)
+    if status == 429:
+        metrics.RATE_LIMITED.inc()
+    return response

@@ -16,9 +16,8 @@ is the payload of the order events.
 
 import json
 
-from flask import g
-
 from shop import audit, db, mail, webhooks
+from shop.actor import Actor
 from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
@@ -141,9 +140,14 @@ _WITH_PAYMENT = (
 
 
 def change_status(
-    order_id: str, status: str, note: str | None, customer_id=None, notify: bool = True
+    order_id: str,
+    status: str,
+    note: str | None,
+    actor: Actor,
+    customer_id=None,
+    notify: bool = True,
 ) -> dict:
-    """Move an order to ``status`` along ``NEXT``; answer the whole order.
+    """Move an order to ``status`` along ``NEXT`` as ``actor``; answer the whole order.
 
     With ``customer_id`` the order must be that customer's (404 otherwise). The move, its
     history entry, the payment's status, the restock and the audit entry are one transaction;
@@ -166,7 +170,7 @@ def change_status(
         _check_move(row, status, reader)
         if status == "paid":
             _check_paid_by_hand(row, reader)
-        if not _move(row, status, note):  # another request moved it since we read it
+        if not _move(row, status, note, actor):  # another request moved it since we read it
             raise Conflict("The order changed meanwhile; reload it and try again.")
         order = load(order_id)
         if notify:
@@ -176,7 +180,7 @@ def change_status(
     return order
 
 
-def cancel_unpaid(order_id: str, note: str) -> bool:
+def cancel_unpaid(order_id: str, note: str, actor: Actor) -> bool:
     """Cancel a pending order, once: answer whether this call did it (the worker's expiry
     of unpaid card orders, ``payments/stripe/expiry.py``).
 
@@ -187,7 +191,7 @@ def cancel_unpaid(order_id: str, note: str) -> bool:
     with db.transaction():
         lock(order_id)
         row = db.one(_WITH_PAYMENT + " WHERE o.id = :id", {"id": order_id})
-        if row is None or row["status"] != "pending" or not _move(row, "cancelled", note):
+        if row is None or row["status"] != "pending" or not _move(row, "cancelled", note, actor):
             return False
         mail.queue_order_mail(load(order_id), placed=False)
     _cancel_payment(order_id, row["payment_provider"])
@@ -203,7 +207,7 @@ def _cancel_payment(order_id: str, provider_name: str | None) -> None:
         provider.cancel(order_id)
 
 
-def settle(order_id: str, note: str | None) -> bool:
+def settle(order_id: str, note: str | None, actor: Actor) -> bool:
     """Mark a pending order ``paid``, once: answer whether this call did it.
 
     The one guarded transition every path to ``paid`` shares (the Stripe webhook, the
@@ -215,13 +219,13 @@ def settle(order_id: str, note: str | None) -> bool:
     with db.transaction():
         lock(order_id)
         row = db.one("SELECT id, number, status FROM orders WHERE id = :id", {"id": order_id})
-        if row is None or row["status"] != "pending" or not _move(row, "paid", note):
+        if row is None or row["status"] != "pending" or not _move(row, "paid", note, actor):
             return False
         mail.queue_order_mail(load(order_id), placed=False)
     return True
 
 
-def _move(row: dict, status: str, note: str | None) -> bool:
+def _move(row: dict, status: str, note: str | None, actor: Actor) -> bool:
     """The guarded move of ``row`` to ``status`` and all it entails; False if it lost a race.
 
     Runs in the caller's transaction: the history entry, the payment, the restock, the
@@ -235,14 +239,14 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     )
     if not moved:
         return False
-    record_history(order_id, status, note, moment)
+    record_history(order_id, status, note, moment, actor)
     _follow_payment(order_id, status, moment, row)
     restocked = status in RESTOCKING and restocks.put_back_rest(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)
     if note:
         details["note"] = note
-    audit.record("order.status_changed", details)
+    audit.record("order.status_changed", details, actor=actor)
     webhooks.emit("order.status_changed", order_id, load)
     if status == "cancelled":
         discounts.give_back_use(order_id)
@@ -252,7 +256,7 @@ def _move(row: dict, status: str, note: str | None) -> bool:
     return True
 
 
-def record_refund_status(order: dict, status: str, note: str | None) -> bool:
+def record_refund_status(order: dict, status: str, note: str | None, actor: Actor) -> bool:
     """A refund moved the order to ``partially_refunded`` or ``refunded`` (the caller holds
     the order's lock, in its transaction); answer whether the order moved. Stock is not
     touched: refunds restock per line, on their own.
@@ -271,10 +275,10 @@ def record_refund_status(order: dict, status: str, note: str | None) -> bool:
     )
     if not moved:
         return False
-    record_history(order["id"], status, note, moment)
+    record_history(order["id"], status, note, moment, actor)
     _follow_payment(order["id"], status, moment)
     details = {"order_id": order["id"], "number": order["number"], "from": order["status"]}
-    audit.record("order.status_changed", {**details, "to": status, "restocked": False})
+    audit.record("order.status_changed", {**details, "to": status, "restocked": False}, actor=actor)
     webhooks.emit("order.status_changed", order["id"], load)
     return True
 
@@ -354,17 +358,16 @@ def _follow_payment(order_id: str, status: str, moment: str, row: dict | None = 
         )
 
 
-def record_history(order_id: str, status: str, note: str | None, moment: str) -> dict:
-    """Add an entry to an order's status history, by the current caller; answer it as
-    ``order_json`` shows it."""
-    actor = g.caller.actor
+def record_history(order_id: str, status: str, note: str | None, moment: str, actor: Actor) -> dict:
+    """Add an entry to an order's status history, by ``actor``; answer it as ``order_json``
+    shows it."""
     entry = {
         "status": status,
         "note": note,
         "at": moment,
-        "by_kind": actor["kind"],
-        "by_id": actor["id"],
-        "by_label": actor["label"],
+        "by_kind": actor.kind,
+        "by_id": actor.id,
+        "by_label": actor.label,
     }
     db.execute(
         "INSERT INTO order_status_history (id, order_id, status, note, at, by_kind, by_id,"
@@ -375,9 +378,9 @@ def record_history(order_id: str, status: str, note: str | None, moment: str) ->
             "status": status,
             "note": note,
             "at": moment,
-            "kind": actor["kind"],
-            "by_id": actor["id"],
-            "label": actor["label"],
+            "kind": actor.kind,
+            "by_id": actor.id,
+            "label": actor.label,
         },
     )
     return entry

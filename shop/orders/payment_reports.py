@@ -8,6 +8,7 @@ caller's transaction when there is one.
 from dataclasses import dataclass
 
 from shop import db
+from shop.actor import Actor
 from shop.orders import lifecycle
 
 
@@ -36,10 +37,11 @@ class Refunded:
     note: str | None
 
 
-def apply(report) -> bool:
-    """Make the order react to ``report`` under its lock; answer whether the order moved."""
+def apply(report, actor: Actor) -> bool:
+    """Make the order react to ``report`` under its lock, as ``actor`` (who brought the
+    report: the provider's webhook, a job, a person); answer whether the order moved."""
     if isinstance(report, Succeeded):
-        return lifecycle.settle(report.order_id, report.note)
+        return lifecycle.settle(report.order_id, report.note, actor)
     if isinstance(report, Refunded):
         with db.transaction():
             lifecycle.lock(report.order_id)
@@ -51,7 +53,7 @@ def apply(report) -> bool:
             status = "refunded" if full else "partially_refunded"
             if order["status"] == status:
                 return False
-            return lifecycle.record_refund_status(order, status, report.note)
+            return lifecycle.record_refund_status(order, status, report.note, actor)
     if isinstance(report, Failed):
         return False  # the payment keeps the failure; the order waits for another attempt
     raise TypeError(f"not a payment report: {report!r}")

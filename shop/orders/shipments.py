@@ -15,10 +15,10 @@ tracking link (not the plain status mail) and ``order.shipped`` carries the orde
 this shipment under ``shipment``.
 """
 
-from flask import g
 from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db, mail, webhooks
+from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound
 from shop.http.errors import fold_messages
@@ -62,8 +62,9 @@ def load(data: dict) -> dict:
         raise Invalid(" ".join(fold_messages(error.messages))) from None
 
 
-def create(order_id: str, data: dict) -> dict:
-    """Record a shipment of ``order_id``; answer the whole order (with its shipments)."""
+def create(order_id: str, data: dict, actor: Actor) -> dict:
+    """Record a shipment of ``order_id`` by ``actor``; answer the whole order (with its
+    shipments)."""
     with db.transaction():
         orders.lock(order_id)  # before the order's row, as refunds and payment events do
         moment = now_iso()
@@ -87,15 +88,16 @@ def create(order_id: str, data: dict) -> dict:
             )
         remaining = _remaining(order_id)
         lines = _lines(row["number"], data.get("lines"), remaining)
-        shipment = _insert(order_id, data, lines, moment)
+        shipment = _insert(order_id, data, lines, moment, actor)
         left = sum(remaining.values()) - sum(lines.values())
         status = "shipped" if left == 0 else "partially_shipped"
         note = f"Shipment {data['carrier']} {data['tracking_number']}"
         if status != row["status"]:
-            orders.change_status(order_id, status, note, notify=False)
+            orders.change_status(order_id, status, note, actor, notify=False)
         audit.record(
             "order.shipment_created",
             {"order_id": order_id, "number": row["number"], "shipment_id": shipment["id"]},
+            actor=actor,
         )
         order = orders.load(order_id)
         shipment = next(s for s in order["shipments"] if s["id"] == shipment["id"])
@@ -146,8 +148,7 @@ def _lines(number: str, asked: list[dict] | None, remaining: dict[int, int]) -> 
     return lines
 
 
-def _insert(order_id: str, data: dict, lines: dict[int, int], moment: str) -> dict:
-    actor = g.caller.actor
+def _insert(order_id: str, data: dict, lines: dict[int, int], moment: str, actor: Actor) -> dict:
     shipment = {
         "id": db.new_id(),
         "order_id": order_id,
@@ -155,9 +156,9 @@ def _insert(order_id: str, data: dict, lines: dict[int, int], moment: str) -> di
         "tracking_number": data["tracking_number"],
         "tracking_url": data.get("tracking_url"),
         "created_at": moment,
-        "kind": actor["kind"],
-        "by_id": actor["id"],
-        "label": actor["label"],
+        "kind": actor.kind,
+        "by_id": actor.id,
+        "label": actor.label,
     }
     db.execute(
         "INSERT INTO shipments (id, order_id, carrier, tracking_number, tracking_url,"

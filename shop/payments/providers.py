@@ -16,6 +16,7 @@ that moves the order to ``paid``.
 from dataclasses import dataclass
 
 from shop import db
+from shop.actor import Actor
 from shop.errors import Conflict, NotFound
 from shop.orders import payment_sides
 from shop.orders.payment_sides import PaymentSide
@@ -59,7 +60,7 @@ class Provider(PaymentSide):
         """Ask for the money of a new order (``id``, ``number``, ``total_cents``, ``currency``)."""
         raise NotImplementedError
 
-    def after_commit(self, order: dict) -> dict:
+    def after_commit(self, order: dict, actor: Actor) -> dict:
         """Once the checkout that placed ``order`` (as the API shows it) has committed, or
         answers it again for a replay: what may wait on the network. Answers the order to
         show, by default as it is."""
@@ -71,17 +72,17 @@ class Provider(PaymentSide):
         ``shop.errors.Deferred``; refused: ``RefundRefused``."""
         raise NotImplementedError
 
-    def resume(self, order_id: str, customer_id: str | None, number: str) -> dict:
+    def resume(self, order_id: str, actor: Actor, customer_id: str | None, number: str) -> dict:
         """Start again, or confirm, the payment of order ``number`` (``POST
         /orders/{id}/payment``); answer the payment. Only a provider paid online has one."""
         raise Conflict(f"Order {number} is not paid by card: there is nothing to start.")
 
-    def handle_event(self, body: bytes, headers) -> bool:
+    def handle_event(self, body: bytes, headers, actor: Actor) -> bool:
         """Apply one event the provider sent to its webhook (``body`` as received, the
         request's ``headers``); answer False for a duplicate."""
         raise NotFound(f"{self.label} sends no events.")
 
-    def reconcile(self, since: int | None, fix: bool) -> list[dict] | None:
+    def reconcile(self, since: int | None, fix: bool, actor: Actor) -> list[dict] | None:
         """Differences between our payments and the provider's (``since``: a Unix time),
         fixing what may be fixed with ``fix``; None when the provider keeps no payments of
         its own to compare. A job that cannot run raises ``ProviderFailed``."""
@@ -115,7 +116,7 @@ def get(name: str, every: bool = False) -> Provider | None:
     return provider if provider is not None and (every or provider.enabled()) else None
 
 
-def resume(order_id: str, customer_id: str | None = None) -> dict:
+def resume(order_id: str, actor: Actor, customer_id: str | None = None) -> dict:
     """Start again, or confirm, an order's payment at its provider (with ``customer_id``:
     only that customer's order, 404 otherwise)."""
     sql = (
@@ -128,16 +129,16 @@ def resume(order_id: str, customer_id: str | None = None) -> dict:
     if row is None:
         raise NotFound("Order not found.")
     provider = get(row["provider"], every=True) or Provider()
-    return provider.resume(order_id, customer_id, row["number"])
+    return provider.resume(order_id, actor, customer_id, row["number"])
 
 
-def event(name: str, body: bytes, headers) -> bool:
+def event(name: str, body: bytes, headers, actor: Actor) -> bool:
     """Apply an event provider ``name`` sent to its webhook; answer False for a duplicate.
     A provider not configured: 404."""
     provider = get(name)
     if provider is None:
         raise NotFound("Card payments are not configured.")
-    return provider.handle_event(body, headers)
+    return provider.handle_event(body, headers, actor)
 
 
 def reconciling() -> list[Provider]:

@@ -13,6 +13,7 @@ decisions: docs/payments.md and docs/orders.md.
 import json
 
 from shop import audit, db, idempotency, mail, money, webhooks
+from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
@@ -212,7 +213,9 @@ def create_refund(order_id: str, request: RefundRequest, caller, idempotency_key
         "SELECT status, failure_reason, provider FROM refunds WHERE id = :id", {"id": refund_id}
     )
     if row["status"] == "pending":
-        _through_provider(order, refund_id, providers.get(row["provider"], every=True))
+        _through_provider(
+            order, refund_id, providers.get(row["provider"], every=True), caller.actor
+        )
     elif row["status"] == "failed":
         label = providers.get(row["provider"], every=True).label
         raise Conflict(
@@ -280,14 +283,14 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "status": "pending" if through else "succeeded",
             "idempotency_key": key,
             "request_hash": body_hash,
-            "by_kind": actor["kind"],
-            "by_id": actor["id"],
-            "by_label": actor["label"],
+            "by_kind": actor.kind,
+            "by_id": actor.id,
+            "by_label": actor.label,
         }
     )
     restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
     if not through:
-        _complete(order["id"], refund_id)
+        _complete(order["id"], refund_id, actor)
     return refund_id
 
 
@@ -303,13 +306,15 @@ def _insert(values: dict) -> None:
     )
 
 
-def _through_provider(order: dict, refund_id: str, provider: providers.Provider) -> None:
+def _through_provider(
+    order: dict, refund_id: str, provider: providers.Provider, actor: Actor
+) -> None:
     """Outside any transaction: the provider gives a pending refund's money back."""
     amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
     try:
         made = provider.refund(order["reference"], amount, refund_id, order["id"])
     except RefundRefused as refusal:
-        _fail(order, refund_id, refusal.reason)
+        _fail(order, refund_id, refusal.reason, actor)
         raise ProviderRefused(
             f"{provider.label} refused the refund ({refusal.reason}). The refund is failed and"
             " its amount can be refunded again; retry with a new Idempotency-Key.",
@@ -323,10 +328,10 @@ def _through_provider(order: dict, refund_id: str, provider: providers.Provider)
             {"ref": made, "now": now_iso(), "id": refund_id},
         )
         if done:  # a concurrent replay may have completed it
-            _complete(order["id"], refund_id)
+            _complete(order["id"], refund_id, actor)
 
 
-def _fail(order: dict, refund_id: str, reason: str) -> None:
+def _fail(order: dict, refund_id: str, reason: str, actor: Actor) -> None:
     """The provider refused a pending refund: it fails and its reserved amount is released, once
     (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
     with db.transaction():
@@ -347,20 +352,22 @@ def _fail(order: dict, refund_id: str, reason: str) -> None:
             "refund.failed",
             {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
             | {"amount_cents": amount, "currency": order["currency"], "reason": reason},
+            actor=actor,
         )
 
 
-def _complete(order_id: str, refund_id: str) -> None:
+def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
     """A refund's money is back: the order's status, events and the customer's mail."""
     order = _order(order_id)
     refund = _load(refund_id)
     if refund["amount_cents"] == 0:
         return
-    payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]))
+    payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]), actor)
     audit.record(
         "order.refunded",
         {"order_id": order_id, "number": order["number"], "refund_id": refund_id}
         | {"amount_cents": refund["amount_cents"], "currency": order["currency"]},
+        actor=actor,
     )
     webhooks.emit("order.refunded", order_id, lambda oid: {**orders.load(oid), "refund": refund})
     if order["email"]:
@@ -376,12 +383,16 @@ def _complete(order_id: str, refund_id: str) -> None:
 
 
 def record_external(
-    provider: providers.Provider, order_id: str, theirs: list[dict], refunded_total: int
+    provider: providers.Provider,
+    order_id: str,
+    theirs: list[dict],
+    refunded_total: int,
+    actor: Actor,
 ) -> None:
     """Record what ``provider`` says was refunded (``theirs``: its refunds of the order's
     payment, each ``id``, ``amount``, ``status``, ``created``, ``metadata``;
-    ``refunded_total``: its total refunded); the caller holds the order's lock, in its
-    transaction.
+    ``refunded_total``: its total refunded), as ``actor``; the caller holds the order's
+    lock, in its transaction.
 
     A refund of ours left ``pending`` (the provider did it, its answer was lost) is
     completed. Any other refund not known here by its own id (made in the provider's
@@ -403,13 +414,13 @@ def record_external(
                 " WHERE id = :id AND status = 'pending'",
                 {"ref": item["id"], "now": now_iso(), "id": ours},
             ):
-                _complete(order_id, ours)
+                _complete(order_id, ours, actor)
             continue
         if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
             continue
         if _at_provider(provider, order_id) + item["amount"] > refunded_total:
             continue
-        _record_theirs(provider, order_id, item)
+        _record_theirs(provider, order_id, item, actor)
 
 
 def _at_provider(provider: providers.Provider, order_id: str) -> int:
@@ -421,7 +432,7 @@ def _at_provider(provider: providers.Provider, order_id: str) -> int:
     )
 
 
-def _record_theirs(provider: providers.Provider, order_id: str, item: dict) -> None:
+def _record_theirs(provider: providers.Provider, order_id: str, item: dict, actor: Actor) -> None:
     """A refund made at the provider, outside the shop: recorded as the provider holds it."""
     order = _order(order_id)
     db.execute(
@@ -449,4 +460,4 @@ def _record_theirs(provider: providers.Provider, order_id: str, item: dict) -> N
             "by_label": provider.label,
         }
     )
-    _complete(order_id, refund_id)
+    _complete(order_id, refund_id, actor)

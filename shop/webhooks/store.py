@@ -165,7 +165,11 @@ def create(data: dict, caller) -> dict:
             },
         )
         _subscribe(webhook_id, events)
-        audit.record("webhook.created", {"webhook_id": webhook_id, "url": url, "events": events})
+        audit.record(
+            "webhook.created",
+            {"webhook_id": webhook_id, "url": url, "events": events},
+            actor=caller.actor,
+        )
     return {**found(webhook_id), "secret": secret}
 
 
@@ -197,7 +201,7 @@ def update(webhook_id: str, data: dict, caller) -> dict:
             sets += ["disabled_reason = NULL", "disabled_at = NULL", "failing_since = NULL"]
         elif not data["enabled"] and current["enabled"]:
             sets += ["disabled_reason = :reason", "disabled_at = :now"]
-            params["reason"] = "Disabled by " + (caller.actor["label"] or caller.kind) + "."
+            params["reason"] = "Disabled by " + (caller.actor.label or caller.kind) + "."
     with db.transaction():
         db.execute(
             "UPDATE webhooks SET " + ", ".join([*sets, "updated_at = :now"]) + " WHERE id = :id",
@@ -206,18 +210,18 @@ def update(webhook_id: str, data: dict, caller) -> dict:
         if events is not None:
             _subscribe(webhook_id, events)
         changed = {k: v for k, v in data.items() if k != "description"}
-        audit.record("webhook.updated", {"webhook_id": webhook_id, **changed})
+        audit.record("webhook.updated", {"webhook_id": webhook_id, **changed}, actor=caller.actor)
     return found(webhook_id)
 
 
-def delete(webhook_id: str) -> None:
-    """Delete a webhook, its subscriptions and its delivery log."""
+def delete(webhook_id: str, caller) -> None:
+    """Delete a webhook, its subscriptions and its delivery log (audited as ``caller``'s)."""
     with db.transaction():
         url = db.value("SELECT url FROM webhooks WHERE id = :id", {"id": webhook_id})
         if url is None:
             raise NotFound("Webhook not found.")
         db.execute("DELETE FROM webhooks WHERE id = :id", {"id": webhook_id})
-        audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url})
+        audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url}, actor=caller.actor)
 
 
 def rotate_secret(webhook_id: str, caller) -> dict:
@@ -238,7 +242,7 @@ def rotate_secret(webhook_id: str, caller) -> dict:
         )
         if not moved:
             raise NotFound("Webhook not found.")
-        audit.record("webhook.secret_rotated", {"webhook_id": webhook_id})
+        audit.record("webhook.secret_rotated", {"webhook_id": webhook_id}, actor=caller.actor)
     return {**found(webhook_id), "secret": secret}
 
 

@@ -10,6 +10,7 @@ never written here. The records themselves are ``store``; the input rules ``rule
 from datetime import timedelta
 
 from shop import audit, db
+from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.auth.keys.state import SECRET_RE, idle_days, state_of
 from shop.clock import iso, now, parse
@@ -38,7 +39,9 @@ _REFUSALS = {
 }
 
 
-def resolve(secret: str, address: str | None, note_use, within_limit=None) -> Caller:
+def resolve(
+    secret: str, address: str | None, note_use, within_limit=None, user_agent: str | None = None
+) -> Caller:
     """The caller a Bearer secret stands for, on a request from ``address``; a 401 for
     anything but a live key.
 
@@ -58,7 +61,7 @@ def resolve(secret: str, address: str | None, note_use, within_limit=None) -> Ca
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":
-        _audit_refusal(row, state, why, moment)
+        _audit_refusal(row, state, why, moment, (address, user_agent))
         if why == "unused":
             message = f"API key expired unused: it was not used for {idle_days()} days."
         else:
@@ -85,10 +88,12 @@ def resolve(secret: str, address: str | None, note_use, within_limit=None) -> Ca
         scopes=scope_set(row["scopes"]),
         owner_id=row["owner_id"],
         label=row["label"],
+        ip=address,
+        user_agent=user_agent,
     )
 
 
-def _audit_refusal(row: dict, state: str, why: str | None, moment) -> None:
+def _audit_refusal(row: dict, state: str, why: str | None, moment, origin: tuple) -> None:
     """Audit a refused expired or revoked key, at most once a minute per key."""
     last = row["refused_audit_at"]
     if last and moment - parse(last) < timedelta(seconds=REFUSAL_AUDIT_INTERVAL):
@@ -101,5 +106,10 @@ def _audit_refusal(row: dict, state: str, why: str | None, moment) -> None:
         audit.record(
             "api_key.refused",
             {"key_id": row["id"], "label": row["label"], "reason": state, "why": why},
-            actor={"kind": "api_key", "id": row["id"], "label": row["label"]},
+            actor=Actor(
+                "api_key",
+                row["id"],
+                row["label"],
+                *origin,
+            ),
         )

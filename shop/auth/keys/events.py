@@ -7,24 +7,22 @@ use case that knows the record (``store``, ``sweep``).
 """
 
 from shop import audit, db
+from shop.actor import CLI, Actor, system
 
-CLI_ACTOR = {"kind": "cli", "id": None, "label": "flask CLI"}
-SWEEP_ACTOR = {"kind": "system", "id": None, "label": "API key sweep"}
+CLI_ACTOR = CLI
+SWEEP_ACTOR = system("API key sweep")
 
 
-def lifecycle(
-    event: str, key: dict, details: dict | None = None, actor: dict | None = None, system=False
-):
-    """Record one event in a key's life, in the caller's transaction.
+def lifecycle(event: str, key: dict, details: dict | None, actor: Actor):
+    """Record one event in a key's life by ``actor``, in the caller's transaction.
 
-    ``actor`` defaults to the request's caller; ``system``: found by the service's own batch
-    or sweep, not asked for by the request that happens to run it.
+    The service's own batches and sweeps name an actor without an address, so the request
+    that happens to run them stays out of the entry.
     """
     audit.record(
         f"api_key.{event}",
         {"key_id": key["id"], "label": key["label"], **(details or {})},
         actor=actor,
-        from_request=not system,
     )
 
 
@@ -37,6 +35,5 @@ def address_seen(key_id: str, ip: str, at: str, first_use: bool) -> None:
             "new_address",
             row,
             {"ip": ip, "first_seen_at": at, "first_use": first_use},
-            actor={"kind": "api_key", "id": row["id"], "label": row["label"]},
-            system=True,
+            actor=Actor("api_key", row["id"], row["label"]),
         )

@@ -12,6 +12,7 @@ import secrets
 from datetime import timedelta
 
 from shop import db, webhooks
+from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.auth.keys import rules as key_rules
 from shop.auth.keys.events import CLI_ACTOR, lifecycle
@@ -176,7 +177,9 @@ def update(key_id: str, viewer: Caller | None, changes: dict) -> dict | None:
             shown = dict(changes)
             if "allowed_ips" in shown:
                 shown["allowed_ips"] = (shown["allowed_ips"] or "").split() or None
-            lifecycle("updated", record, {"changes": shown})
+            lifecycle(
+                "updated", record, {"changes": shown}, actor=viewer.actor if viewer else CLI_ACTOR
+            )
     return get(key_id, viewer)
 
 
@@ -258,8 +261,9 @@ def revoke(key_id: str, viewer: Caller | None) -> bool:
     return True
 
 
-def revoke_leaked(secret: str) -> None:
-    """Revoke whichever key has this secret, if any, and audit it. Says nothing back."""
+def revoke_leaked(secret: str, origin: Actor) -> None:
+    """Revoke whichever key has this secret, if any, and audit it as reported from
+    ``origin`` (the request's address). Says nothing back."""
     if not isinstance(secret, str) or not SECRET_RE.fullmatch(secret):
         return
     with db.transaction():
@@ -277,7 +281,7 @@ def revoke_leaked(secret: str) -> None:
             "revoked",
             row,
             {"by": "leaked-key report"},
-            actor={"kind": "anonymous", "id": None, "label": "leaked-key report"},
+            actor=origin.acting_as("anonymous", label="leaked-key report"),
         )
         webhooks.emit("api_key.revoked", row["id"], get)
 

@@ -72,7 +72,7 @@ def _once(row: dict, marker: str, event: str, details: dict) -> int:
             {"now": now_iso(), "id": row["id"]},
         ):
             return 0
-        lifecycle(event, row, details, actor=SWEEP_ACTOR, system=True)
+        lifecycle(event, row, details, actor=SWEEP_ACTOR)
         if event == "expiring":
             webhooks.emit(f"api_key.{event}", row["id"], key_store.get)
     return 1

@@ -27,6 +27,7 @@ import json
 from flask import current_app
 
 from shop import db
+from shop.actor import Actor
 from shop.catalogue import products, variants
 from shop.catalogue.files import plan as catalogue_plan
 from shop.catalogue.files.export import shop_currency
@@ -64,10 +65,13 @@ _CATALOGUE_TABLES = (
 _CATEGORIES = "SELECT id, slug FROM categories"
 
 
-def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=None) -> dict:
+def import_rows(
+    raw_rows: list[dict], *, dry_run: bool, can_create, actor: Actor, progress=None
+) -> dict:
     """Check the rows, then (unless a dry run or any error) write them in chunks; answer the
     counts and every row's errors. ``written`` (when a chunk was refused) counts the
-    products written before it. ``can_create()`` checks the caller may create;
+    products written before it. ``can_create()`` checks the caller may create; ``actor``
+    is audited;
     ``progress(n)`` hears of each ``n`` rows done."""
     currency = shop_currency()
     result = {"created": 0, "updated": 0, "unchanged": 0, "errors": [], "dry_run": dry_run}
@@ -86,7 +90,7 @@ def import_rows(raw_rows: list[dict], *, dry_run: bool, can_create, progress=Non
         if progress:
             progress(len(raw_rows))
     else:
-        _write(groups, counted, can_create, progress, result)
+        _write(groups, counted, can_create, actor, progress, result)
     result["errors"].sort(key=lambda error: error["row"])
     return result
 
@@ -110,7 +114,7 @@ def _add(result: dict, counts: dict) -> None:
         result[outcome] += count
 
 
-def _write(groups: dict, counted: dict, can_create, progress, result: dict) -> None:
+def _write(groups: dict, counted: dict, can_create, actor, progress, result: dict) -> None:
     """Write the products whose rows the check found changing, a chunk per transaction;
     the others' rows are counted unchanged as checked."""
     changing = [slug for slug, c in counted.items() if c["created"] or c["updated"]]
@@ -128,7 +132,7 @@ def _write(groups: dict, counted: dict, can_create, progress, result: dict) -> N
                 db.get_db().plan_each_statement()  # the tables grow as it goes: no stale plan
                 categories = {r["slug"]: r["id"] for r in db.query(_CATEGORIES)}
                 for slug in chunk_slugs:
-                    _import_product(slug, groups[slug], categories, chunk, can_create)
+                    _import_product(slug, groups[slug], categories, chunk, can_create, actor)
                 if chunk["errors"]:
                     raise _Rollback
         except _Rollback:
@@ -144,7 +148,7 @@ def _write(groups: dict, counted: dict, can_create, progress, result: dict) -> N
         db.get_db().analyze(tables=_CATALOGUE_TABLES)
 
 
-def _import_product(slug, rows, categories, result, can_create) -> None:
+def _import_product(slug, rows, categories, result, can_create, actor) -> None:
     """One product and its rows, in a savepoint: a refusal undoes only this product.
 
     The rows run without a savepoint each (two statements fewer a row); when one is refused,
@@ -154,10 +158,10 @@ def _import_product(slug, rows, categories, result, can_create) -> None:
         try:
             with db.transaction():
                 fields = product_fields(rows, categories)
-                return _apply_product(slug, fields, rows, can_create, careful=False)
+                return _apply_product(slug, fields, rows, can_create, actor, careful=False)
         except _RowFailed:
             with db.transaction():
-                return _apply_product(slug, fields, rows, can_create, careful=True)
+                return _apply_product(slug, fields, rows, can_create, actor, careful=True)
 
     answer = product_outcome(result, rows, work)
     if answer is None:
@@ -172,7 +176,7 @@ class _RowFailed(Exception):
     """A row was refused while its product ran without a savepoint per row."""
 
 
-def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[dict, list]:
+def _apply_product(slug, fields, rows, can_create, actor, *, careful: bool) -> tuple[dict, list]:
     """Create or update the product, then each row's variant; answer the counts and the
     rows' errors (``careful``: each row in a savepoint; else the first refusal raises
     ``_RowFailed``)."""
@@ -185,7 +189,7 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
     if created:
         can_create()
         price = new_product_price(fields, rows)
-        product_id = products.create_product({**fields, "slug": slug, "price_cents": price})
+        product_id = products.create_product({**fields, "slug": slug, "price_cents": price}, actor)
         options = fields.get("options", [])
         # Its one variant so far (first option values): the only one a row can match by values.
         auto = db.one(_VARIANT + " WHERE id = :id", {"id": product_id})
@@ -200,7 +204,7 @@ def _apply_product(slug, fields, rows, can_create, *, careful: bool) -> tuple[di
         }
         changed = {field: value for field, value in fields.items() if current[field] != value}
         if changed:
-            products.update_product(product_id, changed)
+            products.update_product(product_id, changed, actor)
         options, auto = changed.get("options", current["options"]), None
     counts, errors, seen = {"created": 0, "updated": 0, "unchanged": 0}, [], {}
     batch = None if careful else []  # new variants, made together after the loop

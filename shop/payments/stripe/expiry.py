@@ -21,6 +21,7 @@ from datetime import timedelta
 from flask import current_app
 
 from shop import db
+from shop.actor import Actor
 from shop.clock import iso, now, now_iso
 from shop.orders import lifecycle as orders
 from shop.payments.stripe import gateway as stripe_gateway
@@ -39,9 +40,9 @@ def reason(ttl: int) -> str:
     return f"Not paid within {minutes} {unit}: cancelled automatically (unpaid order expiry)."
 
 
-def expire_unpaid(limit: int = BATCH) -> int:
-    """Expire the unpaid card orders past the TTL, at most ``limit`` looked at; answer how
-    many this pass cancelled. Stripe unreachable: orders with an intent wait for the next
+def expire_unpaid(actor: Actor, limit: int = BATCH) -> int:
+    """Expire the unpaid card orders past the TTL as ``actor``, at most ``limit`` looked at;
+    answer how many this pass cancelled. Stripe unreachable: orders with an intent wait for the next
     pass, those without expire anyway."""
     ttl = current_app.config["UNPAID_ORDER_TTL"]
     rows = db.query(
@@ -71,7 +72,7 @@ def expire_unpaid(limit: int = BATCH) -> int:
             if (
                 intent is not None and intent.status == "succeeded"
             ):  # paid meanwhile; its webhook may be late
-                stripe_payments.settle_found(intent.to_dict())
+                stripe_payments.settle_found(intent.to_dict(), actor)
                 continue
             if (
                 intent is not None and intent.status == "processing"
@@ -81,5 +82,5 @@ def expire_unpaid(limit: int = BATCH) -> int:
                     {"now": now_iso(), "id": row["payment_id"]},
                 )
                 continue
-        expired += orders.cancel_unpaid(row["id"], note)
+        expired += orders.cancel_unpaid(row["id"], note, actor)
     return expired

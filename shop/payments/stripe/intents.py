@@ -19,6 +19,7 @@ whose shape is not Stripe's is a 400 that writes nothing (``stripe_event_shapes`
 """
 
 from shop import audit, db, webhooks
+from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
@@ -52,7 +53,7 @@ def _order_payment(order_id: str, customer_id: str | None) -> dict:
     return row
 
 
-def start(order_id: str, customer_id: str | None = None) -> dict:
+def start(order_id: str, actor: Actor, customer_id: str | None = None) -> dict:
     """Start (or find again) the order's PaymentIntent; answer the payment with its secret.
 
     Idempotent: an intent already made is retrieved, and one that has succeeded settles the
@@ -85,7 +86,8 @@ def start(order_id: str, customer_id: str | None = None) -> dict:
                 {"ref": intent.id, "now": now_iso(), "id": order_id},
             )
     if intent.status == "succeeded":
-        _apply(_succeeded, intent.to_dict(), _find_payment("p.order_id = :id", {"id": order_id}))
+        found = _find_payment("p.order_id = :id", {"id": order_id})
+        _apply(_succeeded, intent.to_dict(), found, actor)
     # Read after the reference is written: a cancel that committed meanwhile is seen here
     # and its intent cancelled now (or the cancel saw the reference and cancels it itself).
     current = _order_payment(order_id, customer_id)
@@ -113,10 +115,10 @@ def _not_payable(row: dict) -> dict:
     return {**_payment(row), "client_secret": None}
 
 
-def settle_found(intent: dict) -> None:
+def settle_found(intent: dict, actor: Actor) -> None:
     """A succeeded intent found by asking Stripe, not by its event (the expiry of unpaid
     orders, ``payments/stripe/expiry.py``): applied as ``payment_intent.succeeded`` is."""
-    _apply(_succeeded, intent, _find_payment("p.reference = :ref", {"ref": intent["id"]}))
+    _apply(_succeeded, intent, _find_payment("p.reference = :ref", {"ref": intent["id"]}), actor)
 
 
 def _refused(row: dict, refusal) -> None:
@@ -134,16 +136,16 @@ def _refused(row: dict, refusal) -> None:
     )
 
 
-def receive(body: bytes, signature: str | None) -> bool:
-    """A webhook request's event, verified by its ``Stripe-Signature`` and applied once;
-    answer False for a duplicate. A bad or stale signature, or not an event: 400."""
+def receive(body: bytes, signature: str | None, actor: Actor) -> bool:
+    """A webhook request's event, verified by its ``Stripe-Signature`` and applied once as
+    ``actor``; answer False for a duplicate. A bad or stale signature, or not an event: 400."""
     event = stripe_gateway.verify(body, signature)
     if not isinstance(event.get("id"), str):
         raise Invalid("Not a Stripe event.")
-    return handle_event(event)
+    return handle_event(event, actor)
 
 
-def handle_event(event: dict) -> bool:
+def handle_event(event: dict, actor: Actor) -> bool:
     """Apply one verified event; answer False for a duplicate (nothing changed)."""
     kind, obj = stripe_event_shapes.checked(event)
     handler = HANDLERS.get(kind)
@@ -168,7 +170,7 @@ def handle_event(event: dict) -> bool:
         if not recorded:
             return False
         if payment is not None:
-            handler(obj, _find_payment("p.id = :id", {"id": payment["id"]}))
+            handler(obj, _find_payment("p.id = :id", {"id": payment["id"]}), actor)
     return True
 
 
@@ -210,14 +212,14 @@ def _payment_of(kind: str, obj: dict) -> dict | None:
     return payment
 
 
-def _apply(handler, obj: dict, payment: dict | None) -> None:
+def _apply(handler, obj: dict, payment: dict | None, actor: Actor) -> None:
     """Run an event's handler outside ``handle_event`` (the confirm, reconcile): in its own
     transaction, under the order's lock, with the payment read afresh."""
     if payment is None:
         return
     with db.transaction():
         orders.lock(payment["order_id"])
-        handler(obj, _find_payment("p.id = :id", {"id": payment["id"]}))
+        handler(obj, _find_payment("p.id = :id", {"id": payment["id"]}), actor)
 
 
 def _stripe_refunds(charge: dict) -> list[dict]:
@@ -245,7 +247,7 @@ def _stripe_refunds(charge: dict) -> list[dict]:
 # -- the handlers (in the caller's transaction, under the order's lock) ---------------------
 
 
-def _succeeded(intent: dict, payment: dict) -> None:
+def _succeeded(intent: dict, payment: dict, actor: Actor) -> None:
     if payment["reference"] not in ("", intent["id"]):
         return  # _payment_of never gives that; a payment read afresh might, in theory
     if payment["reference"] == "":
@@ -260,6 +262,7 @@ def _succeeded(intent: dict, payment: dict) -> None:
         _review(
             payment,
             f"{paid}; order {payment['number']} was cancelled. Refund it in Stripe, or honour it.",
+            actor,
         )
     elif payment["order_status"] != PAYABLE:
         return  # paid already: the confirm and the webhook both came
@@ -267,12 +270,13 @@ def _succeeded(intent: dict, payment: dict) -> None:
         _review(
             payment,
             f"{paid}; order {payment['number']} is {payment['total_cents']} {payment['currency']}.",
+            actor,
         )
     else:
-        payment_reports.apply(Succeeded(payment["order_id"], "Paid by card (Stripe)."))
+        payment_reports.apply(Succeeded(payment["order_id"], "Paid by card (Stripe)."), actor)
 
 
-def _review(payment: dict, reason: str) -> None:
+def _review(payment: dict, reason: str, actor: Actor) -> None:
     """Not paid: a person decides (the amount or currency differs, or the order was
     cancelled). Once: a payment already in review is left as it is."""
     if not _set_payment(payment["id"], OPEN, status="review", note=reason):
@@ -280,25 +284,30 @@ def _review(payment: dict, reason: str) -> None:
     audit.record(
         "payment.review",
         {"order_id": payment["order_id"], "number": payment["number"], "reason": reason},
+        actor=actor,
     )
     webhooks.emit("order.payment_review", payment["order_id"], orders.load)
 
 
-def _failed(intent: dict, payment: dict) -> None:
+def _failed(intent: dict, payment: dict, actor: Actor) -> None:
     error = (intent.get("last_payment_error") or {}).get("message")
     if _set_payment(payment["id"], ("pending",), status="failed", note=error):
-        payment_reports.apply(Failed(payment["order_id"], error))
+        payment_reports.apply(Failed(payment["order_id"], error), actor)
 
 
-def _canceled(intent: dict, payment: dict) -> None:
+def _canceled(intent: dict, payment: dict, actor: Actor) -> None:
     """The intent was cancelled: the payment is; the order stays for an administrator."""
     note = intent.get("cancellation_reason")
     _set_payment(payment["id"], ("pending", "failed"), status="cancelled", note=note)
 
 
-def _refunded(charge: dict, payment: dict) -> None:
+def _refunded(charge: dict, payment: dict, actor: Actor) -> None:
     refunds.record_external(
-        _provider(), payment["order_id"], charge["refunds"]["data"], charge["amount_refunded"]
+        _provider(),
+        payment["order_id"],
+        charge["refunds"]["data"],
+        charge["amount_refunded"],
+        actor,
     )
 
 
@@ -328,7 +337,7 @@ HANDLERS = {
 PAID = (*refunds.REFUNDABLE, "refunded")
 
 
-def reconcile(since: int | None, fix: bool) -> list[dict]:
+def reconcile(since: int | None, fix: bool, actor: Actor) -> list[dict]:
     """Differences between our Stripe payments and Stripe's intents, both ways.
 
     Each is ``{"order", "intent", "difference", "fixable"}`` (and ``"fixed"`` with ``fix``).
@@ -352,7 +361,7 @@ def reconcile(since: int | None, fix: bool) -> list[dict]:
             item["fixable"] = fix_with is not None
             if fix:
                 if fix_with is not None:
-                    _apply(fix_with, data, payment)
+                    _apply(fix_with, data, payment, actor)
                 item["fixed"] = fix_with is not None
             found.append(item)
     return found
@@ -381,8 +390,8 @@ def _differences(intent: dict, payment: dict, theirs: list[dict]) -> list[tuple]
     ours = payment["refunded_cents"]
     if refunded_there > ours:
 
-        def record(_intent: dict, fresh: dict) -> None:
-            refunds.record_external(_provider(), fresh["order_id"], theirs, refunded_there)
+        def record(_intent: dict, fresh: dict, actor: Actor) -> None:
+            refunds.record_external(_provider(), fresh["order_id"], theirs, refunded_there, actor)
 
         found.append((f"refunded {refunded_there} at Stripe, {ours} recorded", record))
     elif ours > refunded_there and status == "succeeded":
@@ -420,12 +429,12 @@ def _stranger(intent: dict) -> list[dict]:
     ]
 
 
-def reconcile_job(since: int | None, fix: bool) -> list[dict]:
+def reconcile_job(since: int | None, fix: bool, actor: Actor) -> list[dict]:
     """``reconcile`` as the CLI runs it: a job that cannot run raises ``ProviderFailed``."""
     if not stripe_gateway.configured():
         raise ProviderFailed("Stripe is not configured: set STRIPE_API_KEY and the secret.")
     try:
-        return reconcile(since, fix)
+        return reconcile(since, fix, actor)
     except stripe_gateway.Unavailable as error:
         raise ProviderFailed(f"Stripe cannot be reached: {error}") from None
     except stripe_gateway.Refused as refusal:

@@ -1,6 +1,7 @@
 """The Stripe provider: cards through Stripe, when its keys are set (registered by
 ``shop/payments/__init__.py``)."""
 
+from shop.actor import Actor
 from shop.payments.providers import PaymentStart, Provider
 from shop.payments.stripe import cancel as stripe_cancel
 from shop.payments.stripe import gateway as stripe_gateway
@@ -25,10 +26,13 @@ class Stripe(Provider):
         """Pending, with no intent yet: it is created once the checkout has committed."""
         return PaymentStart(status="pending", reference="")
 
-    def after_commit(self, order: dict) -> dict:
+    def after_commit(self, order: dict, actor: Actor) -> dict:
         """Create (or find again) the order's PaymentIntent; the payment comes with its client
         secret. Stripe unreachable: 503 with Retry-After, the order staying pending."""
-        return {**order, "payment": stripe_payments.start(order["id"], order["customer"]["id"])}
+        return {
+            **order,
+            "payment": stripe_payments.start(order["id"], actor, order["customer"]["id"]),
+        }
 
     def cancel(self, order_id: str) -> None:
         """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
@@ -38,14 +42,14 @@ class Stripe(Provider):
         """Refund through Stripe (``payments/stripe/refund.py``)."""
         return stripe_refund.send(reference, amount_cents, refund_id, order_id)
 
-    def resume(self, order_id: str, customer_id: str | None, number: str) -> dict:
+    def resume(self, order_id: str, actor: Actor, customer_id: str | None, number: str) -> dict:
         """Create or find the order's PaymentIntent (``payments/stripe/intents.py``)."""
-        return stripe_payments.start(order_id, customer_id)
+        return stripe_payments.start(order_id, actor, customer_id)
 
-    def handle_event(self, body: bytes, headers) -> bool:
+    def handle_event(self, body: bytes, headers, actor: Actor) -> bool:
         """A signed Stripe event (``payments/stripe/intents.py``)."""
-        return stripe_payments.receive(body, headers.get("Stripe-Signature"))
+        return stripe_payments.receive(body, headers.get("Stripe-Signature"), actor)
 
-    def reconcile(self, since: int | None, fix: bool) -> list[dict]:
+    def reconcile(self, since: int | None, fix: bool, actor: Actor) -> list[dict]:
         """Our card payments against Stripe's intents (``payments/stripe/intents.py``)."""
-        return stripe_payments.reconcile_job(since, fix)
+        return stripe_payments.reconcile_job(since, fix, actor)
