@@ -19,7 +19,6 @@ from shop.clock import iso, now
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid
 from shop.orders import lifecycle as orders
-from shop.orders.lifecycle import record_history
 from shop.payments import providers as payments
 from shop.pricing import baskets
 
@@ -185,9 +184,9 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             " :reference, :now, :now)",
             {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
         )
-        history = record_history(order_id, status, None, moment, customer.actor)
-        # As services/orders.load would read it back: the answer and the event's payload.
-        placed = orders.present_new(
+        # Its first history entry, and the order as orders.load would read it back: the
+        # answer and the event's payload.
+        placed = orders.open_order(
             {
                 "id": order_id,
                 "number": number,
@@ -208,7 +207,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             },
             payment,
             lines,
-            [history],
+            customer.actor,
         )
         mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"])
         if key is not None:

@@ -65,9 +65,7 @@ from shop.catalogue import image_files, search
 from shop.clock import now
 from shop.db import totals
 from shop.outages import Unavailable, note_outage
-from shop.payments.stripe import cancel as stripe_cancel
-from shop.payments.stripe import expiry as stripe_expiry
-from shop.payments.stripe import gateway as stripe_gateway
+from shop.payments import providers
 from shop.webhooks import manual, pool, worker
 
 log = logging.getLogger("shop.cli.jobs")
@@ -80,13 +78,9 @@ def optimize() -> None:
 
 
 def unpaid_card_orders() -> None:
-    """Cancel at Stripe the intents of cancelled orders still due, then expire the unpaid
-    card orders (``payments/stripe/expiry.py``) as the system; nothing without Stripe
-    configured."""
-    if not stripe_gateway.configured():
-        return
-    stripe_cancel.retry_due()
-    stripe_expiry.expire_unpaid(system("unpaid order expiry"))
+    """Each enabled payment provider's follow-up as the system: for cards, intents of
+    cancelled orders still to cancel, and unpaid orders to expire (``Provider.follow_up``)."""
+    providers.follow_up(system("unpaid order expiry"))
 
 
 # The queues a pass works through, in order, each with the most it takes in one pass; each

@@ -116,6 +116,13 @@ def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]
     return {**_present({**row, **payment_columns}, items, history), "shipments": []}
 
 
+def open_order(row: dict, payment: dict, lines: list[dict], actor: Actor) -> dict:
+    """A just-placed order (written in the caller's transaction): its first history entry,
+    by ``actor``, and the order as ``load`` would read it back."""
+    history = record_history(row["id"], row["status"], None, row["created_at"], actor)
+    return present_new(row, payment, lines, [history])
+
+
 def lock(order_id: str) -> None:
     """Take the order's lock until the caller's transaction ends (inside ``db.transaction``).
 

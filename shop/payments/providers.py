@@ -82,6 +82,10 @@ class Provider(PaymentSide):
         request's ``headers``); answer False for a duplicate."""
         raise NotFound(f"{self.label} sends no events.")
 
+    def follow_up(self, actor: Actor) -> None:
+        """The worker's periodic work for this provider, as ``actor`` (once a minute): payments
+        still to cancel at the provider, unpaid orders to expire. By default none."""
+
     def reconcile(self, since: int | None, fix: bool, actor: Actor) -> list[dict] | None:
         """Differences between our payments and the provider's (``since``: a Unix time),
         fixing what may be fixed with ``fix``; None when the provider keeps no payments of
@@ -139,6 +143,12 @@ def event(name: str, body: bytes, headers, actor: Actor) -> bool:
     if provider is None:
         raise NotFound("Card payments are not configured.")
     return provider.handle_event(body, headers, actor)
+
+
+def follow_up(actor: Actor) -> None:
+    """Every enabled provider's periodic work (``Provider.follow_up``), as ``actor``."""
+    for name in names():
+        _PROVIDERS[name].follow_up(actor)
 
 
 def reconciling() -> list[Provider]:

@@ -4,6 +4,7 @@
 from shop.actor import Actor
 from shop.payments.providers import PaymentStart, Provider
 from shop.payments.stripe import cancel as stripe_cancel
+from shop.payments.stripe import expiry as stripe_expiry
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import intents as stripe_payments
 from shop.payments.stripe import refund as stripe_refund
@@ -49,6 +50,12 @@ class Stripe(Provider):
     def handle_event(self, body: bytes, headers, actor: Actor) -> bool:
         """A signed Stripe event (``payments/stripe/intents.py``)."""
         return stripe_payments.receive(body, headers.get("Stripe-Signature"), actor)
+
+    def follow_up(self, actor: Actor) -> None:
+        """Cancel at Stripe the intents of cancelled orders still due, then expire the unpaid
+        card orders (``payments/stripe/expiry.py``)."""
+        stripe_cancel.retry_due()
+        stripe_expiry.expire_unpaid(actor)
 
     def reconcile(self, since: int | None, fix: bool, actor: Actor) -> list[dict]:
         """Our card payments against Stripe's intents (``payments/stripe/intents.py``)."""
