@@ -25,6 +25,7 @@ from shop.http.errors import abort, as_http, error_response
 from shop.money import display, from_text
 from shop.orders import lifecycle as orders
 from shop.orders import order_list, shipments
+from shop.orders.shipments import ShipmentRequest
 from shop.payments import refunds
 from shop.payments.refund_request import RefundRequest
 
@@ -155,8 +156,8 @@ def ship_order(order_id):
     )
 
 
-def _shipment_form() -> dict:
-    """The ship form as the API's body, checked by the same schema."""
+def _shipment_form() -> ShipmentRequest:
+    """The ship form as the API's body: the command the service checks."""
     form = {field: request.form.get(field, "").strip()[:2000] for field in _LABELS}
     form["tracking_url"] = form["tracking_url"] or None
     lines = _quantities("line-")
@@ -164,7 +165,7 @@ def _shipment_form() -> dict:
         abort(400, "Give the quantity of at least one line, or ship everything left.")
     if lines:
         form["lines"] = lines
-    return shipments.load(form)
+    return ShipmentRequest(**form)
 
 
 @bp.route("/orders/<id:order_id>/refunds", methods=["POST"])

@@ -6,7 +6,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop.catalogue import input as rules
 from shop.catalogue import slugs
-from shop.catalogue.fields import Length, Pattern, Range
+from shop.checks.fields import Length, Pattern, Range
 from shop.http.inbound import StrictBoolean
 
 

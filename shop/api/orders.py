@@ -22,7 +22,7 @@ from shop.api.common import (
     readable,
 )
 from shop.api.dump import json_page, json_text
-from shop.api.schemas import OrderSchema, order_status
+from shop.api.schemas import OrderSchema, ShipmentCreateSchema, order_status
 from shop.auth.caller import require
 from shop.clock import iso
 from shop.db import totals
@@ -31,7 +31,7 @@ from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, responds
 from shop.orders import order_json, shipments
 from shop.orders.lifecycle import change_status
-from shop.orders.shipments import ShipmentCreateSchema
+from shop.orders.shipments import ShipmentRequest
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
@@ -191,4 +191,5 @@ class OrderShipments(MethodView):
         shipment under `shipment`. Only a `paid` or `partially_shipped` order ships; more
         units than ordered minus shipped is a 409. A caller without `orders.read` gets 204.
         """
-        return readable("orders.read", shipments.create(order_id, data, g.caller.actor))
+        order = shipments.create(order_id, ShipmentRequest(**data), g.caller.actor)
+        return readable("orders.read", order)

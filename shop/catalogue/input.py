@@ -4,7 +4,7 @@ shapes here, so a CSV row meets the same rules and messages as a request body. T
 schemas (shop/api/catalogue_input.py) take their limits from the checks here."""
 
 from shop.catalogue import slugs
-from shop.catalogue.fields import Field, Length, Pattern, Range, check
+from shop.checks.fields import Field, Length, Pattern, Range, check
 
 __all__ = ["check"]
 

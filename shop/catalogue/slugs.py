@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 from shop import db
-from shop.catalogue.fields import Length, Pattern
+from shop.checks.fields import Length, Pattern
 from shop.errors import Conflict
 
 MAX_LENGTH = 200

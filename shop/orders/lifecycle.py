@@ -21,7 +21,7 @@ from shop.actor import Actor
 from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
-from shop.orders import order_json, payment_sides, restocks
+from shop.orders import order_json, payment_sides, restocks, shape
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -112,7 +112,7 @@ def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]
     ``row`` holds the order's columns and its customer's (``customer_email``,
     ``customer_name``), ``payment`` the payment's."""
     payment_columns = {f"payment_{k}": v for k, v in payment.items()}
-    items = [{k: line[k] for k in order_json.ITEM_FIELDS} for line in lines]
+    items = [{k: line[k] for k in shape.ITEM} for line in lines]
     return {**_present({**row, **payment_columns}, items, history), "shipments": []}
 
 

@@ -1,17 +1,9 @@
-"""An order as the API shows it, built by the database as one JSON text (issue 29).
-
-``GET /orders`` showed 20 whole orders a page: their lines, status histories, payments,
-pricing breakdowns and shipments. Read as rows, that was five statements, a dict per line and
-per history entry, a ``json.loads`` per address and breakdown, a compiled dump over ~1,500
-fields and a ``json.dumps`` of the page: ~2.3 ms of worker CPU on SQLite, ~8 ms on PostgreSQL.
-Here one correlated expression per order (``json_object``/``json_group_array`` on SQLite,
-``json_build_object``/``json_agg`` on PostgreSQL, both in C) writes the order's JSON in
-``OrderSchema``'s shape and field order, so the list copies 20 texts into its answer and the
-detail parses one (``load``). ``tests/test_order_json.py`` checks that every field, its
-type and its order is what marshmallow's dump of ``OrderSchema`` gives, for orders with
-every part (lines with options, a priced breakdown, shipments, histories with actors, an
-erased customer, no payment), and checkout's answer (``orders.present_new``, from what it
-wrote) is checked equal to ``GET /orders/{id}``.
+"""An order as the API shows it, built by the database as one JSON text: one correlated
+expression per order (``json_object``/``json_group_array`` on SQLite,
+``json_build_object``/``json_agg`` on PostgreSQL) in the shape and field order of
+``shop/orders/shape.py`` (it refuses to build from any other), so a list copies texts into
+its answer and a detail parses one (``load``). Why, and what it saves: docs/performance.md
+and issue 29. tests/orders/test_order_json.py checks it against ``OrderSchema``'s dump.
 
 Kept breakdowns (``orders.pricing``) and addresses are JSON texts: their values are read with
 ``->`` (a JSON value, its type kept, SQL NULL when absent) on both engines and their objects
@@ -23,6 +15,7 @@ before pricing (migration 0010) has no breakdown: no tax, no shipping, as ``_UNP
 import json
 
 from shop import db
+from shop.orders import shape
 
 # Each dialect's spelling of the few things that differ.
 _SQLITE, _POSTGRES = "sqlite", "postgresql"
@@ -32,6 +25,12 @@ def _object(engine: str, pairs: list[tuple[str, str]]) -> str:
     """A JSON object of ``(key, SQL expression)`` pairs, keys in this order."""
     name = "json_object" if engine == _SQLITE else "json_build_object"
     return name + "(" + ", ".join(f"'{key}', {expr}" for key, expr in pairs) + ")"
+
+
+def _shaped(engine: str, fields: tuple[str, ...], values: dict[str, str]) -> str:
+    """A JSON object of one of the order's shapes (``shape``): ``values`` holds each
+    field's SQL expression."""
+    return _object(engine, shape.ordered(fields, values))
 
 
 def _array(engine: str, element: str, table: str, where: str, order: str, alias: str) -> str:
@@ -48,10 +47,10 @@ def _array(engine: str, element: str, table: str, where: str, order: str, alias:
     )
 
 
-def _elements(engine: str, source: str, element_pairs: list[tuple[str, str]]) -> str:
+def _elements(engine: str, source: str, fields: tuple[str, ...]) -> str:
     """A JSON array rebuilt from the array ``source`` (a stored JSON value): each element an
-    object of ``(key, key in the stored element)`` pairs in this order."""
-    element = _object(engine, [(key, f"e.value -> '{stored}'") for key, stored in element_pairs])
+    object of ``fields``, each read from the stored element's key of that name."""
+    element = _shaped(engine, fields, {key: f"e.value -> '{key}'" for key in fields})
     if engine == _SQLITE:  # json_each walks an array in its order
         return f"(SELECT json_group_array({element}) FROM json_each({source}) e)"
     return (
@@ -76,29 +75,6 @@ def _stored_or(engine: str, column: str, empty: str) -> str:
     return f"CASE WHEN COALESCE({column}, '') = '' THEN {_literal(engine, empty)} ELSE {value} END"
 
 
-_CUSTOMER = (("id", "o.customer_id"), ("email", "c.email"), ("name", "c.name"))
-
-
-# An order line's fields as an order shows them, in the schema's order: each the
-# ``order_items`` column of its name but the two ``_order`` computes. ``orders.present_new``
-# shows the same fields of the lines a checkout just wrote: one list, two presentations.
-ITEM_FIELDS = (
-    "product_id",
-    "variant_id",
-    "name",
-    "sku",
-    "options",
-    "unit_price_cents",
-    "quantity",
-    "line_total_cents",
-    "discount_cents",
-    "tax_cents",
-    "tax_rate",
-    "total_cents",
-    "line",
-)
-
-
 def _order(engine: str) -> str:
     """The order ``o`` (with its customer ``c`` and payment ``p``) as a JSON object."""
     pricing = _stored(engine, "o.pricing")
@@ -109,7 +85,7 @@ def _order(engine: str) -> str:
     }
     items = _array(
         engine,
-        _object(engine, [(name, computed.get(name, f"i.{name}")) for name in ITEM_FIELDS]),
+        _shaped(engine, shape.ITEM, {name: computed.get(name, f"i.{name}") for name in shape.ITEM}),
         "order_items",
         "order_id = o.id",
         "line",
@@ -117,7 +93,7 @@ def _order(engine: str) -> str:
     )
     lines = _array(
         engine,
-        _object(engine, [("line", "l.line"), ("quantity", "l.quantity")]),
+        _shaped(engine, shape.SHIPMENT_LINE, {"line": "l.line", "quantity": "l.quantity"}),
         "shipment_lines",
         "shipment_id = s.id",
         "line",
@@ -125,33 +101,37 @@ def _order(engine: str) -> str:
     )
     shipments = _array(
         engine,
-        _object(
+        _shaped(
             engine,
-            [
-                ("id", "s.id"),
-                ("carrier", "s.carrier"),
-                ("tracking_number", "s.tracking_number"),
-                ("tracking_url", "s.tracking_url"),
-                ("lines", lines),
-                ("created_at", "s.created_at"),
-            ],
+            shape.SHIPMENT,
+            {
+                "id": "s.id",
+                "carrier": "s.carrier",
+                "tracking_number": "s.tracking_number",
+                "tracking_url": "s.tracking_url",
+                "lines": lines,
+                "created_at": "s.created_at",
+            },
         ),
         "shipments",
         "order_id = o.id",
         "created_at, id",
         "s",
     )
-    actor = _object(engine, [("kind", "h.by_kind"), ("id", "h.by_id"), ("label", "h.by_label")])
+    actor = _shaped(
+        engine, shape.ACTOR, {"kind": "h.by_kind", "id": "h.by_id", "label": "h.by_label"}
+    )
     history = _array(
         engine,
-        _object(
+        _shaped(
             engine,
-            [
-                ("status", "h.status"),
-                ("at", "h.at"),
-                ("by", f"CASE WHEN COALESCE(h.by_kind, '') = '' THEN NULL ELSE {actor} END"),
-                ("note", "h.note"),
-            ],
+            shape.STATUS_CHANGE,
+            {
+                "status": "h.status",
+                "at": "h.at",
+                "by": f"CASE WHEN COALESCE(h.by_kind, '') = '' THEN NULL ELSE {actor} END",
+                "note": "h.note",
+            },
         ),
         "order_status_history",
         "order_id = o.id",
@@ -161,74 +141,62 @@ def _order(engine: str) -> str:
     method = f"{pricing} -> 'shipping_method'"
     shipping_method = (
         f"CASE WHEN {method} -> 'id' IS NULL THEN NULL ELSE "
-        + _object(engine, [("id", f"{method} -> 'id'"), ("name", f"{method} -> 'name'")])
+        + _shaped(engine, shape.SHIPPING_METHOD, {k: f"{method} -> '{k}'" for k in ("id", "name")})
         + " END"
     )
-    address_fields = ("name", "line1", "line2", "city", "postal_code", "country", "region")
     shipping_address = (
         "CASE WHEN COALESCE(o.shipping_address, '') = '' THEN NULL ELSE "
-        + _object(engine, [(key, f"{address} -> '{key}'") for key in address_fields])
+        + _shaped(engine, shape.ADDRESS, {key: f"{address} -> '{key}'" for key in shape.ADDRESS})
         + " END"
     )
     payment = (
         "CASE WHEN p.provider IS NULL THEN NULL ELSE "
-        + _object(
+        + _shaped(
             engine,
-            [
-                ("provider", "p.provider"),
-                ("amount_cents", "p.amount_cents"),
-                ("status", "p.status"),
-                ("reference", "p.reference"),
-                ("client_secret", "NULL"),  # only in the answers that start a card payment
-            ],
+            shape.PAYMENT,
+            {
+                "provider": "p.provider",
+                "amount_cents": "p.amount_cents",
+                "status": "p.status",
+                "reference": "p.reference",
+                "client_secret": "NULL",  # only in the answers that start a card payment
+            },
         )
         + " END"
     )
-    return _object(
+    customer = {"id": "o.customer_id", "email": "c.email", "name": "c.name"}
+    return _shaped(
         engine,
-        [
-            ("items", items),
-            ("subtotal_cents", "o.subtotal_cents"),
-            ("discount_cents", "o.discount_cents"),
-            ("shipping_cents", "o.shipping_cents"),
-            (
-                "shipping_tax_cents",
-                f"COALESCE({pricing} -> 'shipping_tax_cents', {_literal(engine, '0')})",
+        shape.ORDER,
+        {
+            "items": items,
+            "subtotal_cents": "o.subtotal_cents",
+            "discount_cents": "o.discount_cents",
+            "shipping_cents": "o.shipping_cents",
+            "shipping_tax_cents": (
+                f"COALESCE({pricing} -> 'shipping_tax_cents', {_literal(engine, '0')})"
             ),
-            ("tax_cents", "o.tax_cents"),
-            ("total_cents", "o.total_cents"),
-            ("currency", "o.currency"),
-            (
-                "tax_lines",
-                _elements(
-                    engine,
-                    f"{pricing} -> 'tax_lines'",
-                    [("name", "name"), ("rate", "rate"), ("amount_cents", "amount_cents")],
-                ),
+            "tax_cents": "o.tax_cents",
+            "total_cents": "o.total_cents",
+            "currency": "o.currency",
+            "tax_lines": _elements(engine, f"{pricing} -> 'tax_lines'", shape.TAX_LINE),
+            "prices_include_tax": (
+                f"COALESCE({pricing} -> 'prices_include_tax', {_literal(engine, 'false')})"
             ),
-            (
-                "prices_include_tax",
-                f"COALESCE({pricing} -> 'prices_include_tax', {_literal(engine, 'false')})",
-            ),
-            ("shipping_method", shipping_method),
-            ("discount_code", f"{pricing} -> 'discount_code'"),
-            (
-                "applied",
-                _elements(
-                    engine, f"{pricing} -> 'applied'", [("rule", "rule"), ("detail", "detail")]
-                ),
-            ),
-            ("shipments", shipments),
-            ("id", "o.id"),
-            ("number", "o.number"),
-            ("customer", _object(engine, list(_CUSTOMER))),
-            ("status", "o.status"),
-            ("shipping_address", shipping_address),
-            ("payment", payment),
-            ("status_history", history),
-            ("created_at", "o.created_at"),
-            ("updated_at", "o.updated_at"),
-        ],
+            "shipping_method": shipping_method,
+            "discount_code": f"{pricing} -> 'discount_code'",
+            "applied": _elements(engine, f"{pricing} -> 'applied'", shape.APPLIED),
+            "shipments": shipments,
+            "id": "o.id",
+            "number": "o.number",
+            "customer": _shaped(engine, shape.CUSTOMER, customer),
+            "status": "o.status",
+            "shipping_address": shipping_address,
+            "payment": payment,
+            "status_history": history,
+            "created_at": "o.created_at",
+            "updated_at": "o.updated_at",
+        },
     )
 
 

@@ -5,7 +5,7 @@ A shipment names its carrier, its tracking number and, if the carrier has one, a
 page (http or https only), and the units of each order line it carries; without lines it
 carries everything not yet shipped. Only a ``paid`` or ``partially_shipped`` order ships
 (a pending one is not paid yet; a cancelled or refunded one must not leave). The order then
-moves along ``services/orders.NEXT`` to ``partially_shipped`` while some units remain, or
+moves along ``lifecycle.NEXT`` to ``partially_shipped`` while some units remain, or
 to ``shipped``. Shipping more than ordered minus shipped is a 409, and nothing is written.
 
 One transaction: the order row is claimed first (an UPDATE, which PostgreSQL holds until
@@ -15,56 +15,59 @@ tracking link (not the plain status mail) and ``order.shipped`` carries the orde
 this shipment under ``shipment``.
 """
 
-from marshmallow import Schema, ValidationError, fields, validate
+from dataclasses import dataclass
 
 from shop import audit, db, mail, webhooks
 from shop.actor import Actor
+from shop.checks.fields import Field, Length, Pattern, Range, Url, check
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound
-from shop.http.errors import fold_messages
 from shop.orders import lifecycle as orders
 
 SHIPPABLE = ("paid", "partially_shipped", "partially_refunded")
-_TEXT = [validate.Length(min=1, max=100), validate.Regexp(r"[\s\S]*\S", error="must not be blank.")]
+# The limits of a shipment's fields; the API's schema (shop/api/schemas.py) is made of them.
+TEXT = (Length(min=1, max=100), Pattern(r"[\s\S]*\S", "must not be blank."))
+LINE = Range(min=1, max=10_000)
+UNITS = Range(min=1, max=1_000_000)
+MOST_LINES = Length(max=500)
+URL = Url(schemes=("http", "https"), require_tld=False)
+URL_LENGTH = Length(max=2000)
+_LINE = Field(
+    "object",
+    shape={
+        "line": Field("integer", required=True, checks=(LINE,)),
+        "quantity": Field("integer", required=True, checks=(UNITS,)),
+    },
+)
+SHAPE = {
+    "lines": Field("list", item=_LINE, checks=(MOST_LINES,)),
+    "carrier": Field("string", required=True, checks=TEXT),
+    "tracking_number": Field("string", required=True, checks=TEXT),
+    "tracking_url": Field("url", allow_none=True, checks=(URL, URL_LENGTH)),
+}
 
 
-class ShipmentLineSchema(Schema):
-    line = fields.Integer(strict=True, required=True, validate=validate.Range(min=1, max=10_000))
-    quantity = fields.Integer(
-        strict=True, required=True, validate=validate.Range(min=1, max=1_000_000)
-    )
+@dataclass(frozen=True)
+class ShipmentRequest:
+    """A shipment as the API and the console's ship form give it: ``lines`` are
+    ``[{"line", "quantity"}]`` (None: every unit not yet shipped)."""
+
+    carrier: str | None = None
+    tracking_number: str | None = None
+    tracking_url: str | None = None
+    lines: list[dict] | None = None
+
+    def checked(self) -> dict:
+        """The request as a body (None fields left out); ``Invalid`` naming every bad field,
+        in the API's words."""
+        given = {name: getattr(self, name) for name in SHAPE}
+        return check(SHAPE, {name: value for name, value in given.items() if value is not None})
 
 
-class ShipmentCreateSchema(Schema):
-    """A shipment as the API and the console's ship form give it."""
-
-    lines = fields.List(
-        fields.Nested(ShipmentLineSchema),
-        validate=validate.Length(max=500),
-        metadata={"description": "The units of each line it carries; default: all not shipped."},
-    )
-    carrier = fields.String(required=True, validate=_TEXT)
-    tracking_number = fields.String(required=True, validate=_TEXT)
-    tracking_url = fields.URL(
-        schemes={"http", "https"},
-        require_tld=False,
-        allow_none=True,
-        validate=validate.Length(max=2000),
-        metadata={"description": "The carrier's tracking page, http or https."},
-    )
-
-
-def load(data: dict) -> dict:
-    """A shipment's fields from a form: checked as the API checks its body (400 otherwise)."""
-    try:
-        return ShipmentCreateSchema().load(data)
-    except ValidationError as error:
-        raise Invalid(" ".join(fold_messages(error.messages))) from None
-
-
-def create(order_id: str, data: dict, actor: Actor) -> dict:
+def create(order_id: str, request: ShipmentRequest, actor: Actor) -> dict:
     """Record a shipment of ``order_id`` by ``actor``; answer the whole order (with its
     shipments)."""
+    data = request.checked()
     with db.transaction():
         orders.lock(order_id)  # before the order's row, as refunds and payment events do
         moment = now_iso()

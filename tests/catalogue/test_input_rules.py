@@ -7,7 +7,7 @@ from marshmallow import ValidationError
 
 from shop.api import catalogue_input as api
 from shop.catalogue import input as rules
-from shop.catalogue.fields import check
+from shop.checks.fields import check
 from shop.errors import Invalid
 from shop.http.errors import fold_messages
 
