@@ -1,18 +1,10 @@
 """Which products a list shows: its filters and search as SQL, and the facets of that set.
 
 ``GET /products`` and ``GET /products/facets`` take the same filters and build them here.
-The facets are those of a storefront's filter sidebar (as Algolia's or Shopify's "disjunctive"
-facets): each group is counted with every filter but its own, so a shopper who picked one
-price band still sees how many products the other bands hold. So each count is the ``total``
-the list answers when that value replaces the group's own filter (the other filters kept):
-
-- ``total``: the filtered list's ``total`` (every filter applied);
-- ``categories``: every category holding matching products in it or below it, with that
-  count (the list's ``category``/``category_id`` filter takes sub-categories too), most first;
-- ``price_bands``: the fixed ``PRICE_BANDS`` below, in minor units, each with the count the
-  list answers for ``min_price``/``max_price`` of the band (all bands, zeros included);
-- ``options``: per option name, per value, the products with an active variant of it
-  (at most ``MAX_FACET_VALUES`` values a name, the most common first).
+Each facet group (``categories``, ``price_bands`` from ``PRICE_BANDS``, ``options`` up to
+``MAX_FACET_VALUES`` values a name) is counted with every filter but its own, so a count is
+the ``total`` the list answers when that value replaces the group's filter
+(docs/catalogue-and-content.md, "Search and facets").
 """
 
 from shop import db

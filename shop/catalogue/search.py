@@ -1,39 +1,11 @@
 """Product search: the full-text index, kept by the writes, and the query a user types.
 
-What is searched, per product: its name, its SKUs, its option values and its description
-(weighted in that order: a name or SKU match ranks above a description match).
-
-- SQLite: ``product_search`` holds that text, one row per product; an FTS5 table with
-  external content (``product_search_fts``) indexes it, kept in step by triggers. Ranked by
-  ``bm25`` with column weights. Stemming by FTS5's ``porter`` tokenizer (English).
-- PostgreSQL: ``product_search.document`` is a weighted ``tsvector`` (A name and SKUs, B
-  option values, C description) under a GIN index; ranked by ``ts_rank``; stemmed by the
-  text search configuration ``SHOP_SEARCH_LANGUAGE`` names (``english`` by default).
-
-The language: ``SHOP_SEARCH_LANGUAGE`` (default ``english``). On PostgreSQL any installed text
-search configuration (``SELECT cfgname FROM pg_ts_config``: ``german``, ``french``,
-``simple`` for no stemming...). SQLite has only an English stemmer: ``english`` uses it, any
-other value indexes words unstemmed (accents folded). After changing it, run
-``flask db upgrade``: the index is rebuilt because its recorded definition differs.
-
-Every write of a product or its variants calls ``refresh(product_id)`` in its own
-transaction (``variants.product_changed``, where each such write ends), so the index is never
-behind the catalogue; a sale changes no searched text and does not touch it. ``refresh`` and
-``build`` also give the catalogue a new version, which the cache of rankings keys on
-(``search_cache``).
-``build_if_changed`` (run by every ``flask db upgrade``) rebuilds the whole index when the
-definition recorded in ``search_index`` differs from the code's, which is how a change of
-what is indexed reaches existing databases.
-
-User text never becomes query syntax: it is cut into words (letters and digits), each
-whitespace-separated piece a phrase, and the pieces must all match (AND); the last word
-typed is also a prefix of a word in the name, a SKU or an option value, for type-ahead
-(``tea`` finds "Teapot", ``TS-RED`` finds the SKU ``TS-RED-M``, ``blue tea`` finds "Blue
-Teapot"), not in the description, where a two-letter prefix would match every product's
-boilerplate. Quotes, ``*``,
-``-``, ``AND``/``OR``/``NOT`` and parentheses are plain text. A query without any word
-matches nothing. On PostgreSQL the configuration's stop words ("the", "and") are ignored;
-SQLite keeps them.
+Per product, its name, SKUs, option values and description are indexed (FTS5 with ``bm25``
+on SQLite, a weighted ``tsvector`` with ``ts_rank`` on PostgreSQL, stemmed as
+``SHOP_SEARCH_LANGUAGE`` says). ``refresh(product_id)`` keeps a product's row current in the
+transaction of its write; ``build_if_changed`` rebuilds the index when its recorded definition
+differs. User text never becomes query syntax. What is matched, ranked and stemmed, per
+engine: docs/catalogue-and-content.md, "Search and facets".
 """
 
 import re

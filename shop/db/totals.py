@@ -1,24 +1,10 @@
 """List totals kept by the writes, so an unfiltered list's ``total`` is one key lookup.
 
-Every list answers a ``total``. Counting it is linear in the table: at 100,000 products a
-``COUNT(*)`` is most of what a page of ``GET /products`` costs. So ``counters`` keeps three
-counts: all products, active products, and orders. Lists with a filter still count their
-rows.
-
-Product writes already run one at a time (``db.lock("products")``) and bump their counts in
-their own transaction. Checkout does not: a row every checkout updates is a lock every
-concurrent checkout on PostgreSQL waits for until the first commits (issue 29). The orders
-row instead counts the orders created up to ``counted_to``, an instant ``SETTLE`` in the
-past, and the list adds those created after it: a ``COUNT(*)`` of the newest few minutes
-of orders on the ``orders_created_at`` index. The worker moves ``counted_to`` forward every
-minute (``fold_orders``). ``SETTLE`` is longer than any checkout transaction lasts and than
-the clocks of two nodes differ, so no order commits with a ``created_at`` already folded.
-A node of a release before migration 0017 still bumps the row during a rolling upgrade: its
-orders are counted twice until the next ``flask db upgrade`` recounts.
-
-``recount()`` rebuilds every count from the tables at every ``flask db upgrade`` (the
-release step, not a worker's start), so rows written by other means (a bulk import, the
-benchmark's seeding, a node on an older version during a rolling upgrade) are counted again.
+``counters`` keeps three counts: all products, active products (bumped by product writes,
+which run one at a time) and orders. Checkout bumps nothing: the orders row counts orders
+created up to ``counted_to``, ``SETTLE`` in the past, the list adds the newer ones, and the
+worker moves ``counted_to`` forward (``fold_orders``). ``recount()`` rebuilds every count at
+each ``flask db upgrade``. Why: docs/performance.md, "Checkout without a hot row".
 """
 
 from contextlib import contextmanager

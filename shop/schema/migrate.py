@@ -1,19 +1,10 @@
 """Versioned schema migrations: plain SQL files in ``migrations/``, run forward, recorded.
 
-``migrations/NNNN_snake_name.sql`` runs on both engines; where they must differ, a pair
-``NNNN_name.sqlite.sql`` + ``NNNN_name.postgresql.sql`` stands for one version. Each version
-runs in one transaction together with its row in ``schema_migrations`` (version, name,
-SHA-256 of the file, when), under a lock: PostgreSQL's ``pg_advisory_xact_lock`` across nodes
-(released by the server if the process dies), SQLite's ``BEGIN IMMEDIATE``. A version found
-recorded once the lock is held is skipped, so several nodes may run ``flask db upgrade`` at
-once. On SQLite foreign keys are off while a migration runs (a table rebuild would otherwise
-cascade its DROP TABLE) and ``PRAGMA foreign_key_check`` must come back empty before the
-commit.
-
-Our own runner rather than yoyo-migrations (docs/migrations.md says why): per-engine pairs
-of files, migrations over our connections, an advisory lock that dies with its holder, and
-adopting databases of the release before migrations, in about 200 lines without four extra
-packages.
+``NNNN_name.sql`` runs on both engines, or a pair ``NNNN_name.sqlite.sql`` +
+``NNNN_name.postgresql.sql`` stands for one version. Each version runs in one transaction with
+its row in ``schema_migrations``, under a lock (PostgreSQL's ``pg_advisory_xact_lock``,
+SQLite's ``BEGIN IMMEDIATE``), so several nodes may upgrade at once. docs/migrations.md says
+how to write one and why this runner rather than yoyo-migrations.
 """
 
 import logging

@@ -1,18 +1,11 @@
 """Webhook delivery: one delivery's attempt, its record and the queue's upkeep.
 
-The worker's loop (``shop/webhooks/pool.py``) claims a due delivery just before its attempt
-(``claim_seen``: pushing its next attempt a lease ahead, one attempt's timeout and
-``SHOP_WORKER_LEASE_MARGIN``; that moment is the lease's token) and sends it
-(``send_claimed``); ``deliver_due`` does the same one by one (``--once``). A lease running
-short is renewed before the attempt, each attempt is recorded as soon as it ends, and a
-result is written only while the token is still the worker's: a delivery another worker
-took meanwhile is not sent again. A killed worker's claims are due again when their
-leases end: at least once.
-
-Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
-every attempt and its endpoint has failed for ``disabling.DISABLE_AFTER`` without a
-success, the webhook is disabled, with the reason, an audit entry and its ``enabled:
-false`` for all to see.
+``claim_seen`` claims a due delivery just before its attempt (a lease of one attempt's timeout
+plus ``SHOP_WORKER_LEASE_MARGIN``, the claim's moment being its token), ``send_claimed``
+sends it and records the result only while the token is still the worker's; ``deliver_due``
+does the same one by one (``--once``). Retries follow ``SCHEDULE`` with +-20 % jitter; a
+webhook failing past ``disabling.DISABLE_AFTER`` is disabled. The loop is ``pool``; the
+guarantees: docs/webhooks.md, "Delivery, retries and ordering".
 """
 
 import logging

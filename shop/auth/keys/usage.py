@@ -1,22 +1,10 @@
 """What API keys did, counted in memory and written in batches: no database write per request.
 
-Each process keeps, per key, its requests per day (and the 401, 403 and 429 answers among
-them), its last use (time and address of a request it was let in for and not refused) and
-the addresses it was used from. These are the requests' own writes, batched: only the process
-that counted them can write them, so they stay in the web process. At most every
-``SHOP_KEY_LAST_USED_INTERVAL`` seconds (60 by default), in the teardown of the request that
-finds the time has come, the process adds its counts to ``api_key_usage``, moves
-``last_used_at`` forward and records new addresses (auditing ``api_key.new_address``); a
-never-used key's first use is written by its own request, so no other process reads "never"
-after it. The
-periodic work over all keys (the sweeps, forgetting old days) is the scheduler's
-(``shop/cli/jobs.py``), never a request's. A worker that stops normally writes what it holds; one
-that crashes or is killed loses at most one interval of its counts, last uses and
-new-address entries (docs/api-keys.md).
-
-A read (``GET /api-keys/{id}``) adds this process's unwritten counts to the stored ones, so
-one process (the default) is always exact; with several workers or nodes another worker's
-counts appear within one interval.
+Each process keeps, per key, its requests per day (and the 401, 403 and 429 among them), its
+last use and the addresses it was used from, and adds them to ``api_key_usage`` at most every
+``SHOP_KEY_LAST_USED_INTERVAL`` seconds, in the teardown of the request that finds the time
+has come (a key's first use is written by its own request). A read adds this process's
+unwritten counts. What a crash loses, and several workers: docs/api-keys.md, "What a key did".
 """
 
 import atexit

@@ -1,25 +1,11 @@
-"""Import the catalogue from CSV or JSON Lines (issue 25): the export's columns
-(``catalogue_export.COLUMNS``), upserting products by ``product_slug`` and variants by
-``variant_sku`` (a variant without a SKU by its option values).
+"""Import the catalogue from CSV or JSON Lines: the export's columns, upserting products by
+``product_slug`` and variants by ``variant_sku`` (a variant without a SKU by its options).
 
-An import is checked whole first, without writing or locking (``catalogue_plan``): a dry run
-is that check alone, and a file with any bad row writes nothing. Then (issue 35, finding 8)
-the products it changes are written in chunks of ``SHOP_IMPORT_CHUNK_ROWS`` rows, each one
-short transaction under ``db.lock("products")`` so that checkouts and other catalogue writes
-get their turn between chunks; the list totals are bumped once per chunk. Every write goes
-through the product and variant services, so a row meets the API's rules and messages, each
-chunk compares its rows with the shop again under the lock, and every event, audit entry
-and search refresh happens as for the API. A chunk refused (the shop changed since the
-check) is undone and the import stops there, the chunks before it written: importing the
-file again finishes it (rows already written are then unchanged).
-
-Decisions (written in docs/catalogue-and-content.md too):
-- A column left out keeps what the shop has. An empty cell is null where null is allowed
-  (SKU, category, compare-at price, weight, threshold) and "keep" elsewhere.
-- A row is ``unchanged`` when exporting now would give the same values for its columns,
-  ``updated`` when its product or its variant changed, ``created`` when its variant is new.
-- Variants and products not named in the file stay (no prune).
-- A new product's variants are exactly its rows.
+The file is checked whole first (``catalogue_plan``; a dry run is that check alone), then the
+products it changes are written in chunks of ``SHOP_IMPORT_CHUNK_ROWS`` rows, each one short
+transaction under ``db.lock("products")``, through the product and variant services. A chunk
+refused stops the import there. The rules (empty cells, no prune, what counts as
+``unchanged``): docs/catalogue-and-content.md, "Import and export (CSV and JSON Lines)".
 """
 
 import json

@@ -1,20 +1,10 @@
 """The only module that talks to Stripe, through the official ``stripe`` package (16.1.0).
 
-Every call is made outside any database transaction, with no automatic retries, a connect
-timeout (``SHOP_STRIPE_CONNECT_TIMEOUT``) apart from the read timeout
-(``SHOP_STRIPE_TIMEOUT``), through the app's ``Circuit`` (``shop/net/circuit.py``): at most
-``SHOP_STRIPE_CONCURRENCY`` calls at once per process, the next one refused at once, and a
-breaker that fails calls fast after ``SHOP_STRIPE_BREAKER_FAILURES`` transport failures in
-a row. Idempotency keys make every retry safe: the same key answers the first result (Stripe
-keeps keys for 24 hours; ours are derived from our own ids).
-
-What can go wrong is one of two exceptions (docs/payments.md, "When Stripe says no"):
-``Unavailable`` (not reached, timed out, a 5xx, 429 or 409, or not called now: the same
-request may work later, answered 503 with ``Retry-After``) and ``Refused`` (Stripe answered
-no: the same request will be refused again).
-
-``STRIPE_API_BASE`` points the client at another server; it exists for the test suite's
-local fake (tests/fake_stripe.py) and must stay unset in production.
+Every call is made outside any database transaction, with no automatic retries, its own
+connect and read timeouts, through the app's ``Circuit`` (a concurrency bound and a breaker),
+with idempotency keys derived from our ids. It raises ``Unavailable`` (may work later: 503
+with ``Retry-After``) or ``Refused`` (Stripe said no): docs/payments.md, "When Stripe says
+no". ``STRIPE_API_BASE`` is for the test suite's fake (tests/fake_stripe.py) only.
 """
 
 import json

@@ -1,21 +1,11 @@
 """Card payments through Stripe: start, confirm and webhook events (docs/payments.md).
 
-The PaymentIntent is created after the checkout's transaction commits (``start``), never
-inside it; its idempotency key is derived from the order id, so a retry (``POST
-/orders/{id}/payment``, a replayed checkout) gets the same intent back. Every way to
-``paid`` (the webhook, the storefront's confirm, reconcile) reports ``Succeeded`` to the
-order (``orders/payment_reports.py``): one guarded transition, so the order becomes ``paid``
-once, ``order.paid`` is emitted once and one receipt is queued. Only Stripe moves a card
-order to paid (``Provider.paid_by_hand``).
-
-An event is matched to our payment by the intent id we stored; by its ``metadata`` only
-while we store none (the answer that created the intent was lost), never over another
-intent. Each event is applied under the order's lock (``orders.lock``), every payment
-status write names the statuses it expects, and the event id is inserted into
-``stripe_events`` in the transaction of its effect: a duplicate (replayed, or concurrent)
-changes nothing, and two events of one order (``succeeded`` and ``payment_failed``, two
-``charge.refunded``) apply one after the other. A validly signed event of a handled type
-whose shape is not Stripe's is a 400 that writes nothing (``stripe_event_shapes``).
+``start`` creates the PaymentIntent after the checkout commits, its idempotency key derived
+from the order id. Every way to ``paid`` (webhook, confirm, reconcile) reports ``Succeeded``
+to the order once (``orders/payment_reports.py``). An event is matched by the intent id we
+stored, applied under the order's lock and recorded in ``stripe_events`` in the transaction
+of its effect, so a duplicate changes nothing (docs/payments.md, "Exactly once, and only by
+Stripe" and "The webhook").
 """
 
 from shop import audit, db, webhooks
