@@ -119,7 +119,6 @@ def test_no_import_circles():
     assert _circles(graph) == []
 
 
-@pytest.mark.xfail(reason="issue 36: the slices in progress", strict=True)
 def test_nothing_below_the_http_layer_imports_from_it():
     graph = _graph()
     below = sorted(name for name in graph if not _is_http(name))
@@ -176,7 +175,6 @@ def _package_of(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
-@pytest.mark.xfail(reason="issue 36: the slices in progress", strict=True)
 def test_no_package_circle():
     graph = _graph()
     packages: dict[str, set[str]] = {}
@@ -214,7 +212,6 @@ def _request_or_schema_imports(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.xfail(reason="issue 36: the slices in progress", strict=True)
 def test_the_domain_knows_no_request():
     modules = _modules()
     domain = sorted(name for name in modules if not _is_http(name))
@@ -233,7 +230,6 @@ def test_the_check_sees_a_request_import(tmp_path):
     assert _request_or_schema_imports(room) == ["g", "marshmallow"]
 
 
-@pytest.mark.xfail(reason="issue 36: the slices in progress", strict=True)
 def test_no_domain_folder_holds_more_than_15_modules():
     crowded = {}
     for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir())]:
