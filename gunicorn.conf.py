@@ -86,7 +86,7 @@ def on_starting(server):
             f"shop: refusing to start {server.cfg.workers} workers without REDIS_URL: rate"
             " limits would be counted per process. Set REDIS_URL, or WEB_CONCURRENCY=1."
         )
-    from shop import migrate
+    from shop.schema import migrate
 
     if settings["REDIS_URL"]:
         problem = shop_config.check_redis(settings["REDIS_URL"])
@@ -181,7 +181,7 @@ def process_headers(self, headers):
     """Honour an application's ``Connection: close`` (gunicorn drops hop-by-hop headers).
 
     The app answers ``Connection: close`` when it refused a request whose body it may not
-    have read (shop/hooks.py): the connection cannot carry another request, and the
+    have read (shop/http/hooks.py): the connection cannot carry another request, and the
     client must be told so before gunicorn hangs up. ``Response.process_headers`` is where
     gunicorn reads the application's headers (gunicorn is pinned).
     """

@@ -106,7 +106,7 @@ class CheckoutProbe:
 
 def catalogue_csv(rows: int, cents_offset: int = 0, variants: int = VARIANTS) -> bytes:
     """``rows`` rows, ``variants`` per product; ``cents_offset`` shifts every price."""
-    from shop.services.catalogue_export import HEADER
+    from shop.catalogue.files.export import HEADER
 
     sizes = [f"S{i}" for i in range(variants)]
     out = io.StringIO()
@@ -147,7 +147,7 @@ def measure(args, work, databases: list, rows: list) -> None:
     app = app_on(url)
     email, password = "owner@example.com", secrets.token_urlsafe(16)
     with app.app_context():
-        from shop.services.users import create_user
+        from shop.auth.users import create_user
 
         create_user(email, "Owner", password, "owner", [])
     app.extensions["shop.db"].close_all()

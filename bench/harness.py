@@ -81,7 +81,8 @@ def new_database(pg_url, work: Path, name: str, databases: list) -> str:
 
 def app_on(url: str):
     """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
-    from shop import create_app, migrate
+    from shop import create_app
+    from shop.schema import migrate
 
     app = create_app({"DATABASE_URL": url, "REDIS_URL": None, "RATELIMIT_ENABLED": False})
     with app.app_context():
@@ -90,7 +91,7 @@ def app_on(url: str):
 
 
 def seed_database(url: str, size: seed.Size) -> seed.Seeded:
-    from shop import migrate
+    from shop.schema import migrate
 
     app = app_on(url)
     with app.app_context():

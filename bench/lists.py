@@ -56,7 +56,8 @@ def size(quick: bool) -> seed.Size:
 
 def seed_shop(url: str, quick: bool) -> tuple[seed.Seeded, dict]:
     """The list rows' shop on ``url``; answer the seeded handles and the filter values."""
-    from shop import db, migrate
+    from shop import db
+    from shop.schema import migrate
 
     app = harness.app_on(url)
     database = app.extensions["shop.db"]

@@ -193,7 +193,8 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
     small = seed_database(small_url, small_size)
     app = app_on(main_url)
     with app.app_context():
-        from shop import db, migrate
+        from shop import db
+        from shop.schema import migrate
 
         category_ids = [r["id"] for r in db.query("SELECT id FROM categories")]
         have = db.value("SELECT COUNT(*) FROM products")

@@ -78,7 +78,8 @@ def scenario(products: int) -> Scenario:
 def add_variants(products: int) -> int:
     """Give every product ``PER_PRODUCT`` variants (sizes, own SKUs); answer how many there
     are. Without variants in the schema, nothing (the products stand for them)."""
-    from shop import db, migrate
+    from shop import db
+    from shop.schema import migrate
 
     if not migrate.table_exists(db.get_db(), "product_variants"):
         return 0
@@ -122,7 +123,7 @@ def add_variants(products: int) -> int:
 
 def seed_catalogue(url: str, quick: bool) -> dict:
     """The bench's catalogue on ``url``, its search index built; answer what was made."""
-    from shop import migrate
+    from shop.schema import migrate
 
     variants = VARIANTS // (10 if quick else 1)
     app = harness.app_on(url)

@@ -90,7 +90,7 @@ def subscribe(app_factory, database_url: str, url: str) -> None:
     with app.app_context():
         from shop import db
         from shop.auth.caller import Caller
-        from shop.auth.permissions import ALL_PERMISSIONS
+        from shop.permissions import ALL_PERMISSIONS
         from shop.webhooks import store
         from shop.webhooks.events import ALL_EVENTS
 

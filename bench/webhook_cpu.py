@@ -35,7 +35,7 @@ RECEIVER = (
 def _payload(app) -> dict:
     """An order as ``order.placed`` carries it: one seeded order, as the API shows it."""
     from shop import db
-    from shop.services import orders
+    from shop.orders import lifecycle as orders
 
     order_id = db.value("SELECT id FROM orders ORDER BY id LIMIT 1")
     return orders.load(order_id)

@@ -12,14 +12,17 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, client_address, db, errors, hooks, inbound, metrics, migrate
+    from shop import admin, cli, db
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
-    from shop.auth import context, key_usage
-    from shop.auth.decorators import run_route_guard
-    from shop.extensions import limiter
-    from shop.openapi import SECURITY_SCHEMES
+    from shop.auth.keys import store as key_store
+    from shop.http import client_address, context, errors, hooks, inbound, key_usage
+    from shop.http.decorators import run_route_guard
+    from shop.http.extensions import limiter
+    from shop.http.openapi import SECURITY_SCHEMES
+    from shop.schema import migrate
+    from shop.webhooks import worker
 
     app = hooks.App(__name__, static_folder=None)
     # Keys in the order the response schemas give them; sorting cost ~10 % of the encoding.
@@ -70,7 +73,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.setdefault("MIGRATIONS_DIR", migrate.MIGRATIONS_DIR)
     _configure_logging(app)
 
-    # The one place the client's address is decided (shop/client_address.py).
+    # The one place the client's address is decided (shop/http/client_address.py).
     app.wsgi_app = client_address.wrap(
         app.wsgi_app, app.config["TRUSTED_PROXIES"], bool(app.config.get("TRUSTED_HOSTS"))
     )
@@ -103,10 +106,10 @@ def create_app(config: dict | None = None) -> Flask:
         """The shop's icon, for browsers at the console, the index and Swagger UI."""
         return send_from_directory(admin.bp.static_folder, "favicon.ico", max_age=86400)
 
-    # Request hooks: HTTP plumbing (shop/hooks.py) around who is calling (shop/auth).
+    # Request hooks: HTTP plumbing (shop/http/hooks.py) around who is calling (shop/auth).
     # after_request hooks run last-registered first: cookies, then the response's finish.
-    app.before_request(metrics.start_timer)  # first in, last out: times the whole request
-    app.after_request(metrics.count_response)
+    app.before_request(hooks.start_timer)  # first in, last out: times the whole request
+    app.after_request(hooks.count_response)
     app.after_request(hooks.swagger_page_headers)
     app.before_request(inbound.refuse_bad_characters)
     app.before_request(hooks.require_current_schema)
@@ -119,6 +122,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.before_request(run_route_guard)
     app.after_request(context.session_cookies)
     key_usage.init_app(app)
+    # Webhooks sit below identity: a key's event reaches only an owner who may read the key.
+    worker.record_rule("api_key", key_store.readable_by)
 
     cli.register(app)
     return app

@@ -2,29 +2,16 @@
 
 import json
 
-from flask import g, has_request_context, request
-
 from shop import db
+from shop.actor import Actor
 from shop.clock import now_iso
 
 
-def record(
-    event: str, details: dict | None = None, *, actor: dict | None = None, from_request=True
-) -> None:
-    """Append an audit entry; the actor defaults to the current caller.
+def record(event: str, details: dict | None = None, *, actor: Actor) -> None:
+    """Append an audit entry naming ``actor`` and the address it acted from, if any.
 
-    ``actor`` is ``{"kind", "id", "label"}``. Never pass a secret or a hash in ``details``.
-    ``from_request=False``: an entry the service writes on its own (a sweep, a batch) while
-    some unrelated request is running, so that request's address and agent stay out of it.
+    Never pass a secret or a hash in ``details``.
     """
-    if actor is None and has_request_context():
-        caller = g.get("caller")
-        actor = caller.actor if caller is not None else None
-    ip = user_agent = None
-    if from_request and has_request_context():
-        ip = request.remote_addr
-        user_agent = request.headers.get("User-Agent", "")[:512]
-    actor = actor or {}
     db.execute(
         "INSERT INTO audit_log (id, at, event, actor_kind, actor_id, actor_label, ip,"
         " user_agent, details) VALUES (:id, :at, :event, :kind, :actor_id, :label, :ip, :ua,"
@@ -33,11 +20,11 @@ def record(
             "id": db.new_id(),
             "at": now_iso(),
             "event": event,
-            "kind": actor.get("kind"),
-            "actor_id": actor.get("id"),
-            "label": actor.get("label"),
-            "ip": ip,
-            "ua": user_agent,
+            "kind": actor.kind,
+            "actor_id": actor.id,
+            "label": actor.label,
+            "ip": actor.ip,
+            "ua": actor.user_agent,
             "details": json.dumps(details or {}, sort_keys=True),
         },
     )

@@ -145,7 +145,7 @@ def _read(env) -> dict:
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
         "API_KEY_IDLE_DAYS": _int(env, "SHOP_API_KEY_IDLE_DAYS", 90),
-        # Lists: a total past this many rows is answered as this, not exact (shop/pages.py).
+        # Lists: a total past this many rows is answered as this, not exact (shop/db/pages.py).
         "LIST_TOTAL_CAP": _int(env, "SHOP_LIST_TOTAL_CAP", 1_000, minimum=1),
         # Requests.
         "MAX_CONTENT_LENGTH": _int(env, "SHOP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024),
@@ -198,9 +198,9 @@ def _read(env) -> dict:
         "STRIPE_BREAKER_COOLDOWN": _seconds(env, "SHOP_STRIPE_BREAKER_COOLDOWN", 15, minimum=0.1),
         # For the test suite's fake Stripe only; unset in production.
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
-        # Product search: the stemming language (shop/services/search.py).
+        # Product search: the stemming language (shop/catalogue/search.py).
         "SEARCH_LANGUAGE": _search_language(env),
-        # Rankings each worker keeps, and ids per ranking (shop/services/search_cache.py).
+        # Rankings each worker keeps, and ids per ranking (shop/catalogue/search_cache.py).
         "SEARCH_CACHE_SIZE": _int(env, "SHOP_SEARCH_CACHE_SIZE", 256, minimum=0),
         "SEARCH_CACHE_IDS": _int(env, "SHOP_SEARCH_CACHE_IDS", 200, minimum=100),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

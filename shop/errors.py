@@ -1,182 +1,76 @@
-"""The one error handler: every error, expected or not, becomes ``{"message": "..."}``."""
+"""The domain's refusals: what a use case raises when it will not do what was asked.
 
-import logging
-import time
-from typing import NoReturn
+Each names the kind of refusal, never a status code; the HTTP edge maps them to responses
+once (``shop/http/errors.py``), the CLI to its exit messages. ``message`` is what the person
+or program asking is told. ``withheld`` is ``(permission, shorter message)`` when the message
+discloses what only a holder of ``permission`` may read (an order's refundable amount): the
+edge tells anyone else the shorter one. ``headers`` go with the answer (``WWW-Authenticate``).
+"""
 
-from flask import current_app, g, request
-from flask_limiter.errors import RateLimitExceeded
-from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
-
-from shop import db, metrics
-from shop.outages import RETRY_AFTER_UNAVAILABLE, Unavailable, note_outage
-
-log = logging.getLogger("shop")
-
-_MESSAGES = {
-    400: "Invalid request.",
-    401: "Authentication required.",
-    403: "Access denied.",
-    404: "Not found.",
-    405: "Method not allowed.",
-    409: "Conflict.",
-    415: "Unsupported media type: send JSON.",
-    429: "Too many requests.",
-    500: "Internal server error.",
-}
+from shop.outages import Unavailable  # noqa: F401 - a dependency that cannot be reached
 
 
-def unavailable_response(error: BaseException):
-    """503 ``{"message"}`` with Retry-After for a dependency that cannot be reached."""
-    if not isinstance(error, Unavailable):
-        error = _as_unavailable(error)
-    note_outage(error.dependency, error)
-    metrics.count_outage(error.dependency)
-    message = f"Service unavailable: {error}. Try again shortly."
-    return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_UNAVAILABLE)}
+class ShopError(Exception):
+    """A refusal; subclasses say which kind."""
+
+    def __init__(
+        self,
+        message: str,
+        headers: dict | None = None,
+        *,
+        withheld: tuple[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.headers = headers or {}
+        self.withheld = withheld
+
+    @property
+    def description(self) -> str:
+        return self.message
 
 
-def _as_unavailable(error: BaseException) -> Unavailable:
-    wrapped = Unavailable("rate-limit storage (Redis)")
-    wrapped.__cause__ = error
-    return wrapped
+class Invalid(ShopError):
+    """The input breaks a rule: a field's value, a combination, a limit."""
 
 
-def _dependency_errors() -> tuple:
-    """Exceptions that mean a dependency is unreachable, whoever let them through."""
-    import redis.exceptions
-
-    return (Unavailable, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+class Unauthenticated(ShopError):
+    """Who is asking is not known (no or a wrong credential)."""
 
 
-RETRY_AFTER_CONFLICT = 1  # seconds: the other transaction has finished by then
+class Forbidden(ShopError):
+    """Who is asking may not do this."""
 
 
-def rolled_back_response(error: BaseException):
-    """503 with Retry-After for a transaction PostgreSQL rolled back to break a deadlock or a
-    serialization conflict with another: nothing of it was written, and the same request
-    again succeeds (the lock order of stock writes, ``services/stock.lock_products``,
-    keeps this rare; this is the backstop, not a 500)."""
-    log.warning("a transaction was rolled back by the database: %s", type(error).__name__)
-    message = "The request collided with another one and was not applied. Try again."
-    return {"message": message}, 503, {"Retry-After": str(RETRY_AFTER_CONFLICT)}
+class NotFound(ShopError):
+    """What was asked for does not exist (or may not be seen)."""
 
 
-def register(app) -> None:
-    """Answer 503 for an unreachable dependency, raised anywhere in a request, and for a
-    transaction the database rolled back to break a deadlock."""
-    for kind in _dependency_errors():
-        app.register_error_handler(kind, unavailable_response)
-    if app.extensions["shop.db"].engine == "postgresql":
-        import psycopg.errors
-
-        for kind in (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
-            app.register_error_handler(kind, rolled_back_response)
+class Conflict(ShopError):
+    """The thing's current state does not allow it (a status, a stock, a duplicate)."""
 
 
-def abort(
-    status: int,
-    message: str,
-    headers: dict | None = None,
-    *,
-    withheld: tuple[str, str] | None = None,
-) -> NoReturn:
-    """Stop the request with ``status`` and ``{"message": message}``.
-
-    ``withheld`` is ``(permission, message)`` when ``message`` discloses what only a holder
-    of ``permission`` may read (an order's refundable amount, its units left, its status):
-    any other caller is answered the second message, which does not (``error_response``
-    chooses). Write does not imply read, for refusals as for bodies (``api.common.readable``).
-    """
-    error = default_exceptions[status](description=message)
-    error.shop_headers = headers or {}
-    error.shop_withheld = withheld
-    raise error
+class TooLarge(ShopError):
+    """The input is larger than the limit."""
 
 
-def _for_caller(error: HTTPException, message: str) -> str:
-    """``message``, or the words withheld from a caller who may not read what it says."""
-    withheld = getattr(error, "shop_withheld", None)
-    if withheld is None:
-        return message
-    permission, shorter = withheld
-    caller = g.get("caller")
-    return message if caller is not None and caller.can(permission) else shorter
+class Unsupported(ShopError):
+    """The input's kind is not one the shop reads (an image format)."""
 
 
-_LOCATIONS = ("json", "query", "querystring", "form", "headers", "path", "view_args", "_schema")
+class Deferred(ShopError):
+    """Not now: a service the use case needs did not answer; try again after ``headers``'
+    Retry-After."""
 
 
-def fold_messages(messages, prefix: str = "") -> list[str]:
-    """Flatten webargs/marshmallow field errors into ``field: message`` lines."""
-    if isinstance(messages, str):
-        return [f"{prefix}: {messages}" if prefix else messages]
-    if isinstance(messages, list | tuple):
-        return [line for item in messages for line in fold_messages(item, prefix)]
-    lines = []
-    for key, value in messages.items():
-        if key in _LOCATIONS:
-            path = prefix
-        else:
-            path = f"{prefix}.{key}" if prefix else str(key)
-        lines.extend(fold_messages(value, path))
-    return lines
+class Throttled(ShopError):
+    """Too many attempts in a window; try again after ``headers``' Retry-After."""
 
 
-def error_response(error: HTTPException):
-    """The JSON body, status and headers for any HTTP error."""
-    code = error.code or 500
-    headers = {}
-    data = getattr(error, "data", None) or {}
-    if code >= 500:
-        original = getattr(error, "original_exception", None)
-        if isinstance(original, _dependency_errors()):  # raised after the view (a teardown)
-            return unavailable_response(original)
-        # Any other unhandled exception was logged once, with its traceback, by Flask's
-        # log_exception (on the "shop" logger) before it reached this handler.
-        message = _MESSAGES[500] if code == 500 else (error.description or "Server error.")
-    elif "messages" in data:
-        code = 400  # webargs validation errors: 400, not 422
-        message = " ".join(fold_messages(data["messages"])) or _MESSAGES[400]
-    elif isinstance(error, RateLimitExceeded):
-        message = f"Too many requests: the limit is {error.description}. Try again later."
-        headers["Retry-After"] = str(_retry_after())
-    elif code == 413 and error.description == default_exceptions[413].description:
-        limit = request.max_content_length  # the route's own, where it has one
-        message = f"Request body too large: the limit is {limit} bytes."
-    elif code == 405:
-        message = f"Method {request.method} is not allowed on {request.path}."
-    elif code == 404 and error.description == default_exceptions[404].description:
-        message = (
-            f"Not found: {request.path}. The index of this API is at /; its documentation"
-            " at /swagger."
-        )
-    else:
-        description = error.description
-        if description == default_exceptions.get(code, HTTPException).description:
-            description = None
-        message = _for_caller(error, description or _MESSAGES.get(code, error.name))
-    if code == 405 and getattr(error, "valid_methods", None):
-        headers["Allow"] = ", ".join(error.valid_methods)
-    headers.update(data.get("headers") or {})
-    headers.update(getattr(error, "shop_headers", {}))
-    return {"message": message}, code, headers
+class ProviderRefused(ShopError):
+    """A payment provider said no: to this request (it does not fit what the provider holds),
+    or, when ``ours``, to the shop's own credentials, which the operator must fix."""
 
-
-def unique_violation(error):
-    """Error handler for integrity errors: a lost race on a unique value is a 409."""
-    column = db.unique_violation(error)
-    if column is None:
-        raise error
-    # As any 409: JSON from the API, a page from the console (its blueprint's handler).
-    conflict = Conflict(f"{column}: another record already has this value.")
-    return current_app.handle_http_exception(conflict)
-
-
-def _retry_after() -> int:
-    """Seconds until the breached rate-limit window resets (at least 1)."""
-    limiter = current_app.extensions.get("limiter")
-    limit = getattr(limiter, "current_limit", None) if limiter else None
-    if limit is None:
-        return 60
-    return max(1, int(limit.reset_at - time.time()))
+    def __init__(self, message: str, *, ours: bool = False):
+        super().__init__(message)
+        self.ours = ours

@@ -1,11 +1,12 @@
 """The service's Prometheus metrics: what every web process counts, and the scrape.
 
-Counted in the web processes, per request: requests and their latency by route template
-(the url rule, never the raw path), method and status; rate-limit refusals (429);
-dependency outages (503 because the database, Redis or Stripe cannot be reached). Read from the
-database at each scrape, so any number of worker processes need no exposure of their own:
-the outbox's backlog and oldest age per queue and per webhook endpoint (its id), webhook
-attempts by outcome and mail sent or given up (docs/operations.md says what each means).
+Counted in the web processes, per request (by ``shop/http/hooks.py``): requests and their
+latency by route template (the url rule, never the raw path), method and status; rate-limit
+refusals (429); dependency outages (503 because the database, Redis or Stripe cannot be
+reached). Read from the database at each scrape, so any number of worker processes need no
+exposure of their own: the outbox's backlog and oldest age per queue and per webhook endpoint
+(its id), webhook attempts by outcome and mail sent or given up (docs/operations.md says what
+each means).
 
 Under gunicorn, ``gunicorn.conf.py`` sets ``PROMETHEUS_MULTIPROC_DIR`` before the app is
 imported: each worker writes its values there and a scrape sums them
@@ -13,16 +14,13 @@ imported: each worker writes its values there and a scrape sums them
 """
 
 import os
-import time
 
-from flask import g, request
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _registry = CollectorRegistry()  # this process's values when not under gunicorn
-_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 REQUESTS = Counter(
     "shop_http_requests",
@@ -45,39 +43,6 @@ OUTAGES = Counter(
     ["dependency"],
     registry=_registry,
 )
-
-
-def start_timer() -> None:
-    """before_request (first of all): when the request began."""
-    g.metrics_start = time.perf_counter()
-
-
-# The labelled series by (route, method, status): ``labels()`` builds and locks its way to
-# the same child on every call (issue 29). Routes are templates and methods a fixed set, so
-# this stays as small as the series themselves.
-_series: dict[tuple, tuple] = {}
-
-
-def count_response(response):
-    """after_request (last of all): count the response by its route template and status."""
-    req = request._get_current_object()
-    rule = req.url_rule
-    method = req.method if req.method in _METHODS else "other"
-    status = response.status_code
-    labels = (rule.rule if rule is not None else "(no route)", method, status)
-    series = _series.get(labels)
-    if series is None:
-        series = _series[labels] = (
-            REQUESTS.labels(labels[0], method, str(status)),
-            LATENCY.labels(labels[0], method),
-        )
-    series[0].inc()
-    start = g.get("metrics_start")
-    if start is not None:
-        series[1].observe(time.perf_counter() - start)
-    if status == 429:
-        RATE_LIMITED.inc()
-    return response
 
 
 def count_outage(dependency: str) -> None:

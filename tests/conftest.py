@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 
 from shop import create_app
-from shop.migrate import load_schema, schema_ready
+from shop.schema.migrate import load_schema, schema_ready
 from tests import pg_schemas
 from tests.fake_stripe import fake_stripe  # noqa: F401 - the fake Stripe of the payment tests
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
@@ -194,7 +194,7 @@ def make_admin(app):
     """Create an administrator with a role (and extra permissions); answer a signed-in client."""
 
     def make(role="owner", permissions=(), email=None):
-        from shop.services.users import create_user
+        from shop.auth.users import create_user
 
         email = email or f"{role}-{secrets.token_hex(3)}@example.com"
         with app.app_context():

@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 
 import psycopg
 
-from shop import clock, migrate
+from shop import clock
+from shop.schema import migrate
 
 READY = 2  # schemas kept built; one is enough while cases take longer than a build
 

@@ -14,8 +14,10 @@ from shop.auth import two_factor as second_factor
 from shop.auth.passwords import MAX_LENGTH
 from shop.auth.signin import end_session
 from shop.auth.two_factor import TURN_OFF_LIMIT, TURN_OFF_SCOPE
-from shop.errors import abort, error_response
-from shop.extensions import limiter
+from shop.errors import ShopError
+from shop.http.context import clear_cookies, current_actor
+from shop.http.errors import abort, as_http, error_response
+from shop.http.extensions import limiter
 
 
 @bp.route("/sessions")
@@ -34,8 +36,10 @@ def my_sessions():
 @bp.route("/sessions/<id:session_id>/end", methods=["POST"])
 def end_one_session(session_id):
     """Sign out one session (this one too: then back to the sign-in page)."""
-    if not end_session(g.caller, session_id):
+    cleared = end_session(g.caller, session_id)
+    if cleared is None:
         abort(404, "Session not found.")
+    clear_cookies(cleared)
     if session_id == g.caller.session_id:
         return redirect(url_for("admin.login"), 303)
     return redirect(url_for("admin.my_sessions", one=1), 303)
@@ -46,7 +50,7 @@ def end_other_sessions():
     """Sign out every session of this administrator but this one."""
     with db.transaction():
         ended = sessions.end_all(sessions.ADMIN, g.caller.id, g.caller.session_id)
-        audit.record("session.ended_others", {"ended": ended})
+        audit.record("session.ended_others", {"ended": ended}, actor=current_actor())
     return redirect(url_for("admin.my_sessions", ended=ended), 303)
 
 
@@ -92,7 +96,7 @@ def two_factor_confirm():
         return _two_factor_page("There is no set-up to confirm: start it again.", 409)
     try:
         codes = second_factor.confirm_setup(g.caller, code)
-    except HTTPException:
+    except (HTTPException, ShopError):
         return _two_factor_page(WRONG_SETUP_CODE, 400)
     return render_template("admin/recovery_codes.html", codes=codes)
 
@@ -116,7 +120,8 @@ def two_factor_disable():
             request.form.get("password", "")[:MAX_LENGTH],
             request.form.get("code", "")[:64],
         )
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         body, status, _ = error_response(error)
         return _two_factor_page(for_people(body["message"], _LABELS), status)
     return redirect(url_for("admin.two_factor"), 303)

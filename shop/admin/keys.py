@@ -1,6 +1,6 @@
 """The console's API-key pages: the list (dormant and expired keys marked), the create form
 and the one page that shows a new secret, revoke and roll. Every action is a use case of
-``shop/auth/key_store.py``, as the JSON API's."""
+``shop/auth/keys/store.py``, as the JSON API's."""
 
 import hmac
 from urllib.parse import urlencode
@@ -19,11 +19,13 @@ from shop.admin.views import (
     for_people,
     sign,
 )
-from shop.auth import key_rules, key_store
-from shop.auth.key_state import is_dormant
-from shop.auth.permissions import ALL_SCOPES
+from shop.auth.keys import rules as key_rules
+from shop.auth.keys import store as key_store
+from shop.auth.keys.state import is_dormant
 from shop.clock import now, parse
-from shop.errors import abort, error_response
+from shop.errors import ShopError
+from shop.http.errors import abort, as_http, error_response
+from shop.permissions import ALL_SCOPES
 
 
 @bp.route("/api-keys")
@@ -125,7 +127,8 @@ def create_key():
             "expires_at": form["expires_at"] or None,
         }
         created = key_store.issue(data, g.caller, key_id=form["key_id"])
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         if error.code == 409 and db.value(
             "SELECT 1 FROM api_keys WHERE id = :id", {"id": form["key_id"]}
         ):

@@ -4,11 +4,11 @@ actions the viewer may take: mark paid (manual payment), ship with tracking, can
 
 Reading needs ``orders.read``; every action needs ``orders.update_status``, as the JSON API's
 ``PATCH /orders/{id}/status`` and ``POST /orders/{id}/shipments`` do, and goes through the
-same services (``services/orders.py``, ``services/shipments.py``), so a page can never allow
+same services (``orders/lifecycle.py``, ``orders/shipments.py``), so a page can never allow
 what the API refuses. A refused action comes back as the order page with the API's message.
 
 Refunds need ``orders.refund`` (as ``POST /orders/{id}/refunds``) and go through
-``services/refunds.py``. The refund form carries a random idempotency key rendered into the
+``payments/refunds.py``. The refund form carries a random idempotency key rendered into the
 page, so the same form posted twice (a double click, a resent POST) refunds once: the second
 post answers the first refund. The form's amount is in the order's currency ("12.50").
 """
@@ -20,9 +20,14 @@ from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
-from shop.errors import abort, error_response
+from shop.errors import ShopError
+from shop.http.errors import abort, as_http, error_response
 from shop.money import display, from_text
-from shop.services import order_list, orders, refunds, shipments
+from shop.orders import lifecycle as orders
+from shop.orders import order_list, shipments
+from shop.orders.shipments import ShipmentRequest
+from shop.payments import refunds
+from shop.payments.refund_request import RefundRequest
 
 _DONE = {
     "paid": "Marked paid.",
@@ -102,12 +107,13 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
     _require(permission)
     try:
         action()
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         if error.code == 404:
             raise
         body, code, headers = error_response(error)  # a 503 keeps its Retry-After
         _require("orders.read")
-        page, code = _order_page(order_id, for_people(body["message"], _LABELS), code)
+        page, code = _order_page(order_id, for_people(body["message"], _FORM_LABELS), code)
         return page, code, headers
     return redirect(url_for("admin.order_page", order_id=order_id, done=done), 303)
 
@@ -116,14 +122,20 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
 def mark_paid(order_id):
     """Mark a pending order paid: a bank transfer or cash arrived (manual payment)."""
     note = request.form.get("note", "")[:500].strip() or "Marked paid in the console"
-    return _act(order_id, "paid", lambda: orders.change_status(order_id, "paid", note))
+    return _act(
+        order_id, "paid", lambda: orders.change_status(order_id, "paid", note, g.caller.actor)
+    )
 
 
 @bp.route("/orders/<id:order_id>/cancel", methods=["POST"])
 def cancel_order(order_id):
     """Cancel an order (pending only, as the lifecycle says); the stock goes back."""
     note = request.form.get("note", "")[:500].strip() or "Cancelled in the console"
-    return _act(order_id, "cancelled", lambda: orders.change_status(order_id, "cancelled", note))
+    return _act(
+        order_id,
+        "cancelled",
+        lambda: orders.change_status(order_id, "cancelled", note, g.caller.actor),
+    )
 
 
 # The ship form's labels, for what the API says of a field.
@@ -132,16 +144,20 @@ _LABELS = {
     "tracking_number": "Tracking number",
     "tracking_url": "Tracking link",
 }
+# Every form's labels (the refund form's too), for the messages ``_act`` shows.
+_FORM_LABELS = {**_LABELS, "amount_cents": "Amount", "reason": "Reason"}
 
 
 @bp.route("/orders/<id:order_id>/shipments", methods=["POST"])
 def ship_order(order_id):
     """Record a shipment: the units of each line given (all that remain when none are)."""
-    return _act(order_id, "shipped", lambda: shipments.create(order_id, _shipment_form()))
+    return _act(
+        order_id, "shipped", lambda: shipments.create(order_id, _shipment_form(), g.caller.actor)
+    )
 
 
-def _shipment_form() -> dict:
-    """The ship form as the API's body, checked by the same schema."""
+def _shipment_form() -> ShipmentRequest:
+    """The ship form as the API's body: the command the service checks."""
     form = {field: request.form.get(field, "").strip()[:2000] for field in _LABELS}
     form["tracking_url"] = form["tracking_url"] or None
     lines = _quantities("line-")
@@ -149,7 +165,7 @@ def _shipment_form() -> dict:
         abort(400, "Give the quantity of at least one line, or ship everything left.")
     if lines:
         form["lines"] = lines
-    return shipments.load(form)
+    return ShipmentRequest(**form)
 
 
 @bp.route("/orders/<id:order_id>/refunds", methods=["POST"])
@@ -177,23 +193,21 @@ def _quantities(prefix: str) -> list[dict]:
     return lines
 
 
-def _refund_form(order_id: str) -> dict:
-    """The refund form as the API's body: an amount, or lines and/or the shipping."""
-    body = {"lines": _quantities("refund-"), "restock": _quantities("restock-")}
-    if request.form.get("shipping"):
-        body["shipping"] = True
+def _refund_form(order_id: str) -> RefundRequest:
+    """The refund form as the API's command (the service checks it): an amount, or lines
+    and/or the shipping; the amount is read in the order's currency."""
+    amount_cents = None
     amount = request.form.get("amount", "").strip()[:30]
     if amount:
         order = orders.load(order_id)
         try:
-            body["amount_cents"] = from_text(amount, order["currency"] if order else "EUR")
+            amount_cents = from_text(amount, order["currency"] if order else "EUR")
         except ValueError as error:
             abort(400, f"Amount: {error}")
-        if body["amount_cents"] < 1:
-            abort(400, "Amount: give more than zero.")
-    reason = request.form.get("reason", "").strip()
-    if len(reason) > 500:
-        abort(400, "Reason: at most 500 characters.")
-    if reason:
-        body["reason"] = reason
-    return body
+    return RefundRequest(
+        amount_cents=amount_cents,
+        lines=_quantities("refund-"),
+        shipping=True if request.form.get("shipping") else None,
+        reason=request.form.get("reason", "").strip() or None,
+        restock=_quantities("restock-"),
+    )

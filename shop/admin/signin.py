@@ -7,7 +7,8 @@ from shop.admin.views import LOGIN_COOKIE, NEXT_RE, bp, login_page
 from shop.auth import password_reset, signin
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.auth.signin import LOGIN_LIMIT, LOGIN_SCOPE, sign_out
-from shop.extensions import limiter
+from shop.http.context import clear_cookies, keep_cookie, origin
+from shop.http.extensions import limiter
 
 CUSTOMER_HERE = (
     "That is a customer account: this console is for the shop's administrators. Customers"
@@ -34,18 +35,18 @@ def login():
         return login_page("Enter your email and your password.", email, 400)
     # A customer's own email and password are told apart (they are theirs to know); an
     # administrator's are checked at the same cost, and anything else is the usual answer.
-    found = signin.check_credentials(email, password, ["admin", "customer"])
+    found = signin.check_credentials(email, password, ["admin", "customer"], origin())
     if found is None:
         return login_page("Invalid email or password.", email, 401)
     kind, row = found
     if kind == "customer":
         return login_page(CUSTOMER_HERE, email, 403)
     try:
-        used = signin.check_second_factor(kind, row, None)
+        used = signin.check_second_factor(kind, row, None, origin())
     except signin.SecondFactorNeeded:
         signin.remember_challenge(g.signin_cookie, row["id"])
         return _code_page()
-    signin.open_session(kind, row, used)
+    keep_cookie(signin.open_session(kind, row, used, origin()))
     return _signed_in()
 
 
@@ -72,21 +73,21 @@ def login_code():
     code = request.form.get("code", "")[:64].strip()
     if not code:
         return _code_page("Enter the code of your authenticator app.", 400)
-    if signin.is_locked("admin", row):
+    if signin.is_locked("admin", row, origin()):
         return login_page("Invalid email or password.", row["email"], 401)
     try:
-        used = signin.check_second_factor("admin", row, code)
+        used = signin.check_second_factor("admin", row, code, origin())
     except signin.SecondFactorNeeded:
         return _code_page("That code is not right, or was used already: try the next one.", 401)
     signin.forget_challenge(g.signin_cookie)
-    signin.open_session("admin", row, used)
+    keep_cookie(signin.open_session("admin", row, used, origin()))
     return _signed_in()
 
 
 @bp.route("/logout", methods=["POST"])
 def logout():
     """End this session and go back to the sign-in page."""
-    sign_out(g.caller)
+    clear_cookies(sign_out(g.caller))
     return redirect(url_for("admin.login", signed_out=1), 303)
 
 
@@ -109,7 +110,7 @@ def password_reset_page():
     if not MIN_LENGTH <= len(password) <= MAX_LENGTH:
         error = f"Choose a password of at least {MIN_LENGTH} characters."
         return render_template("admin/password_reset.html", token=token, error=error), 400
-    if password_reset.confirm(token, password) is None:
+    if password_reset.confirm(token, password, origin()) is None:
         error = "This link is invalid, used or expired: ask for a new one below."
         return render_template("admin/password_reset.html", token=token, error=error), 400
     return redirect(url_for("admin.login", reset=1), 303)
@@ -128,7 +129,7 @@ def password_reset_request():
     if not email.strip():
         error = "Enter the email you sign in with."
         return render_template("admin/password_reset_request.html", error=error, sent=None), 400
-    password_reset.request_reset(email, "admin")
+    password_reset.request_reset(email, "admin", origin())
     page = render_template(
         "admin/password_reset_request.html", error=None, sent=password_reset.ACCEPTED
     )

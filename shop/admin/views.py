@@ -33,8 +33,8 @@ from shop import db
 from shop.auth import sessions
 from shop.auth.caller import require
 from shop.clock import now, parse
-from shop.errors import abort, error_response
-from shop.hooks import SECURITY_HEADERS
+from shop.http.errors import abort, error_response
+from shop.http.hooks import SECURITY_HEADERS
 
 bp = Blueprint(
     "admin",

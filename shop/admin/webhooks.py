@@ -6,9 +6,10 @@ replay and ping. Every action goes through ``shop.webhooks.store``, as the JSON 
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop import health
 from shop.admin.views import PAGE_SIZE, _require, bp, for_people
-from shop.errors import error_response
+from shop.errors import ShopError
+from shop.http import health
+from shop.http.errors import as_http, error_response
 from shop.webhooks import store
 from shop.webhooks.events import EVENTS, allowed_events
 
@@ -57,7 +58,8 @@ def create_webhook():
     }
     try:
         created = store.create(form, g.caller)
-    except HTTPException as error:
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
         body, status, _ = error_response(error)
         return _form_page(form, for_people(body["message"], _LABELS), status)
     return render_template("admin/webhook_created.html", hook=created)

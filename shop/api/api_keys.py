@@ -10,12 +10,15 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
 from shop.api.common import Blueprint, CreatedSinceQuerySchema, page_schema
-from shop.auth import key_rules, key_store, key_usage
-from shop.auth.decorators import require_permission
-from shop.auth.permissions import ALL_SCOPES
-from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import enum_field
+from shop.auth.keys import rules as key_rules
+from shop.auth.keys import store as key_store
+from shop.auth.keys import usage as key_usage
+from shop.http.context import origin
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.extensions import limiter
+from shop.http.openapi import enum_field
+from shop.permissions import ALL_SCOPES
 
 KEY_STATUSES = ("active", "expired", "revoked")
 
@@ -310,5 +313,5 @@ class RevokeLeaked(MethodView):
         audited; the answer is the same whether or not one matched. Limited to 10 requests
         a minute per address.
         """
-        key_store.revoke_leaked(data["secret"])
+        key_store.revoke_leaked(data["secret"], origin())
         return {"message": "Thank you. If this secret belonged to a live key, it is now revoked."}

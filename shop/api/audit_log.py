@@ -13,7 +13,7 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ActorSchema
-from shop.auth.decorators import require_permission
+from shop.http.decorators import require_permission
 
 blp = Blueprint("audit", __name__, url_prefix="/audit-log", description="The audit log.")
 

@@ -11,7 +11,6 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db, webhooks
 from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema, paginate_rows
 from shop.auth import sessions
-from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
 from shop.auth.signin import (
     LOGIN_LIMIT,
@@ -22,10 +21,12 @@ from shop.auth.signin import (
     sign_out,
 )
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import HEADERS, enum_field, responds, sets_cookie
-from shop.services import customers
+from shop.customers import profile as customers
+from shop.http.context import clear_cookies, current_actor, keep_cookie, origin
+from shop.http.decorators import require_auth
+from shop.http.errors import abort
+from shop.http.extensions import limiter
+from shop.http.openapi import HEADERS, enum_field, responds, sets_cookie
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Sign-in and sessions.")
 
@@ -147,7 +148,7 @@ class Login(MethodView):
         """
         kinds = [data["kind"]] if "kind" in data else ["admin", "customer"]
         try:
-            found = sign_in(data["email"], data["password"], kinds, data.get("otp"))
+            found = sign_in(data["email"], data["password"], kinds, data.get("otp"), origin())
         except SecondFactorNeeded as needed:
             message = (
                 "Invalid two-factor code."
@@ -157,7 +158,8 @@ class Login(MethodView):
             abort(401, message, {OTP_HEADER: "required"})
         if found is None:
             abort(401, "Invalid email or password.")
-        kind, row = found
+        kind, row, cookie = found
+        keep_cookie(cookie)
         if kind == "admin":
             return human(kind, row, *_admin_role_and_permissions(row["id"]))
         return human(kind, row)
@@ -195,11 +197,12 @@ class Register(MethodView):
                     "now": moment,
                 },
             )
-            sessions.create(sessions.CUSTOMER, customer_id)
+            token = sessions.create(sessions.CUSTOMER, customer_id, origin())
+            keep_cookie((sessions.CUSTOMER, token))
             audit.record(
                 "customer.registered",
                 {"customer_id": customer_id},
-                actor={"kind": "customer", "id": customer_id, "label": email},
+                actor=origin().acting_as("customer", customer_id, email),
             )
             webhooks.emit("customer.registered", customer_id, customers.load)
         return human("customer", {"id": customer_id, "email": email, "name": data["name"].strip()})
@@ -216,7 +219,7 @@ class Logout(MethodView):
         Ends the server-side session and clears the cookie. Answers 204 even when no session
         was open.
         """
-        sign_out(g.caller)
+        clear_cookies(sign_out(g.caller))
 
 
 @blp.route("/me")
@@ -272,7 +275,7 @@ class PasswordChange(MethodView):
                 {"hash": new_hash, "now": now_iso(), "id": caller.id},
             )
             ended = sessions.end_all(sessions.KINDS[caller.kind], caller.id, caller.session_id)
-            audit.record("password.changed", {"other_sessions_ended": ended})
+            audit.record("password.changed", {"other_sessions_ended": ended}, actor=current_actor())
 
 
 @blp.route("/sessions")
@@ -302,5 +305,7 @@ class SessionById(MethodView):
 
         Ending the current session signs you out.
         """
-        if not end_session(g.caller, session_id):
+        cleared = end_session(g.caller, session_id)
+        if cleared is None:
             abort(404, "Session not found.")
+        clear_cookies(cleared)

@@ -7,7 +7,8 @@ sub-categories use it (409, naming them).
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db, slugs
+from shop import audit, db
+from shop.api.catalogue_input import Slug
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -16,11 +17,13 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
+from shop.catalogue import slugs
+from shop.catalogue.present import check_exists
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue import check_exists
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.openapi import responds
 
 blp = Blueprint("categories", __name__, url_prefix="/categories", description="Categories.")
 
@@ -52,7 +55,7 @@ class CategorySchema(Schema):
 class CategoryCreateSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
     slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the name when left out."}
+        validate=Slug, metadata={"description": "Derived from the name when left out."}
     )
     description = fields.String(load_default="", validate=validate.Length(max=10_000))
     parent_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
@@ -61,7 +64,7 @@ class CategoryCreateSchema(Schema):
 
 class CategoryUpdateSchema(Schema):
     name = fields.String(validate=validate.Length(min=1, max=200))
-    slug = fields.String(validate=slugs.Slug)
+    slug = fields.String(validate=Slug)
     description = fields.String(validate=validate.Length(max=10_000))
     parent_id = fields.String(allow_none=True, validate=validate.Length(max=64))
     position = fields.Integer(strict=True, validate=_POSITION)
@@ -127,7 +130,11 @@ class Categories(MethodView):
                     "now": moment,
                 },
             )
-            audit.record("category.created", {"category_id": category_id, "slug": slug})
+            audit.record(
+                "category.created",
+                {"category_id": category_id, "slug": slug},
+                actor=current_actor(),
+            )
         return _get(category_id)
 
 
@@ -171,7 +178,9 @@ class CategoryById(MethodView):
                     "id": category_id,
                 },
             )
-            audit.record("category.updated", {"category_id": category_id, **data})
+            audit.record(
+                "category.updated", {"category_id": category_id, **data}, actor=current_actor()
+            )
         return _get(category_id)
 
     @blp.doc(operationId="deleteCategory")
@@ -190,7 +199,11 @@ class CategoryById(MethodView):
             if blockers:
                 abort(409, "This category is still used by " + blockers + ": move them first.")
             db.execute("DELETE FROM categories WHERE id = :id", {"id": category_id})
-            audit.record("category.deleted", {"category_id": category_id, "slug": row["slug"]})
+            audit.record(
+                "category.deleted",
+                {"category_id": category_id, "slug": row["slug"]},
+                actor=current_actor(),
+            )
 
 
 _BLOCKERS = (

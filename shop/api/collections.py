@@ -8,7 +8,8 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
-from shop import audit, db, slugs
+from shop import audit, db
+from shop.api.catalogue_input import Slug
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -18,12 +19,14 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ProductSchema
-from shop.auth.decorators import require_permission, shows_more_with
+from shop.catalogue import slugs
+from shop.catalogue.present import SELECT as PRODUCT_SELECT
+from shop.catalogue.present import present as present_product
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue import SELECT as PRODUCT_SELECT
-from shop.services.catalogue import present as present_product
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
+from shop.http.openapi import responds
 
 blp = Blueprint("collections", __name__, url_prefix="/collections", description="Collections.")
 
@@ -81,7 +84,7 @@ class CollectionDetailSchema(CollectionSchema):
 class CollectionCreateSchema(Schema):
     title = fields.String(required=True, validate=validate.Length(min=1, max=200))
     slug = fields.String(
-        validate=slugs.Slug, metadata={"description": "Derived from the title when left out."}
+        validate=Slug, metadata={"description": "Derived from the title when left out."}
     )
     description = fields.String(load_default="", validate=validate.Length(max=10_000))
     product_ids = ProductIds
@@ -89,7 +92,7 @@ class CollectionCreateSchema(Schema):
 
 class CollectionUpdateSchema(Schema):
     title = fields.String(validate=validate.Length(min=1, max=200))
-    slug = fields.String(validate=slugs.Slug)
+    slug = fields.String(validate=Slug)
     description = fields.String(validate=validate.Length(max=10_000))
     product_ids = ProductIds
 
@@ -182,7 +185,11 @@ class Collections(MethodView):
                 },
             )
             _set_products(collection_id, data.get("product_ids", []))
-            audit.record("collection.created", {"collection_id": collection_id, "slug": slug})
+            audit.record(
+                "collection.created",
+                {"collection_id": collection_id, "slug": slug},
+                actor=current_actor(),
+            )
         return _get(collection_id)
 
 
@@ -241,6 +248,7 @@ class CollectionById(MethodView):
                     "collection_id": collection_id,
                     **{k: v for k, v in data.items() if k != "description"},
                 },
+                actor=current_actor(),
             )
         return _get(collection_id)
 
@@ -257,4 +265,8 @@ class CollectionById(MethodView):
             if slug is None:
                 abort(404, "Collection not found.")
             db.execute("DELETE FROM collections WHERE id = :id", {"id": collection_id})
-            audit.record("collection.deleted", {"collection_id": collection_id, "slug": slug})
+            audit.record(
+                "collection.deleted",
+                {"collection_id": collection_id, "slug": slug},
+                actor=current_actor(),
+            )

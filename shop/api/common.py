@@ -3,7 +3,7 @@ the list envelope and pagination.
 
 Lists answer ``{"items": [...], "page": 1, "page_size": 20, "total": N, "total_is_exact": true,
 "next_cursor": ...}`` with ``page_size`` at most 100, from one query for the page and one for
-the total (``shop.pages.paginate``).
+the total (``shop.db.pages.paginate``).
 
 Every operation takes the query parameters its ``@blp.arguments(..., location="query")``
 schema declares (the ones OpenAPI documents) and no others: an unknown one is a 400 naming
@@ -23,24 +23,18 @@ from webargs.multidictproxy import MultiDictProxy
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.routing import BaseConverter
 
-from shop import db, inbound
+from shop import db
 from shop.api.dump import compile_dump
-from shop.errors import abort, error_response
-from shop.extensions import limiter
-from shop.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
-from shop.openapi import (
+from shop.db.pages import ASKED, LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
+from shop.http import inbound
+from shop.http.errors import abort, error_response
+from shop.http.extensions import limiter
+from shop.http.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
+from shop.http.openapi import (
     ConventionsPlugin,
     DateOrDateTime,
     ShopMarshmallowPlugin,
     register_components,
-)
-from shop.pages import (  # noqa: F401 - the blueprints' helpers
-    LIKE,
-    Where,
-    changed_since,
-    like_pattern,
-    paginate,
-    paginate_rows,
 )
 
 MAX_PAGE_SIZE = 100
@@ -90,7 +84,20 @@ class Parser(FlaskParser):
         self._kept: dict[tuple, dict] = {}
 
     def parse(self, argmap, req=None, *, location=None, **kwargs):
-        """webargs' ``parse``; a query schema marked ``LOADS_KEPT`` is loaded once per
+        """webargs' ``parse``; a list's query (``PageQuerySchema``) also answers the path and
+        filters it was asked with (``pages.ASKED``), which bind its cursors to it."""
+        loaded = self._parse(argmap, req, location=location, **kwargs)
+        if location == "query" and _is_page_query(argmap):
+            req = req if req is not None else self.get_default_request()
+            skip = ("cursor", "page", "page_size")
+            loaded[ASKED] = [
+                req.path,
+                sorted(i for i in req.args.items(multi=True) if i[0] not in skip),
+            ]
+        return loaded
+
+    def _parse(self, argmap, req=None, *, location=None, **kwargs):
+        """A query schema marked ``LOADS_KEPT`` is loaded once per
         distinct query string (issue 29: twenty fields parsed on every list request).
 
         Only for schemas whose load is a pure function of the query string, with scalar
@@ -117,7 +124,7 @@ class Parser(FlaskParser):
         return dict(loaded)
 
     def _raw_load_json(self, req):
-        """The body parsed by ``shop.inbound.loads``: no NUL, lone surrogate or deep nesting."""
+        """The body parsed by ``inbound.loads``: no NUL, lone surrogate or deep nesting."""
         if not is_json_request(req):
             return missing
         return inbound.loads(read_body(req))
@@ -296,7 +303,7 @@ class Api(flask_smorest.Api):
 
     def init_app(self, app, *args, **kwargs):
         """Also teach the app and the OpenAPI description the ``id`` path converter, and
-        register our error responses (``shop.openapi``)."""
+        register our error responses (``shop.http.openapi``)."""
         self._error_pages = {}
         app.url_map.converters["id"] = IdConverter
         super().init_app(app, *args, **kwargs)
@@ -342,6 +349,12 @@ class Api(flask_smorest.Api):
         return error_response(error)
 
 
+def _is_page_query(argmap) -> bool:
+    """Whether ``argmap`` (a schema or its class) is a list's query."""
+    kind = argmap if isinstance(argmap, type) else type(argmap)
+    return issubclass(kind, PageQuerySchema)
+
+
 class PageQuerySchema(Schema):
     """``page`` and ``page_size`` of a list, or the ``cursor`` of the page before."""
 
@@ -378,7 +391,7 @@ class CreatedSinceQuerySchema(PageQuerySchema):
 
 class ChangedSinceQuerySchema(CreatedSinceQuerySchema):
     """A list an integration syncs: ``created_after`` and ``updated_after``; the latter sorts
-    the list by ``updated_at``, then ``id``, oldest first (``shop.pages.changed_since``)."""
+    the list by ``updated_at``, then ``id``, oldest first (``shop.db.pages.changed_since``)."""
 
     updated_after = DateOrDateTime(
         metadata={

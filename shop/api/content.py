@@ -24,9 +24,10 @@ from shop.api.common import (
     paginate,
 )
 from shop.auth.caller import require
-from shop.auth.decorators import require_permission, shows_more_with
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
 
 blp = Blueprint("content", __name__, url_prefix="/content", description="Content registry.")
 
@@ -69,7 +70,7 @@ class _Data(fields.Dict):
             text = canonical(value)
         except ValueError:
             raise ValidationError("NaN and Infinity are not JSON numbers.") from None
-        size = len(text.encode())  # shop.inbound has refused lone surrogates already
+        size = len(text.encode())  # shop.http.inbound has refused lone surrogates already
         if size > MAX_DATA_BYTES:
             raise ValidationError(
                 f"Too large: {size} bytes of canonical JSON, the limit is {MAX_DATA_BYTES}."
@@ -261,7 +262,7 @@ class Registry(MethodView):
 def _allow_large_sync(endpoint, _values):
     """A sync carries a whole folder: it may exceed the usual body limit (its route only).
     Set before any hook runs, so a sync refused early still has its body read away
-    (``shop.hooks.finish_response``)."""
+    (``shop.http.hooks.finish_response``)."""
     if endpoint == "content.Sync":
         request.max_content_length = current_app.config["CONTENT_SYNC_MAX_BYTES"]
 
@@ -312,6 +313,7 @@ class Sync(MethodView):
                     audit.record(
                         "content.synced",
                         {"created": created, "updated": updated, "deleted": deleted},
+                        actor=current_actor(),
                     )
                     webhooks.emit(
                         "content.synced", None, lambda _: _synced(created, updated, deleted)
@@ -377,10 +379,18 @@ class ContentByKey(MethodView):
             if existing is None:
                 _require("content.create", "create entries")
                 db.execute(_INSERT, row)
-                audit.record("content.created", {"key": key, "checksum": row["checksum"]})
+                audit.record(
+                    "content.created",
+                    {"key": key, "checksum": row["checksum"]},
+                    actor=current_actor(),
+                )
             elif _changed(existing, row):
                 db.execute(_UPDATE, row)
-                audit.record("content.updated", {"key": key, "checksum": row["checksum"]})
+                audit.record(
+                    "content.updated",
+                    {"key": key, "checksum": row["checksum"]},
+                    actor=current_actor(),
+                )
         return _present(_get(key)), 200 if existing else 201
 
     @blp.doc(operationId="deleteContent")
@@ -391,4 +401,4 @@ class ContentByKey(MethodView):
         with db.transaction():
             if not db.execute("DELETE FROM content_entries WHERE key = :key", {"key": key}):
                 abort(404, "Content entry not found.")
-            audit.record("content.deleted", {"key": key})
+            audit.record("content.deleted", {"key": key}, actor=current_actor())

@@ -26,10 +26,11 @@ from shop.api.common import (
 )
 from shop.api.schemas import text
 from shop.auth import sessions
-from shop.auth.decorators import require_permission
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.services.customers import SELECT, get_customer, present
+from shop.customers.profile import SELECT, get_customer, present
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
 
 blp = Blueprint("customers", __name__, url_prefix="/customers", description="Customers.")
 
@@ -115,6 +116,7 @@ class CustomerById(MethodView):
             audit.record(
                 "customer.updated",
                 {"customer_id": customer_id, **changes, "sessions_ended": ended},
+                actor=current_actor(),
             )
         return readable("customers.read", present(get_customer(customer_id)))
 
@@ -170,4 +172,4 @@ class CustomerById(MethodView):
                 {"erased": '{"email": null}', "email": row["email"]},
             )
             db.execute("DELETE FROM idempotency_keys WHERE customer_id = :id", {"id": customer_id})
-            audit.record("customer.erased", {"customer_id": customer_id})
+            audit.record("customer.erased", {"customer_id": customer_id}, actor=current_actor())

@@ -2,9 +2,9 @@
 
 ``discounts.*`` permissions, ``read:discount`` / ``write:discount``. A code is ASCII
 letters, digits, '-' and '_', unique and looked up without regard to case ("SAVE10" is
-"save10"; ``baskets.code_key``, the one form). ``times_used`` counts the orders
+"save10"; ``discounts.code_key``, the one form). ``times_used`` counts the orders
 holding a use (a cancelled order gives its use back); the checkout takes it in its own
-transaction (``services/baskets.py``), so ``usage_limit`` and ``once_per_customer`` hold
+transaction (``discounts/codes.py``), so ``usage_limit`` and ``once_per_customer`` hold
 under concurrency.
 """
 
@@ -24,19 +24,16 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
 from shop.clock import iso, now_iso
-from shop.errors import abort
-from shop.openapi import DateOrDateTime, enum_field, responds
-from shop.services import baskets
+from shop.discounts import codes as discounts
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("discounts", __name__, url_prefix="/discounts", description="Discount codes.")
 
 KINDS = ("percent", "fixed", "free_shipping")
-_COLUMNS = (
-    "id, code, kind, value, min_subtotal_cents, starts_at, ends_at, usage_limit,"
-    " once_per_customer, product_ids, category_ids, active, times_used, created_at, updated_at"
-)
 _TAKEN = "This code exists (codes ignore case)."
 _IDS = fields.List(
     fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=500)
@@ -72,11 +69,11 @@ class DiscountSchema(Schema):
 
 
 def _code(text: str) -> None:
-    if not baskets.is_code(text):
-        raise ValidationError(f"Use {baskets.CODE_RULE}.")
+    if not discounts.is_code(text):
+        raise ValidationError(f"Use {discounts.CODE_RULE}.")
 
 
-_CODE = {"validate": _code, "metadata": {"pattern": baskets.CODE_PATTERN}}
+_CODE = {"validate": _code, "metadata": {"pattern": discounts.CODE_PATTERN}}
 
 
 class DiscountUpdateSchema(Schema):
@@ -132,9 +129,9 @@ def _values(data: dict) -> dict:
     ends = iso(ends) if ends is not None and not isinstance(ends, str) else ends
     if starts and ends and ends <= starts:
         abort(400, "ends_at: must be after starts_at.")
-    key = baskets.code_key(data["code"])
+    key = discounts.code_key(data["code"])
     if key is None:  # a code stored by hand, outside the API: it must change to be kept
-        abort(400, f"code: use {baskets.CODE_RULE}.")
+        abort(400, f"code: use {discounts.CODE_RULE}.")
     return {
         "code": data["code"],
         "code_key": key,
@@ -152,7 +149,7 @@ def _values(data: dict) -> dict:
 
 
 def _get(discount_id: str) -> dict:
-    discount = baskets.load_discount(discount_id)
+    discount = discounts.load(discount_id)
     if discount is None:
         abort(404, "Discount not found.")
     return discount
@@ -177,8 +174,9 @@ class Discounts(MethodView):
         """List discount codes, newest first"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY created_at DESC, id DESC"
-        page = paginate(f"SELECT {_COLUMNS} FROM discounts", "discounts", where, order, args)
-        page["items"] = [baskets.discount_from_row(row) for row in page["items"]]
+        sql = f"SELECT {discounts.COLUMNS} FROM discounts"
+        page = paginate(sql, "discounts", where, order, args)
+        page["items"] = [discounts.from_row(row) for row in page["items"]]
         return page
 
     @blp.doc(operationId="createDiscount")
@@ -202,7 +200,11 @@ class Discounts(MethodView):
                 " :now, :now)",
                 {**values, "id": discount_id, "now": moment},
             )
-            audit.record("discount.created", {"discount_id": discount_id, "code": data["code"]})
+            audit.record(
+                "discount.created",
+                {"discount_id": discount_id, "code": data["code"]},
+                actor=current_actor(),
+            )
         return _get(discount_id)
 
 
@@ -239,7 +241,11 @@ class DiscountById(MethodView):
                 " WHERE id = :id",
                 {**values, "id": discount_id, "now": now_iso()},
             )
-            audit.record("discount.updated", {"discount_id": discount_id, "code": values["code"]})
+            audit.record(
+                "discount.updated",
+                {"discount_id": discount_id, "code": values["code"]},
+                actor=current_actor(),
+            )
         return _get(discount_id)
 
     @blp.doc(operationId="deleteDiscount")
@@ -253,4 +259,8 @@ class DiscountById(MethodView):
         with db.transaction():
             row = _get(discount_id)
             db.execute("DELETE FROM discounts WHERE id = :id", {"id": discount_id})
-            audit.record("discount.deleted", {"discount_id": discount_id, "code": row["code"]})
+            audit.record(
+                "discount.deleted",
+                {"discount_id": discount_id, "code": row["code"]},
+                actor=current_actor(),
+            )

@@ -179,12 +179,12 @@ def _generic(name: str, field: fields.Field, schema: Schema):
 
 def json_text(text: str) -> Response:
     """A 200 answer of JSON ``text`` already in its response schema's shape (an order, built
-    by ``services/order_json.py``): copied as it is, neither parsed, dumped nor encoded."""
+    by ``orders/order_json.py``): copied as it is, neither parsed, dumped nor encoded."""
     return current_app.response_class(text + "\n", mimetype="application/json")
 
 
 def json_page(page: dict) -> Response:
-    """A list's answer (``shop.pages.paginate``) whose ``items`` are such JSON texts: the
+    """A list's answer (``shop.db.pages.paginate``) whose ``items`` are such JSON texts: the
     envelope is encoded here, in the page schema's field order, and the items copied into it.
     A page of 20 orders so costs a string join instead of a dump of ~1,500 fields and their
     encoding (issue 29)."""

@@ -10,13 +10,14 @@ import hmac
 from flask import Response, current_app, request
 from marshmallow import Schema, fields
 
-from shop import health, metrics
+from shop import metrics
 from shop.api.common import Blueprint
-from shop.auth.api_keys import address_allowed
-from shop.errors import abort
-from shop.migrate import RETRY_AFTER
-from shop.openapi import responds
+from shop.http import health
+from shop.http.errors import abort
+from shop.http.openapi import responds
+from shop.net.addresses import address_allowed
 from shop.outages import RETRY_AFTER_UNAVAILABLE
+from shop.schema.migrate import RETRY_AFTER
 
 blp = Blueprint("health", __name__, description="Liveness, readiness and metrics, for operators.")
 

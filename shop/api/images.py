@@ -16,11 +16,12 @@ from marshmallow import Schema, fields, validate
 from shop import audit, db, webhooks
 from shop.api.common import Blueprint
 from shop.api.schemas import ImageSchema
-from shop.auth.decorators import require_permission, shows_more_with
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services import images
-from shop.services.catalogue import load_product
+from shop.catalogue import images
+from shop.catalogue.present import load_product
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
+from shop.http.openapi import responds
 
 blp = Blueprint(
     "images", __name__, url_prefix="", description="Product images: upload, order, serve."
@@ -159,7 +160,7 @@ def _upload() -> tuple[bytes, str]:
 
 
 def _changed(product_id: str, event: str, details: dict) -> None:
-    audit.record(event, {"product_id": product_id, **details})
+    audit.record(event, {"product_id": product_id, **details}, actor=current_actor())
     webhooks.emit("product.updated", product_id, load_product)
 
 

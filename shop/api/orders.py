@@ -2,7 +2,7 @@
 
 A customer sees only their own orders (anybody else's is a 404); ``orders.read`` (or the
 ``read:order`` scope) sees all. The lifecycle itself (``NEXT``, the restock, the payment that
-follows, the history) is ``shop/services/orders.py``.
+follows, the history) is ``shop/orders/lifecycle.py``.
 """
 
 from operator import itemgetter
@@ -11,7 +11,6 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import totals
 from shop.api.common import (
     WRITE_ONLY,
     Blueprint,
@@ -23,15 +22,16 @@ from shop.api.common import (
     readable,
 )
 from shop.api.dump import json_page, json_text
-from shop.api.schemas import OrderSchema, order_status
+from shop.api.schemas import OrderSchema, ShipmentCreateSchema, order_status
 from shop.auth.caller import require
-from shop.auth.decorators import require_auth, require_permission
 from shop.clock import iso
-from shop.errors import abort
-from shop.openapi import DateOrDateTime, responds
-from shop.services import order_json, shipments
-from shop.services.orders import change_status
-from shop.services.shipments import ShipmentCreateSchema
+from shop.db import totals
+from shop.http.decorators import require_auth, require_permission
+from shop.http.errors import abort
+from shop.http.openapi import DateOrDateTime, responds
+from shop.orders import order_json, shipments
+from shop.orders.lifecycle import change_status
+from shop.orders.shipments import ShipmentRequest
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
@@ -148,7 +148,9 @@ class OrderStatus(MethodView):
         refunding puts back the units still out, once (at most the units sold, refunds'
         restocks counted). A caller without `orders.read` gets 204 and no body.
         """
-        return readable("orders.read", change_status(order_id, data["status"], data.get("note")))
+        return readable(
+            "orders.read", change_status(order_id, data["status"], data.get("note"), g.caller.actor)
+        )
 
 
 @blp.route("/<id:order_id>/cancel")
@@ -164,7 +166,7 @@ class OrderCancel(MethodView):
         Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
         the order is cancelled either way). An order that is no longer `pending` is a 409.
         """
-        return change_status(order_id, "cancelled", None, customer_id=g.caller.id)
+        return change_status(order_id, "cancelled", None, g.caller.actor, customer_id=g.caller.id)
 
 
 @blp.route("/<id:order_id>/shipments")
@@ -189,4 +191,5 @@ class OrderShipments(MethodView):
         shipment under `shipment`. Only a `paid` or `partially_shipped` order ships; more
         units than ordered minus shipped is a 409. A caller without `orders.read` gets 204.
         """
-        return readable("orders.read", shipments.create(order_id, data))
+        order = shipments.create(order_id, ShipmentRequest(**data), g.caller.actor)
+        return readable("orders.read", order)

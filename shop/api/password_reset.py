@@ -6,9 +6,10 @@ from marshmallow import Schema, fields, validate
 from shop.api.common import Blueprint
 from shop.auth import password_reset
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
-from shop.errors import abort
-from shop.extensions import limiter
-from shop.openapi import enum_field
+from shop.http.context import origin
+from shop.http.errors import abort
+from shop.http.extensions import limiter
+from shop.http.openapi import enum_field
 
 blp = Blueprint(
     "password_reset",
@@ -52,7 +53,7 @@ class PasswordResetRequest(MethodView):
         account gets at most 3 e-mails an hour; an address may ask 5 times a minute and 20
         times an hour.
         """
-        password_reset.request_reset(data["email"], data["kind"])
+        password_reset.request_reset(data["email"], data["kind"], origin())
         return {"message": password_reset.ACCEPTED}
 
 
@@ -68,5 +69,5 @@ class PasswordResetConfirm(MethodView):
         The token works once, within 30 minutes of the request. Every session of the account
         ends; sign in with the new password.
         """
-        if password_reset.confirm(data["token"], data["new_password"]) is None:
+        if password_reset.confirm(data["token"], data["new_password"], origin()) is None:
             abort(400, "token: this reset link is invalid, used or expired; ask for a new one.")

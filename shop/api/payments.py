@@ -1,7 +1,8 @@
 """Checkout (spec 4.6, 8): a signed-in customer turns a basket into an order.
 
-Prices and names come from the database, never from the request. The use case lives in
-``shop/services/checkout.py``; the ways of paying in ``shop/services/payments.py``.
+Prices and names come from the database, never from the request. The use cases live in
+``shop/checkout/`` (``placing.place_order``, ``quoting.quote``); the ways of paying in
+``shop/payments/providers.py``.
 """
 
 from flask import g, request
@@ -15,10 +16,12 @@ from shop.api.schemas import (
     ShippingAddressSchema,
     ShippingQuoteAddressSchema,
 )
-from shop.auth.decorators import require_auth
-from shop.extensions import limiter
-from shop.openapi import responds
-from shop.services import baskets, checkout, orders, payments, stripe_payments
+from shop.checkout import placing as checkout
+from shop.checkout import quoting
+from shop.http.decorators import require_auth
+from shop.http.extensions import limiter
+from shop.http.openapi import responds
+from shop.payments import providers as payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 
@@ -164,22 +167,16 @@ class Checkout(MethodView):
         refuses the shop's own key), the order staying `pending`. Limited to 10 requests a
         minute per client address, invalid ones included.
         """
-        key = headers.get("idempotency_key")
-        order_id, created, order = checkout.place_order(
-            g.caller,
-            data["items"],
-            data["shipping_address"],
-            data["payment_method"],
-            key,
-            checkout.request_hash(request.get_json()) if key is not None else None,
-            data.get("shipping_method_id"),
-            data.get("discount_code"),
+        command = checkout.PlaceOrder(
+            items=data["items"],
+            shipping_address=data["shipping_address"],
+            payment_method=data["payment_method"],
+            shipping_method_id=data.get("shipping_method_id"),
+            discount_code=data.get("discount_code"),
+            idempotency_key=headers.get("idempotency_key"),
+            body=request.get_json(),
         )
-        # A new order comes presented from what its transaction wrote; a replay is read.
-        order = order or orders.load(order_id, g.caller.id)
-        if payments.get(data["payment_method"]).starts_after_commit:
-            # After the commit, never inside it: 503 + Retry-After if Stripe is unreachable.
-            order = {**order, "payment": stripe_payments.start(order_id, g.caller.id)}
+        order, created = checkout.place_order(command, g.caller)
         return order, 201 if created else 200
 
 
@@ -199,14 +196,10 @@ class Quote(MethodView):
         baskets; a signed-in customer's once-per-customer codes are checked against their
         orders. Limited to 60 requests a minute per client address.
         """
-        caller = g.caller
-        customer_id = caller.id if caller is not None and caller.kind == "customer" else None
-        code = data.get("discount_code")
-        priced = baskets.price_basket(
-            baskets.product_lines(data["items"]),
+        return quoting.quote(
+            data["items"],
             data["shipping_address"],
             data.get("shipping_method_id"),
-            baskets.find_discount(code, customer_id) if code else None,
-            require_method=False,
+            data.get("discount_code"),
+            g.caller,
         )
-        return {**priced, "items": priced["lines"]}

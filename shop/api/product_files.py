@@ -1,6 +1,6 @@
 """The catalogue as a file (issue 25): ``GET /products/export`` and ``POST /products/import``,
 CSV or JSON Lines, one row per variant. The columns and the rules live in
-``shop/services/catalogue_export.py`` and ``shop/services/catalogue_import.py``; the guide is
+``shop/catalogue/files/export.py`` and ``shop/catalogue/files/imports.py``; the guide is
 docs/catalogue-and-content.md.
 """
 
@@ -12,13 +12,15 @@ from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint, RowErrorSchema, read_body
 from shop.auth.caller import require
-from shop.auth.decorators import require_permission
-from shop.errors import abort
-from shop.extensions import caller_key, limiter
-from shop.openapi import enum_field, responds
-from shop.services import catalogue_export, catalogue_import
-from shop.services.catalogue_export import HEADER, MEDIA_TYPES, WRITERS
-from shop.services.catalogue_import import read_rows
+from shop.catalogue.files import export as catalogue_export
+from shop.catalogue.files import imports as catalogue_import
+from shop.catalogue.files.export import HEADER, MEDIA_TYPES, WRITERS
+from shop.catalogue.files.imports import read_rows
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.extensions import caller_key, limiter
+from shop.http.openapi import enum_field, responds
 
 blp = Blueprint(
     "product_files",
@@ -67,7 +69,7 @@ class ImportResultSchema(Schema):
 def _allow_large_import(endpoint, _values):
     """An import carries a whole catalogue: it has its own body limit (its route only).
     Set before any hook runs, so an import refused early still has its body read away
-    (``shop.hooks.finish_response``)."""
+    (``shop.http.hooks.finish_response``)."""
     if endpoint == "product_files.ProductImport":
         request.max_content_length = current_app.config["IMPORT_MAX_BYTES"]
 
@@ -176,7 +178,9 @@ class ProductImport(MethodView):
         """
         data, kind = _body_and_format(args)
         rows = read_rows(data, kind)
-        result = catalogue_import.import_rows(rows, dry_run=args["dry_run"], can_create=_can_create)
+        result = catalogue_import.import_rows(
+            rows, dry_run=args["dry_run"], can_create=_can_create, actor=current_actor()
+        )
         if result["errors"]:
             count = len({error["row"] for error in result["errors"]})
             if "written" not in result:

@@ -10,23 +10,20 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import db, slugs, totals
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
-from shop.api.schemas import ProductDetailSchema, ProductSchema
-from shop.auth.caller import require
-from shop.auth.decorators import require_permission, shows_more_with
-from shop.errors import abort
-from shop.openapi import DateOrDateTime, enum_field, responds
-from shop.services import products
-from shop.services.catalogue import SELECT, get_product, present
-from shop.services.catalogue_input import (
+from shop import db
+from shop.api.catalogue_input import (
     CategoryId,
     Price,
     ProductCreateSchema,
     ProductUpdateSchema,
     Sku,
 )
-from shop.services.product_query import (
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
+from shop.api.schemas import ProductDetailSchema, ProductSchema
+from shop.auth.caller import require
+from shop.catalogue import products, slugs
+from shop.catalogue.present import SELECT, get_product, present
+from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUES,
@@ -34,6 +31,11 @@ from shop.services.product_query import (
     facets,
     ranked_page,
 )
+from shop.db import totals
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
+from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
@@ -261,7 +263,7 @@ class Products(MethodView):
         priced and stocked from `price_cents` and `stock`, with the `sku`.
         """
         with db.transaction():
-            product_id = products.create_product(data)
+            product_id = products.create_product(data, current_actor())
         return get_product(product_id)
 
 
@@ -358,7 +360,7 @@ class ProductById(MethodView):
         a 409 naming them.
         """
         with db.transaction():
-            products.update_product(product_id, data)
+            products.update_product(product_id, data, current_actor())
         return get_product(product_id)
 
     @blp.doc(operationId="deleteProduct")
@@ -371,4 +373,4 @@ class ProductById(MethodView):
         its name, price and options.
         """
         with db.transaction():
-            products.delete_product(product_id)
+            products.delete_product(product_id, current_actor())

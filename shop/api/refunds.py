@@ -1,6 +1,6 @@
 """Card payment retries, refunds and their preview (issue 27): the HTTP side.
 
-The use cases are ``shop/services/stripe_payments.py`` and ``shop/services/refunds.py``;
+The use cases are ``shop/payments/providers.py`` (``resume``) and ``shop/payments/refunds.py``;
 docs/payments.md says how a shop uses them.
 """
 
@@ -10,9 +10,10 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop.api.common import WRITE_ONLY, Blueprint, readable
 from shop.api.schemas import PaymentSchema
-from shop.auth.decorators import require_auth, require_permission
-from shop.openapi import responds
-from shop.services import refunds, stripe_payments
+from shop.http.decorators import require_auth, require_permission
+from shop.http.openapi import responds
+from shop.payments import providers, refunds
+from shop.payments.refund_request import RefundRequest
 
 blp = Blueprint("refunds", __name__, url_prefix="/orders", description="Card payments and refunds.")
 
@@ -149,7 +150,7 @@ class OrderPayment(MethodView):
         `client_secret: null`. Stripe refusing the intent is a 409 naming Stripe's code and
         message (502 for the shop's own key); Stripe unreachable, a 503 with `Retry-After`.
         """
-        return stripe_payments.start(order_id, g.caller.id)
+        return providers.resume(order_id, g.caller.actor, g.caller.id)
 
 
 @blp.route("/<id:order_id>/refunds")
@@ -189,7 +190,7 @@ class OrderRefunds(MethodView):
         customer mailed. A caller without `orders.read` gets 204 and no body.
         """
         refund, created = refunds.create_refund(
-            order_id, data, g.caller, headers.get("idempotency_key")
+            order_id, RefundRequest(**data), g.caller, headers.get("idempotency_key")
         )
         shown = readable("orders.read", refund)
         return shown if shown is not refund else (refund, 201 if created else 200)

@@ -20,12 +20,13 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import Permissions
-from shop.auth.decorators import require_auth, require_permission
-from shop.auth.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
 from shop.auth.roles import check_grant, grant, permissions_of
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.openapi import responds
+from shop.http.context import current_actor
+from shop.http.decorators import require_auth, require_permission
+from shop.http.errors import abort
+from shop.http.openapi import responds
+from shop.permissions import ALL_PERMISSIONS, ALL_SCOPES, OWNER_ROLE, SCOPES
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
 
@@ -139,7 +140,7 @@ class Roles(MethodView):
     def post(self, data):
         """Create a role"""
         permissions = set(data.get("permissions", []))
-        check_grant(permissions)
+        check_grant(g.caller, permissions)
         role_id, moment = db.new_id(), now_iso()
         with db.transaction():
             if db.value("SELECT 1 FROM roles WHERE name = :name", {"name": data["name"]}):
@@ -153,6 +154,7 @@ class Roles(MethodView):
             audit.record(
                 "role.created",
                 {"role_id": role_id, "name": data["name"], "permissions": sorted(permissions)},
+                actor=current_actor(),
             )
         return _present(_get(role_id))
 
@@ -190,7 +192,7 @@ class RoleById(MethodView):
             changes = {}
             if "permissions" in data:
                 new = set(data["permissions"])
-                check_grant(new ^ role["permissions"])
+                check_grant(g.caller, new ^ role["permissions"])
                 _set_permissions(role_id, new)
                 changes["added"] = sorted(new - role["permissions"])
                 changes["removed"] = sorted(role["permissions"] - new)
@@ -198,7 +200,11 @@ class RoleById(MethodView):
                 "UPDATE roles SET name = :name, updated_at = :now WHERE id = :id",
                 {"name": new_name, "now": now_iso(), "id": role_id},
             )
-            audit.record("role.updated", {"role_id": role_id, "name": new_name, **changes})
+            audit.record(
+                "role.updated",
+                {"role_id": role_id, "name": new_name, **changes},
+                actor=current_actor(),
+            )
         return _present(_get(role_id))
 
     @blp.doc(operationId="deleteRole")
@@ -211,9 +217,11 @@ class RoleById(MethodView):
             role = _get(role_id)
             if role["builtin"]:
                 abort(409, f"The built-in role {role['name']!r} cannot be deleted.")
-            check_grant(role["permissions"])
+            check_grant(g.caller, role["permissions"])
             holders = db.value("SELECT COUNT(*) FROM users WHERE role_id = :id", {"id": role_id})
             if holders:
                 abort(409, f"The role {role['name']!r} is held by {holders} administrator(s).")
             db.execute("DELETE FROM roles WHERE id = :id", {"id": role_id})
-            audit.record("role.deleted", {"role_id": role_id, "name": role["name"]})
+            audit.record(
+                "role.deleted", {"role_id": role_id, "name": role["name"]}, actor=current_actor()
+            )

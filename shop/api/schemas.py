@@ -9,12 +9,12 @@ blueprint imports another.
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
-from shop.auth.permissions import ALL_PERMISSIONS
-from shop.countries import CODES
-from shop.openapi import enum_field
-from shop.services.catalogue_input import OptionSchema
-from shop.services.orders import STATUSES
-from shop.services.shipments import ShipmentLineSchema
+from shop.api.catalogue_input import OptionSchema, v
+from shop.http.openapi import enum_field
+from shop.orders import shipments
+from shop.orders.lifecycle import STATUSES
+from shop.permissions import ALL_PERMISSIONS
+from shop.shipping.countries import CODES
 
 
 def _not_blank(value: str) -> None:
@@ -252,6 +252,31 @@ class PriceBreakdownSchema(Schema):
 class OrderLineSchema(OrderItemSchema):
     line = fields.Integer(
         required=True, metadata={"description": "The line's number in its order, from 1."}
+    )
+
+
+class ShipmentLineSchema(Schema):
+    line = fields.Integer(strict=True, required=True, validate=v(shipments.LINE))
+    quantity = fields.Integer(strict=True, required=True, validate=v(shipments.UNITS))
+
+
+class ShipmentCreateSchema(Schema):
+    """A shipment as the API takes it: the fields of ``shipments.ShipmentRequest``, whose
+    limits these are (tests/orders/test_shipment_request.py pins the same messages)."""
+
+    lines = fields.List(
+        fields.Nested(ShipmentLineSchema),
+        validate=v(shipments.MOST_LINES),
+        metadata={"description": "The units of each line it carries; default: all not shipped."},
+    )
+    carrier = fields.String(required=True, validate=[v(c) for c in shipments.TEXT])
+    tracking_number = fields.String(required=True, validate=[v(c) for c in shipments.TEXT])
+    tracking_url = fields.URL(
+        schemes=set(shipments.URL.schemes),
+        require_tld=shipments.URL.require_tld,
+        allow_none=True,
+        validate=v(shipments.URL_LENGTH),
+        metadata={"description": "The carrier's tracking page, http or https."},
     )
 
 

@@ -8,11 +8,12 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop import audit, db
-from shop import settings as site
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
-from shop.auth.decorators import require_permission
-from shop.errors import abort
-from shop.openapi import responds
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.openapi import responds
+from shop.site import settings as site
 
 _INCLUSIVE = (
     "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"
@@ -111,7 +112,7 @@ class Settings(MethodView):
                     f"{site.current()['currency']}; the currency is fixed once an order exists.",
                 )
             site.update(data)
-            audit.record("settings.updated", data)
+            audit.record("settings.updated", data, actor=current_actor())
         return readable("settings.read", site.current())
 
 

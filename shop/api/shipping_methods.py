@@ -2,7 +2,7 @@
 
 Staff manage them with ``shipping.*`` (keys: ``read:shipping`` / ``write:shipping``);
 ``GET /shipping-methods/available`` is public: the methods and prices for a basket and an
-address, as the checkout would charge them (``services/pricing.py`` decides).
+address, as the checkout would charge them (``pricing/rules.py`` decides).
 """
 
 import json
@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
-from shop import settings as site
+from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -22,12 +22,14 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import country_code
-from shop.auth.decorators import require_permission
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.services import baskets
-from shop.services.catalogue_input import tax_class_field
-from shop.services.pricing import Refusal, price
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.pricing import baskets
+from shop.pricing.rules import Refusal, price
+from shop.shipping import methods
+from shop.site import settings as site
 
 blp = Blueprint(
     "shipping_methods",
@@ -38,10 +40,6 @@ blp = Blueprint(
 
 MAX_CENTS = 10**12
 _CENTS = validate.Range(min=0, max=MAX_CENTS)
-_COLUMNS = (
-    "id, name, countries, price_cents, free_over_cents, weight_bands, tax_class, active,"
-    " position, created_at, updated_at"
-)
 
 
 class WeightBandSchema(Schema):
@@ -131,7 +129,7 @@ class AvailableMethodsSchema(Schema):
 
 
 def _get(method_id: str) -> dict:
-    method = baskets.load_method(method_id)
+    method = methods.load(method_id)
     if method is None:
         abort(404, "Shipping method not found.")
     return method
@@ -162,10 +160,9 @@ class ShippingMethods(MethodView):
         """List shipping methods, by position"""
         where = Where()
         order = changed_since(where, args) or " ORDER BY position, name, id"
-        page = paginate(
-            f"SELECT {_COLUMNS} FROM shipping_methods", "shipping_methods", where, order, args
-        )
-        page["items"] = [baskets.method_from_row(row) for row in page["items"]]
+        sql = f"SELECT {methods.COLUMNS} FROM shipping_methods"
+        page = paginate(sql, "shipping_methods", where, order, args)
+        page["items"] = [methods.from_row(row) for row in page["items"]]
         return page
 
     @blp.doc(operationId="createShippingMethod")
@@ -177,12 +174,14 @@ class ShippingMethods(MethodView):
         method_id, moment = db.new_id(), now_iso()
         with db.transaction():
             db.execute(
-                f"INSERT INTO shipping_methods ({_COLUMNS}) VALUES (:id, :name, :countries,"
+                f"INSERT INTO shipping_methods ({methods.COLUMNS}) VALUES (:id, :name, :countries,"
                 " :price_cents, :free_over_cents, :weight_bands, :tax_class, :active,"
                 " :position, :now, :now)",
                 {**_values(data), "id": method_id, "now": moment},
             )
-            audit.record("shipping_method.created", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.created", {"shipping_method_id": method_id}, actor=current_actor()
+            )
         return _get(method_id)
 
 
@@ -210,7 +209,7 @@ class AvailableShippingMethods(MethodView):
         lines = baskets.product_lines(items) if items else []
         currency = site.current()["currency"]
         available = []
-        for method in baskets.active_methods():
+        for method in methods.active():
             try:
                 priced = price(lines, country=args["country"], shipping=method, currency=currency)
             except Refusal:
@@ -253,7 +252,9 @@ class ShippingMethodById(MethodView):
                 " position = :position, updated_at = :now WHERE id = :id",
                 {**_values(merged), "id": method_id, "now": now_iso()},
             )
-            audit.record("shipping_method.updated", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.updated", {"shipping_method_id": method_id}, actor=current_actor()
+            )
         return _get(method_id)
 
     @blp.doc(operationId="deleteShippingMethod")
@@ -267,4 +268,6 @@ class ShippingMethodById(MethodView):
         with db.transaction():
             _get(method_id)
             db.execute("DELETE FROM shipping_methods WHERE id = :id", {"id": method_id})
-            audit.record("shipping_method.deleted", {"shipping_method_id": method_id})
+            audit.record(
+                "shipping_method.deleted", {"shipping_method_id": method_id}, actor=current_actor()
+            )

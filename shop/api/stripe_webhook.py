@@ -3,17 +3,17 @@
 Public (no session, no key): the ``Stripe-Signature`` over the raw body is the credential.
 A bad signature, or one dated more than 5 minutes away (past or future), is a 400 and
 writes nothing, as is a signed event whose fields are not Stripe's shape; a verified event
-is applied once (``services/stripe_payments.handle_event``) and answered 200, duplicates too.
+is applied once by the provider (``payments/stripe/intents.receive``) and answered 200,
+duplicates too.
 """
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint
-from shop.auth.caller import system
-from shop.errors import abort
-from shop.services import stripe_gateway, stripe_payments
+from shop.http.context import origin
+from shop.payments import providers
 
 blp = Blueprint(
     "stripe_webhook", __name__, url_prefix="/payments/stripe", description="Stripe's webhook."
@@ -44,10 +44,6 @@ class StripeWebhook(MethodView):
         400 for a bad signature, one dated over 5 minutes from now either way, or a signed
         event whose fields are malformed (the message names the field; nothing is applied).
         """
-        if not stripe_gateway.configured():
-            abort(404, "Card payments are not configured.")
-        event = stripe_gateway.verify(request.get_data(), request.headers.get("Stripe-Signature"))
-        if not isinstance(event.get("id"), str):
-            abort(400, "Not a Stripe event.")
-        g.caller = system("Stripe")
-        return {"received": True, "duplicate": not stripe_payments.handle_event(event)}
+        actor = origin().acting_as("system", label="Stripe")
+        applied = providers.event("stripe", request.get_data(), request.headers, actor)
+        return {"received": True, "duplicate": not applied}

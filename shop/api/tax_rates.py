@@ -11,6 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop import audit, db
+from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -19,12 +20,12 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.auth.decorators import require_permission
 from shop.clock import now_iso
-from shop.countries import CODES
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services.catalogue_input import tax_class_field
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.openapi import responds
+from shop.shipping.countries import CODES
 
 blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
 
@@ -150,7 +151,9 @@ class TaxRates(MethodView):
                 " :tax_class, :rate, :name, :now, :now)",
                 {**_values(data), "id": rate_id, "now": moment},
             )
-            audit.record("tax_rate.created", {"tax_rate_id": rate_id, **_values(data)})
+            audit.record(
+                "tax_rate.created", {"tax_rate_id": rate_id, **_values(data)}, actor=current_actor()
+            )
         return _get(rate_id)
 
 
@@ -182,7 +185,9 @@ class TaxRateById(MethodView):
                 " WHERE id = :id",
                 {**values, "id": rate_id, "now": now_iso()},
             )
-            audit.record("tax_rate.updated", {"tax_rate_id": rate_id, **values})
+            audit.record(
+                "tax_rate.updated", {"tax_rate_id": rate_id, **values}, actor=current_actor()
+            )
         return _get(rate_id)
 
     @blp.doc(operationId="deleteTaxRate")
@@ -193,4 +198,4 @@ class TaxRateById(MethodView):
         with db.transaction():
             _get(rate_id)
             db.execute("DELETE FROM tax_rates WHERE id = :id", {"id": rate_id})
-            audit.record("tax_rate.deleted", {"tax_rate_id": rate_id})
+            audit.record("tax_rate.deleted", {"tax_rate_id": rate_id}, actor=current_actor())

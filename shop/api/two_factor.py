@@ -9,9 +9,9 @@ from marshmallow import Schema, fields, validate
 
 from shop.api.common import Blueprint
 from shop.auth import two_factor
-from shop.auth.decorators import require_auth
 from shop.auth.passwords import MAX_LENGTH
-from shop.extensions import limiter
+from shop.http.decorators import require_auth
+from shop.http.extensions import limiter
 
 blp = Blueprint(
     "two_factor",

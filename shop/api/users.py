@@ -27,20 +27,15 @@ from shop.api.common import (
 )
 from shop.api.schemas import Permissions
 from shop.auth import lockout, sessions
-from shop.auth.decorators import require_permission
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
-from shop.auth.permissions import OWNER_ROLE
 from shop.auth.roles import check_grant
+from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services.users import (
-    USER_SELECT,
-    create_user,
-    get_user,
-    role_named,
-    set_extra_permissions,
-)
+from shop.http.context import current_actor
+from shop.http.decorators import require_permission
+from shop.http.errors import abort
+from shop.http.openapi import responds
+from shop.permissions import OWNER_ROLE
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
 
@@ -158,7 +153,7 @@ class Users(MethodView):
     def post(self, data):
         """Create an administrator"""
         role = role_named(data["role"])
-        check_grant(role["permissions"] | set(data.get("permissions", [])))
+        check_grant(g.caller, role["permissions"] | set(data.get("permissions", [])))
         row = create_user(
             data["email"],
             data["name"],
@@ -166,6 +161,7 @@ class Users(MethodView):
             data["role"],
             data.get("permissions", []),
             data["active"],
+            actor=current_actor(),
         )
         return _present(row)
 
@@ -198,7 +194,7 @@ class UserById(MethodView):
             changes = {}
             if "role" in data and data["role"] != row["role"]:
                 role = role_named(data["role"])
-                check_grant(role["permissions"])
+                check_grant(g.caller, role["permissions"])
                 _guard_last_owner(row)
                 db.execute(
                     "UPDATE users SET role_id = :role_id WHERE id = :id",
@@ -208,7 +204,7 @@ class UserById(MethodView):
             if "permissions" in data:
                 old = set((row["extra_permissions"] or "").split())
                 new = set(data["permissions"])
-                check_grant(old ^ new)
+                check_grant(g.caller, old ^ new)
                 set_extra_permissions(user_id, new)
                 changes["permissions"] = sorted(new)
             if "active" in data and bool(data["active"]) != bool(row["active"]):
@@ -243,7 +239,7 @@ class UserById(MethodView):
                 sessions.end_all(sessions.ADMIN, user_id)
             if new_hash is not None:
                 changes["password_changed"] = True
-            audit.record("user.updated", {"user_id": user_id, **changes})
+            audit.record("user.updated", {"user_id": user_id, **changes}, actor=current_actor())
         return _present(get_user(user_id))
 
     @blp.doc(operationId="deleteUser")
@@ -266,7 +262,9 @@ class UserById(MethodView):
                 {"now": now_iso(), "by": g.caller.id, "id": user_id},
             )
             db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
-            audit.record("user.deleted", {"user_id": user_id, "email": row["email"]})
+            audit.record(
+                "user.deleted", {"user_id": user_id, "email": row["email"]}, actor=current_actor()
+            )
 
 
 @blp.route("/<id:user_id>/unlock")
@@ -288,4 +286,5 @@ class UserUnlock(MethodView):
             audit.record(
                 "user.unlocked",
                 {"user_id": user_id, "email": row["email"], "was_locked": was_locked},
+                actor=current_actor(),
             )

@@ -2,7 +2,7 @@
 
 Variants are part of the product: reading them follows the product's rules (the public sees
 the active variants of active products), changing them needs ``products.update`` (a key:
-``write:product``). The rules live in ``shop/services/variants.py``.
+``write:product``). The rules live in ``shop/catalogue/variants.py``.
 """
 
 from flask import g
@@ -10,14 +10,14 @@ from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop import db
+from shop.api.catalogue_input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
 from shop.api.common import Blueprint
 from shop.api.schemas import VariantSchema
-from shop.auth.decorators import require_permission, shows_more_with
-from shop.errors import abort
-from shop.openapi import responds
-from shop.services import variants
-from shop.services.catalogue import variants_of
-from shop.services.catalogue_input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
+from shop.catalogue import variants
+from shop.catalogue.present import variants_of
+from shop.http.decorators import require_permission, shows_more_with
+from shop.http.errors import abort
+from shop.http.openapi import responds
 
 blp = Blueprint("variants", __name__, url_prefix="/products", description="Variants of products.")
 

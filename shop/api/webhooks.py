@@ -13,9 +13,9 @@ from shop.api.common import (
     StrictBoolean,
     page_schema,
 )
-from shop.auth.decorators import require_permission
-from shop.extensions import caller_key, limiter
-from shop.openapi import enum_field
+from shop.http.decorators import require_permission
+from shop.http.extensions import caller_key, limiter
+from shop.http.openapi import enum_field
 from shop.webhooks import store
 from shop.webhooks.events import ALL_EVENTS
 
@@ -199,7 +199,7 @@ class WebhookById(MethodView):
     @require_permission("webhooks.delete")
     def delete(self, webhook_id):
         """Delete a webhook and its delivery log"""
-        store.delete(webhook_id)
+        store.delete(webhook_id, g.caller)
 
 
 def _queued(request: dict):

@@ -2,8 +2,9 @@
 
 from dataclasses import dataclass, field
 
-from shop.auth.permissions import SCOPES, scopes_for
-from shop.errors import abort
+from shop.actor import Actor
+from shop.errors import Forbidden
+from shop.permissions import SCOPES, scopes_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,9 @@ class Caller:
     label: str | None = None
     # An administrator without two-factor sign-in while the shop's settings require it.
     needs_two_factor: bool = False
+    # The request's address and User-Agent, set by the edge, for the audit log.
+    ip: str | None = None
+    user_agent: str | None = None
 
     def can(self, permission: str) -> bool:
         """Whether the caller holds ``permission`` right now."""
@@ -60,15 +64,10 @@ class Caller:
         return self.kind == "admin" and self.role == "owner"
 
     @property
-    def actor(self) -> dict:
-        """How the audit log names this caller."""
+    def actor(self) -> Actor:
+        """This caller as the audit log names it, from the request's address."""
         label = self.label if self.kind in ("api_key", "system") else self.email
-        return {"kind": self.kind, "id": self.id, "label": label}
-
-
-def system(label: str) -> Caller:
-    """The service acting on its own (a payment provider's webhook, a CLI command)."""
-    return Caller(kind="system", id=None, label=label)
+        return Actor(self.kind, self.id, label, self.ip, self.user_agent)
 
 
 def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | None = None):
@@ -85,4 +84,4 @@ def require(caller: Caller, permission: str, *, key_scopes=(), purpose: str | No
         and any(caller.has_scope(scope) for scope in key_scopes)
     ):
         return
-    abort(403, caller.denial(permission, key_scopes=key_scopes, purpose=purpose))
+    raise Forbidden(caller.denial(permission, key_scopes=key_scopes, purpose=purpose))

@@ -13,6 +13,7 @@ from datetime import timedelta
 from flask import current_app
 
 from shop import audit, db, mail
+from shop.actor import Actor
 from shop.auth import lockout, sessions
 from shop.auth.passwords import hash_password
 from shop.clock import iso, now, now_iso
@@ -50,14 +51,15 @@ def _link(kind: str, token: str) -> str:
     return template.replace("{token}", token)
 
 
-def request_reset(email: str, kind: str) -> None:
-    """Send a reset link to ``email`` if it is a ``kind`` account; say nothing either way."""
+def request_reset(email: str, kind: str, origin: Actor) -> None:
+    """Send a reset link to ``email`` if it is a ``kind`` account; say nothing either way.
+    ``origin``: the request's address, audited."""
     email = email.strip().lower()
     row = db.one(_FIND[kind], {"email": email})
     if row is None:
         return
     moment = now()
-    actor = {"kind": "anonymous", "label": email}
+    actor = origin.acting_as("anonymous", label=email)
     with db.transaction():
         db.lock(f"password-reset:{kind}:{row['id']}")
         recent = db.value(
@@ -94,9 +96,9 @@ def request_reset(email: str, kind: str) -> None:
         audit.record("password_reset.requested", {"kind": kind, "id": row["id"]}, actor=actor)
 
 
-def confirm(token: str, new_password: str) -> str | None:
-    """Set a new password with a reset token; answer the account's kind, or None when the
-    token is unknown, used or expired."""
+def confirm(token: str, new_password: str, origin: Actor) -> str | None:
+    """Set a new password with a reset token (from ``origin``, the request's address);
+    answer the account's kind, or None when the token is unknown, used or expired."""
     if not token or len(token) > 100:
         return None
     new_hash = hash_password(new_password)
@@ -126,7 +128,7 @@ def confirm(token: str, new_password: str) -> str | None:
         audit.record(
             "password.reset",
             {"kind": kind, "id": holder, "sessions_ended": ended},
-            actor={"kind": kind, "id": holder, "label": email},
+            actor=origin.acting_as(kind, holder, email),
         )
     lockout.clear(lockout.account(kind, holder))
     return kind

@@ -2,12 +2,10 @@
 ``flask db upgrade``, a role's permissions, and the rule that nobody grants what they do not
 hold (roles and users). The API's other rules for changing roles are in ``api/roles.py``."""
 
-from flask import g
-
 from shop import db
-from shop.auth.permissions import BUILTIN_ROLES, OWNER_ROLE
 from shop.clock import now_iso
-from shop.errors import abort
+from shop.errors import Forbidden
+from shop.permissions import BUILTIN_ROLES, OWNER_ROLE
 
 
 def seed_builtin_roles() -> None:
@@ -62,8 +60,8 @@ def grant(role_id: str, permissions) -> None:
     )
 
 
-def check_grant(permissions) -> None:
-    """403 unless the caller holds every permission in ``permissions``."""
-    lacking = sorted(set(permissions) - g.caller.permissions)
+def check_grant(caller, permissions) -> None:
+    """403 unless ``caller`` holds every permission in ``permissions``."""
+    lacking = sorted(set(permissions) - caller.permissions)
     if lacking:
-        abort(403, f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")
+        raise Forbidden(f"Access denied: you cannot grant or withdraw {', '.join(lacking)}.")

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import ua_parser
-from flask import current_app, g, request
+from flask import current_app
 
 from shop import audit, db
+from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
 
@@ -35,6 +36,22 @@ class Kind:
 ADMIN = Kind("admin", "user_session", "user_id", "shop_admin_session")
 CUSTOMER = Kind("customer", "customer_session", "customer_id", "shop_customer_session")
 KINDS = {k.name: k for k in (ADMIN, CUSTOMER)}
+
+
+def _agent(origin: Actor) -> str:
+    """The User-Agent as a session keeps it (at most 512 characters)."""
+    return (origin.user_agent or "")[:512]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A session cookie read: the caller (None when the session is over, with the
+    ``problem`` to tell), and whether the cookie is to be sent again (``renew``)."""
+
+    caller: Caller | None
+    problem: str | None = None
+    renew: bool = False
+
 
 _RESOLVE = {
     "admin": """
@@ -63,12 +80,9 @@ _RESOLVE = {
 }
 
 
-def _user_agent() -> str:
-    return request.headers.get("User-Agent", "")[:512]
-
-
-def create(kind: Kind, holder_id: str) -> str:
-    """Open a session for a human; answer the cookie value (shown to nobody else)."""
+def create(kind: Kind, holder_id: str, origin: Actor) -> str:
+    """Open a session for a human signing in from ``origin``; answer the cookie value (shown to
+    nobody else)."""
     token = secrets.token_urlsafe(32)
     moment = now()
     config = current_app.config
@@ -83,22 +97,20 @@ def create(kind: Kind, holder_id: str) -> str:
             "holder": holder_id,
             "now": iso(moment),
             "expires": iso(moment + timedelta(seconds=lifetime)),
-            "ua": _user_agent(),
-            "ip": request.remote_addr,
+            "ua": _agent(origin),
+            "ip": origin.ip,
         },
     )
-    g.set_session_cookie = (kind, token)
     return token
 
 
-def resolve(kind: Kind, token: str) -> Caller | None:
-    """The caller a session cookie stands for, or None (with ``g.auth_problem`` set)."""
+def resolve(kind: Kind, token: str, origin: Actor) -> Resolved:
+    """The caller a session cookie sent from ``origin`` stands for, if any."""
     if not token or len(token) > 100:
-        return None
+        return Resolved(None)
     row = db.one(_RESOLVE[kind.name], {"token_hash": db.sha256(token)})
     if row is None:
-        g.auth_problem = "Your session has ended; sign in again."
-        return None
+        return Resolved(None, "Your session has ended; sign in again.")
     moment = now()
     cap = timedelta(seconds=current_app.config["SESSION_MAX_LIFETIME"])
     if (
@@ -107,8 +119,7 @@ def resolve(kind: Kind, token: str) -> Caller | None:
         or (not row["active"])
     ):
         db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
-        g.auth_problem = "Your session has expired; sign in again."
-        return None
+        return Resolved(None, "Your session has expired; sign in again.")
     caller = Caller(
         kind=kind.name,
         id=row["id"],
@@ -120,8 +131,10 @@ def resolve(kind: Kind, token: str) -> Caller | None:
         ),
         session_id=row["session_id"],
         needs_two_factor=not row["two_factor_at"] and row["two_factor_required"] == "true",
+        ip=origin.ip,
+        user_agent=origin.user_agent,
     )
-    if row["user_agent"] != _user_agent():
+    if row["user_agent"] != _agent(origin):
         with db.transaction():
             db.execute(f"DELETE FROM {kind.table} WHERE id = :id", {"id": row["session_id"]})
             audit.record(
@@ -129,9 +142,8 @@ def resolve(kind: Kind, token: str) -> Caller | None:
                 {"session_id": row["session_id"], "user_agent_at_login": row["user_agent"]},
                 actor=caller.actor,
             )
-        g.auth_problem = "Your session was ended because the browser changed; sign in again."
-        return None
-    ip_changed = row["ip"] != request.remote_addr
+        return Resolved(None, "Your session was ended because the browser changed; sign in again.")
+    ip_changed = row["ip"] != origin.ip
     refresh_due = moment - parse(row["last_seen_at"]) >= timedelta(
         seconds=current_app.config["SESSION_REFRESH"]
     )
@@ -140,7 +152,7 @@ def resolve(kind: Kind, token: str) -> Caller | None:
             if ip_changed:
                 audit.record(
                     "session.ip_changed",
-                    {"session_id": row["session_id"], "from": row["ip"], "to": request.remote_addr},
+                    {"session_id": row["session_id"], "from": row["ip"], "to": origin.ip},
                     actor=caller.actor,
                 )
             expires = min(
@@ -154,13 +166,11 @@ def resolve(kind: Kind, token: str) -> Caller | None:
                 {
                     "now": iso(moment),
                     "expires": iso(expires),
-                    "ip": request.remote_addr,
+                    "ip": origin.ip,
                     "id": row["session_id"],
                 },
             )
-        if refresh_due:
-            g.set_session_cookie = (kind, token)
-    return caller
+    return Resolved(caller, renew=refresh_due)
 
 
 def end(kind: Kind, session_id: str, holder_id: str | None = None) -> int:

@@ -11,9 +11,8 @@ sign-in on also needs a code (TOTP or a recovery code); a wrong code counts as a
 that administrator's account.
 """
 
-from flask import g
-
 from shop import audit, db
+from shop.actor import Actor
 from shop.auth import lockout, sessions, two_factor
 from shop.auth.passwords import check_password
 from shop.clock import iso, iso_in, now_iso
@@ -35,24 +34,21 @@ class SecondFactorNeeded(Exception):
         self.kind, self.row, self.wrong = kind, row, wrong
 
 
-def _anonymous(email: str) -> dict:
-    return {"kind": "anonymous", "label": email}
-
-
 def account(kind: str, row: dict) -> str:
     """The lockout counter of a signed-in (or signing-in) human's account."""
     return lockout.account(kind, row["id"])
 
 
-def failed(email: str, reason: str, accounts: dict[str, str]) -> None:
-    """Audit a failed sign-in and count it against ``accounts`` (kind: lockout counter);
-    audit each lockout it starts."""
+def failed(email: str, reason: str, accounts: dict[str, str], origin: Actor) -> None:
+    """Audit a failed sign-in from ``origin`` (the request's address) and count it against
+    ``accounts`` (kind: lockout counter); audit each lockout it starts."""
+    actor = origin.acting_as("anonymous", label=email)
     started = {kind: lockout.failed(key) for kind, key in accounts.items()}
     with db.transaction():
         audit.record(
             "login.failed",
             {"email": email, "reason": reason, "kinds": sorted(accounts)},
-            actor=_anonymous(email),
+            actor=actor,
         )
         for kind, begun in started.items():
             if begun is None:
@@ -61,16 +57,16 @@ def failed(email: str, reason: str, accounts: dict[str, str]) -> None:
             audit.record(
                 "login.locked_out",
                 {"email": email, "kind": kind, "until": until, "lockouts_in_a_row": begun.strikes},
-                actor=_anonymous(email),
+                actor=actor,
             )
 
 
-def is_locked(kind: str, row: dict) -> bool:
+def is_locked(kind: str, row: dict, origin: Actor) -> bool:
     """Whether the account is locked; a refusal for that reason is audited."""
     key = account(kind, row)
     if not lockout.is_locked(key):
         return False
-    failed(row["email"], "locked", {kind: key})  # counts nothing while locked
+    failed(row["email"], "locked", {kind: key}, origin)  # counts nothing while locked
     return True
 
 
@@ -80,7 +76,7 @@ def _from_ms(ms: int):
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
-def check_credentials(email: str, password: str, kinds) -> tuple[str, dict] | None:
+def check_credentials(email: str, password: str, kinds, origin: Actor) -> tuple[str, dict] | None:
     """``(kind, row)`` of the first kind whose account has this password and is not locked,
     else None (audited, and counted against each kind's account). Each kind costs a password
     check, found, locked or not."""
@@ -96,24 +92,27 @@ def check_credentials(email: str, password: str, kinds) -> tuple[str, dict] | No
         elif right and found is None:
             found = kind, row
     if found is None:
-        failed(email, reason, accounts)
+        failed(email, reason, accounts, origin)
     return found
 
 
-def open_session(kind: str, row: dict, second_factor: str | None = None) -> None:
-    """Open a session for a human whose sign-in succeeded (sets the cookie)."""
+def open_session(
+    kind: str, row: dict, second_factor: str | None, origin: Actor
+) -> tuple[sessions.Kind, str]:
+    """Open a session for a human whose sign-in succeeded; answer the cookie to set."""
     lockout.succeeded(account(kind, row))
     details = {"kind": kind}
     if second_factor:
         details["second_factor"] = second_factor
     with db.transaction():
-        sessions.create(sessions.KINDS[kind], row["id"])
+        token = sessions.create(sessions.KINDS[kind], row["id"], origin)
         audit.record(
-            "login.succeeded", details, actor={"kind": kind, "id": row["id"], "label": row["email"]}
+            "login.succeeded", details, actor=origin.acting_as(kind, row["id"], row["email"])
         )
+    return sessions.KINDS[kind], token
 
 
-def check_second_factor(kind: str, row: dict, code: str | None) -> str | None:
+def check_second_factor(kind: str, row: dict, code: str | None, origin: Actor) -> str | None:
     """The second factor used (``otp``/``recovery_code``), None when none is needed;
     raises ``SecondFactorNeeded`` when a code is missing or wrong (a wrong one is counted)."""
     if kind != "admin" or not two_factor.is_enabled(row["id"]):
@@ -122,44 +121,43 @@ def check_second_factor(kind: str, row: dict, code: str | None) -> str | None:
         raise SecondFactorNeeded(kind, row, wrong=False)
     used = two_factor.check(row["id"], code)
     if used is None:
-        failed(row["email"], "two_factor", {kind: account(kind, row)})
+        failed(row["email"], "two_factor", {kind: account(kind, row)}, origin)
         raise SecondFactorNeeded(kind, row, wrong=True)
     return used
 
 
-def sign_in(email: str, password: str, kinds, code: str | None = None) -> tuple[str, dict] | None:
-    """Check credentials (and the second factor) and open a session: ``(kind, row)``, or
-    None when wrong; raises ``SecondFactorNeeded``."""
-    found = check_credentials(email, password, kinds)
+def sign_in(
+    email: str, password: str, kinds, code: str | None, origin: Actor
+) -> tuple[str, dict, tuple] | None:
+    """Check credentials (and the second factor) and open a session: ``(kind, row, cookie
+    to set)``, or None when wrong; raises ``SecondFactorNeeded``."""
+    found = check_credentials(email, password, kinds, origin)
     if found is None:
         return None
     kind, row = found
-    used = check_second_factor(kind, row, code)
-    open_session(kind, row, used)
-    return found
+    used = check_second_factor(kind, row, code, origin)
+    return kind, row, open_session(kind, row, used, origin)
 
 
-def sign_out(caller) -> None:
-    """End the caller's session (if any) and clear its cookie in the response."""
+def sign_out(caller) -> list[sessions.Kind]:
+    """End the caller's session (if any); answer the session cookies to clear."""
     if caller is not None and caller.session_id:
         with db.transaction():
             sessions.end(sessions.KINDS[caller.kind], caller.session_id)
-            audit.record("logout", {"session_id": caller.session_id})
-        g.clear_session_cookies = [sessions.KINDS[caller.kind]]
-    else:
-        g.clear_session_cookies = [sessions.ADMIN, sessions.CUSTOMER]
+            audit.record("logout", {"session_id": caller.session_id}, actor=caller.actor)
+        return [sessions.KINDS[caller.kind]]
+    return [sessions.ADMIN, sessions.CUSTOMER]
 
 
-def end_session(caller, session_id: str) -> bool:
-    """End one of the caller's own sessions (signing out if it is the current one)."""
+def end_session(caller, session_id: str) -> list[sessions.Kind] | None:
+    """End one of the caller's own sessions: None when it is not theirs, else the session
+    cookies to clear (its own, when it is the current one: signing out)."""
     kind = sessions.KINDS[caller.kind]
     with db.transaction():
         if not sessions.end(kind, session_id, holder_id=caller.id):
-            return False
-        audit.record("session.revoked", {"session_id": session_id})
-    if session_id == caller.session_id:
-        g.clear_session_cookies = [kind]
-    return True
+            return None
+        audit.record("session.revoked", {"session_id": session_id}, actor=caller.actor)
+    return [kind] if session_id == caller.session_id else []
 
 
 # The console's second step: a browser whose password was right may send a code for a while.

@@ -14,12 +14,13 @@ import secrets
 import pyotp
 import segno
 
-from shop import audit, db, settings
+from shop import audit, db
 from shop.auth import sessions
-from shop.auth.key_events import CLI_ACTOR
+from shop.auth.keys.events import CLI_ACTOR
 from shop.auth.passwords import check_password
 from shop.clock import now, now_iso
-from shop.errors import abort
+from shop.errors import Conflict, Invalid
+from shop.site import settings
 
 ISSUER_FALLBACK = "shop"
 RECOVERY_CODES = 10
@@ -187,10 +188,10 @@ def status(user_id: str) -> dict:
 def set_up(caller) -> dict:
     """Start (or restart) setting up; 409 when already on."""
     if is_enabled(caller.id):
-        abort(409, "Two-factor sign-in is already on: turn it off first to set up another app.")
+        raise Conflict("Two-factor sign-in is already on: turn it off first to set up another app.")
     with db.transaction():
         started = start(caller.id, caller.email)
-        audit.record("two_factor.setup_started", {"user_id": caller.id})
+        audit.record("two_factor.setup_started", {"user_id": caller.id}, actor=caller.actor)
     return started
 
 
@@ -213,7 +214,7 @@ def cancel_setup(caller) -> bool:
             {"id": caller.id},
         )
         if dropped:
-            audit.record("two_factor.setup_cancelled", {"user_id": caller.id})
+            audit.record("two_factor.setup_cancelled", {"user_id": caller.id}, actor=caller.actor)
     return bool(dropped)
 
 
@@ -224,30 +225,34 @@ def confirm_setup(caller, code: str) -> list[str]:
     the second factor."""
     row = state(caller.id)
     if row is None or row["enabled_at"]:
-        abort(409, "Nothing to confirm: set up two-factor sign-in first.")
+        raise Conflict("Nothing to confirm: set up two-factor sign-in first.")
     with db.transaction():
         if not use_code(caller.id, code, pending=True):
-            abort(400, "otp: this is not the app's current code; check the phone's clock.")
+            raise Invalid("otp: this is not the app's current code; check the phone's clock.")
         codes = confirm(caller.id)
         ended = sessions.end_all(sessions.ADMIN, caller.id, caller.session_id)
-        audit.record("two_factor.enabled", {"user_id": caller.id, "other_sessions_ended": ended})
+        audit.record(
+            "two_factor.enabled",
+            {"user_id": caller.id, "other_sessions_ended": ended},
+            actor=caller.actor,
+        )
     return codes
 
 
 def turn_off_with(caller, password: str, code: str) -> None:
     """Turn two-factor sign-in off with the password and a code; 400 naming what is wrong."""
     if not is_enabled(caller.id):
-        abort(409, "Two-factor sign-in is not on.")
+        raise Conflict("Two-factor sign-in is not on.")
     if required_by_settings():
-        abort(409, "The shop's settings require two-factor sign-in of administrators.")
+        raise Conflict("The shop's settings require two-factor sign-in of administrators.")
     stored = db.value("SELECT password_hash FROM users WHERE id = :id", {"id": caller.id})
     if not check_password(stored, password):
-        abort(400, "password: does not match your password.")
+        raise Invalid("password: does not match your password.")
     with db.transaction():
         if check(caller.id, code) is None:
-            abort(400, "otp: not a current code or an unused recovery code.")
+            raise Invalid("otp: not a current code or an unused recovery code.")
         turn_off(caller.id)
-        audit.record("two_factor.disabled", {"user_id": caller.id})
+        audit.record("two_factor.disabled", {"user_id": caller.id}, actor=caller.actor)
 
 
 def reset_by_operator(email: str) -> dict | None:
@@ -265,6 +270,5 @@ def reset_by_operator(email: str) -> dict | None:
             "two_factor.reset",
             {"user_id": user["id"], "was_on": was_on, "sessions_ended": ended},
             actor=CLI_ACTOR,
-            from_request=False,
         )
     return {"email": user["email"], "was_on": was_on, "sessions_ended": ended}

@@ -358,6 +358,7 @@ class Database:
             self._pg(lambda c: c.execute("BEGIN"))  # a broken idle connection is replaced
             conn = local.conn
             local.marks = set()
+            local.memos = {}
         elif depth == 0:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -366,6 +367,7 @@ class Database:
                     raise
                 raise Unavailable("database", busy(self.limit())) from error
             local.marks = set()
+            local.memos = {}
         else:
             self._in_transaction(conn, f"SAVEPOINT sp{depth}")
         local.depth = depth + 1
@@ -374,6 +376,7 @@ class Database:
         except BaseException:
             local.depth = depth
             local.marks = set()  # what was marked may have been rolled back
+            local.memos = {}
             if self.engine == "postgresql" and conn.closed:
                 raise
             undo = "ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}"
@@ -394,6 +397,16 @@ class Database:
             return False
         local.marks.add(name)
         return True
+
+    def once_in_transaction(self, name: str, compute):
+        """``compute()``'s answer, computed once per open transaction under ``name`` (again
+        after any rollback); computed each time outside a transaction."""
+        local = self._local
+        if not getattr(local, "depth", 0):
+            return compute()
+        if name not in local.memos:
+            local.memos[name] = compute()
+        return local.memos[name]
 
     def lock(self, name: str) -> None:
         """Serialise transactions that take the same named lock, until the transaction ends.

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from shop import deadlines
+from shop.net import deadlines
 
 MAX_URL = 2000
 MAX_READ = 16 * 1024  # bytes of a response body read at most

@@ -8,13 +8,14 @@ import logging
 from datetime import timedelta
 
 from shop import audit, db, mail
+from shop.actor import system
 from shop.clock import iso, parse
 from shop.webhooks.outbox import missing_rights
 
 log = logging.getLogger("shop.webhooks")
 
 DISABLE_AFTER = timedelta(days=3)
-WORKER_ACTOR = {"kind": "system", "id": None, "label": "webhook worker"}
+WORKER_ACTOR = system("webhook worker")
 
 
 def if_failing(webhook_id: str, moment, attempts: int) -> None:
@@ -48,7 +49,6 @@ def _disable(webhook_id: str, url: str, reason: str, moment) -> bool:
             "webhook.disabled",
             {"webhook_id": webhook_id, "url": url, "reason": reason},
             actor=WORKER_ACTOR,
-            from_request=False,
         )
     return bool(disabled)
 

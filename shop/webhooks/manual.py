@@ -20,7 +20,7 @@ from flask import current_app
 
 from shop import db
 from shop.clock import iso, now, parse
-from shop.errors import abort
+from shop.errors import Deferred
 from shop.webhooks import delivery, worker
 
 DEADLINE = timedelta(seconds=60)  # a request not taken by then is recorded as not sent
@@ -46,8 +46,7 @@ def queue(webhook_id: str, delivery_id: str, kind: str) -> dict:
     )
     if waiting >= QUEUED_PER_WEBHOOK:
         retry = math.ceil(min(TIMEOUT, current_app.config["WEBHOOKS_TIMEOUT"]))
-        abort(
-            503,
+        raise Deferred(
             f"Busy: {waiting} pings or replays of this webhook are waiting for the worker;"
             " try again shortly.",
             {"Retry-After": str(retry)},

@@ -1,18 +1,16 @@
 """The outbox: ``emit`` writes an event and its deliveries in the caller's transaction.
 
 A rolled-back change therefore emits nothing and a committed one loses nothing; the worker
-(``shop.webhooks.worker``) sends what the outbox holds. ``emit`` costs one indexed query when
-nobody subscribes to the event, and within a request one for all its events (a status change
-emits two or three); the payload is rendered only when somebody subscribes.
+(``shop.webhooks.worker``) sends what the outbox holds. ``emit`` reads the enabled webhooks once
+per transaction for all its events (a status change emits two or three); the payload is
+rendered only when somebody subscribes.
 """
 
 import json
 
-from flask import g, has_request_context
-
 from shop import db
-from shop.auth.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.clock import iso, now
+from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
 # A webhook, its events and what its owner may read now. A webhook belongs to a person: the
@@ -27,22 +25,14 @@ CREATOR = f"""
     LEFT JOIN users u ON u.id = w.owner_id
     LEFT JOIN roles r ON r.id = u.role_id"""
 
-_SUBSCRIBED = (
-    CREATOR + " JOIN webhook_subscriptions sub ON sub.webhook_id = w.id"
-    " WHERE sub.event = :type AND w.enabled = 1"
-)
 _ENABLED = CREATOR + " WHERE w.enabled = 1"
 
 
 def _subscribed(event_type: str) -> list[dict]:
-    """The enabled webhooks subscribed to ``event_type``. A request reads every enabled
+    """The enabled webhooks subscribed to ``event_type``. A transaction reads every enabled
     webhook once, with its events, for all the events it emits (the rights are checked
-    again at delivery); the worker and the CLI ask per event."""
-    if not has_request_context():
-        return db.query(_SUBSCRIBED, {"type": event_type})
-    enabled = g.get("webhooks_enabled")
-    if enabled is None:
-        enabled = g.webhooks_enabled = db.query(_ENABLED)
+    again at delivery)."""
+    enabled = db.get_db().once_in_transaction("webhooks.enabled", lambda: db.query(_ENABLED))
     return [row for row in enabled if event_type in (row["events"] or "").split()]
 
 

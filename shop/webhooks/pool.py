@@ -1,31 +1,11 @@
 """The worker's webhook sender: deliveries to one origin never hold up another's.
 
 A dispatcher thread claims due deliveries only as they can start: at most
-``SHOP_WEBHOOKS_CONCURRENCY`` attempts run at once (a thread each), and at most
-``SHOP_WEBHOOKS_PER_ORIGIN`` of them to one origin (scheme, host and port of the URL). An
-origin that hangs, drips, refuses or fails holds its few threads until each attempt's
-timeout and no more; its other deliveries stay in the outbox unclaimed (another worker
-process may take them, within its own limits), and the dispatcher claims the other
-origins' deliveries past them. A delivery is claimed (its lease: the attempt's timeout and
-``SHOP_WORKER_LEASE_MARGIN``) just before its attempt starts, and the attempt is recorded as
-soon as it ends (``worker.send_claimed``). A thread whose webhook has more due deliveries to
-the same URL claims the next one in the transaction that records the last, and sends it,
-while another thread stays free: an origin's backlog costs a delivery one transaction, and
-the origin's slot stays the thread's, so its limit holds.
-
-The dispatcher looks again when a thread ends and at least every
-``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds, so a new event waits about that long at most while
-a thread is free. With k origins misbehaving at once, k x per-origin threads are busy: keep
-the concurrency above that (the defaults, 8 and 2, leave 6 threads to the healthy ones
-while one origin hangs). The limits are per worker process.
-
-A webhook owner's rights are read once a poll interval, not per attempt: a right taken
-away stops that owner's deliveries within a second (each is then skipped, and the webhook
-disabled, as ``worker.try_send`` says).
-
-On stop (SIGTERM) nothing more is claimed, the attempts still running are cut at once and
-their deliveries released, due again for any worker (at least once: a receiver may have
-seen the cut request; it deduplicates on ``webhook-id``).
+``SHOP_WEBHOOKS_CONCURRENCY`` attempts at once (a thread each), at most
+``SHOP_WEBHOOKS_PER_ORIGIN`` of them to one origin; a thread with more due deliveries to the
+same URL claims the next as it records the last. On SIGTERM nothing more is claimed and
+running attempts are cut and released. The limits, latency and at-least-once delivery:
+docs/webhooks.md, "Delivery, retries and ordering".
 """
 
 import functools
@@ -34,8 +14,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-from shop import db, deadlines
+from shop import db
 from shop.clock import iso, now
+from shop.net import deadlines
 from shop.outages import Unavailable, note_outage
 from shop.webhooks import delivery, manual, worker
 

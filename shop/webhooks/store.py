@@ -15,7 +15,7 @@ from flask import current_app
 
 from shop import audit, db
 from shop.clock import iso, now, parse
-from shop.errors import abort
+from shop.errors import Forbidden, Invalid, NotFound
 from shop.webhooks import manual, signing
 from shop.webhooks.delivery import UrlError, check_url
 from shop.webhooks.events import EVENTS, PING
@@ -67,13 +67,13 @@ def found(webhook_id: str) -> dict:
     """One webhook, or a 404."""
     record = get(webhook_id)
     if record is None:
-        abort(404, "Webhook not found.")
+        raise NotFound("Webhook not found.")
     return record
 
 
 def list_page(page: int, page_size: int, since: dict | None = None) -> dict:
-    """A page of webhooks, newest first (``since``: ``shop.pages.changed_since``'s filters)."""
-    from shop.pages import Where, changed_since, paginate
+    """A page of webhooks, newest first (``since``: ``shop.db.pages.changed_since``'s filters)."""
+    from shop.db.pages import Where, changed_since, paginate
 
     where = Where()
     order = changed_since(where, since or {}, "w.") or " ORDER BY w.created_at DESC, w.id DESC"
@@ -97,7 +97,7 @@ def clean_url(url: str) -> str:
             allow_private=config["WEBHOOKS_ALLOW_PRIVATE"],
         )
     except UrlError as error:
-        abort(400, str(error))
+        raise Invalid(str(error)) from None
 
 
 def check_events(events, caller) -> list[str]:
@@ -109,12 +109,12 @@ def check_events(events, caller) -> list[str]:
     """
     chosen = sorted(set(events))
     if not chosen:
-        abort(400, "events: choose at least one event.")
+        raise Invalid("events: choose at least one event.")
     for event in chosen:
         if event not in EVENTS:
-            abort(400, f"events: {event!r} is not an event; events: {', '.join(EVENTS)}.")
+            raise Invalid(f"events: {event!r} is not an event; events: {', '.join(EVENTS)}.")
         if not caller.can(EVENTS[event]):
-            abort(403, caller.denial(EVENTS[event], purpose=f"subscribe to {event}"))
+            raise Forbidden(caller.denial(EVENTS[event], purpose=f"subscribe to {event}"))
     return chosen
 
 
@@ -124,8 +124,7 @@ def _creator(caller) -> dict:
     later without the webhook noticing)."""
     if caller.kind == "api_key":
         if caller.owner_id is None:
-            abort(
-                403,
+            raise Forbidden(
                 "Access denied: a webhook belongs to a person; this key was made by the CLI"
                 " and has no owner. Use an administrator's key or the console.",
             )
@@ -166,7 +165,11 @@ def create(data: dict, caller) -> dict:
             },
         )
         _subscribe(webhook_id, events)
-        audit.record("webhook.created", {"webhook_id": webhook_id, "url": url, "events": events})
+        audit.record(
+            "webhook.created",
+            {"webhook_id": webhook_id, "url": url, "events": events},
+            actor=caller.actor,
+        )
     return {**found(webhook_id), "secret": secret}
 
 
@@ -198,7 +201,7 @@ def update(webhook_id: str, data: dict, caller) -> dict:
             sets += ["disabled_reason = NULL", "disabled_at = NULL", "failing_since = NULL"]
         elif not data["enabled"] and current["enabled"]:
             sets += ["disabled_reason = :reason", "disabled_at = :now"]
-            params["reason"] = "Disabled by " + (caller.actor["label"] or caller.kind) + "."
+            params["reason"] = "Disabled by " + (caller.actor.label or caller.kind) + "."
     with db.transaction():
         db.execute(
             "UPDATE webhooks SET " + ", ".join([*sets, "updated_at = :now"]) + " WHERE id = :id",
@@ -207,18 +210,18 @@ def update(webhook_id: str, data: dict, caller) -> dict:
         if events is not None:
             _subscribe(webhook_id, events)
         changed = {k: v for k, v in data.items() if k != "description"}
-        audit.record("webhook.updated", {"webhook_id": webhook_id, **changed})
+        audit.record("webhook.updated", {"webhook_id": webhook_id, **changed}, actor=caller.actor)
     return found(webhook_id)
 
 
-def delete(webhook_id: str) -> None:
-    """Delete a webhook, its subscriptions and its delivery log."""
+def delete(webhook_id: str, caller) -> None:
+    """Delete a webhook, its subscriptions and its delivery log (audited as ``caller``'s)."""
     with db.transaction():
         url = db.value("SELECT url FROM webhooks WHERE id = :id", {"id": webhook_id})
         if url is None:
-            abort(404, "Webhook not found.")
+            raise NotFound("Webhook not found.")
         db.execute("DELETE FROM webhooks WHERE id = :id", {"id": webhook_id})
-        audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url})
+        audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url}, actor=caller.actor)
 
 
 def rotate_secret(webhook_id: str, caller) -> dict:
@@ -238,8 +241,8 @@ def rotate_secret(webhook_id: str, caller) -> dict:
             },
         )
         if not moved:
-            abort(404, "Webhook not found.")
-        audit.record("webhook.secret_rotated", {"webhook_id": webhook_id})
+            raise NotFound("Webhook not found.")
+        audit.record("webhook.secret_rotated", {"webhook_id": webhook_id}, actor=caller.actor)
     return {**found(webhook_id), "secret": secret}
 
 
@@ -309,7 +312,7 @@ def delivery(webhook_id: str, delivery_id: str) -> dict:
         {"id": delivery_id, "webhook_id": webhook_id},
     )
     if row is None:
-        abort(404, "Delivery not found.")
+        raise NotFound("Delivery not found.")
     return _present_deliveries([row])[0]
 
 
@@ -317,7 +320,7 @@ def deliveries_page(
     webhook_id: str, status: str | None, page: int, page_size: int, since: dict | None = None
 ) -> dict:
     """A page of a webhook's deliveries, newest first (``since``: as ``list_page``'s)."""
-    from shop.pages import Where, changed_since, paginate
+    from shop.db.pages import Where, changed_since, paginate
 
     found(webhook_id)
     where = Where("d.webhook_id = :webhook_id", webhook_id=webhook_id)
@@ -362,26 +365,3 @@ def status() -> list[dict]:
             max(0, int((moment - parse(oldest)).total_seconds())) if oldest else None
         )
     return rows
-
-
-def status_lines() -> list[str]:
-    """``flask webhooks status``: a line per endpoint, then one per outbox."""
-    from shop import health
-
-    lines = []
-    for row in status():
-        state = "disabled" if not row["enabled"] else "failing" if row["failing_since"] else "ok"
-        age = row["oldest_pending_age_seconds"]
-        lines.append(
-            f"{row['id']}  {state:<8}  backlog={row['backlog']}"
-            f"  oldest_pending={'-' if age is None else f'{age}s'}"
-            f"  last_success={row['last_success_at'] or 'never'}"
-            f"  last_failure={row['last_failure_at'] or 'never'}  {row['url']}"
-        )
-    if not lines:
-        lines.append("No webhooks.")
-    for queue, state in health.outbox_backlog().items():
-        age = state["oldest_pending_age_seconds"]
-        oldest = "" if age is None else f", the oldest {age:.0f}s old"
-        lines.append(f"outbox {queue}: {state['pending']} pending{oldest}")
-    return lines

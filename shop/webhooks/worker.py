@@ -1,18 +1,11 @@
 """Webhook delivery: one delivery's attempt, its record and the queue's upkeep.
 
-The worker's loop (``shop/webhooks/pool.py``) claims a due delivery just before its attempt
-(``claim_seen``: pushing its next attempt a lease ahead, one attempt's timeout and
-``SHOP_WORKER_LEASE_MARGIN``; that moment is the lease's token) and sends it
-(``send_claimed``); ``deliver_due`` does the same one by one (``--once``). A lease running
-short is renewed before the attempt, each attempt is recorded as soon as it ends, and a
-result is written only while the token is still the worker's: a delivery another worker
-took meanwhile is not sent again. A killed worker's claims are due again when their
-leases end: at least once.
-
-Retries follow ``SCHEDULE`` with +-20 % jitter, about a day in all. When a delivery has used
-every attempt and its endpoint has failed for ``disabling.DISABLE_AFTER`` without a
-success, the webhook is disabled, with the reason, an audit entry and its ``enabled:
-false`` for all to see.
+``claim_seen`` claims a due delivery just before its attempt (a lease of one attempt's timeout
+plus ``SHOP_WORKER_LEASE_MARGIN``, the claim's moment being its token), ``send_claimed``
+sends it and records the result only while the token is still the worker's; ``deliver_due``
+does the same one by one (``--once``). Retries follow ``SCHEDULE`` with +-20 % jitter; a
+webhook failing past ``disabling.DISABLE_AFTER`` is disabled. The loop is ``pool``; the
+guarantees: docs/webhooks.md, "Delivery, retries and ordering".
 """
 
 import logging
@@ -22,8 +15,6 @@ from datetime import timedelta
 from flask import current_app
 
 from shop import db
-from shop.auth import key_store
-from shop.auth.caller import Caller
 from shop.clock import iso, now, parse
 from shop.webhooks import delivery, disabling, signing
 from shop.webhooks.events import EVENTS, PING
@@ -212,8 +203,16 @@ def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owne
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
-# API reads with (a non-owner administrator sees only their own keys).
-RECORD_RULES = {"api_key": lambda key_id, viewer: key_store.get(key_id, viewer) is not None}
+# API reads with (a non-owner administrator sees only their own keys). The package that owns
+# such records registers its rule (create_app: ``shop.auth.keys``'s for api keys), as
+# webhooks sit below identity and may not import it.
+RECORD_RULES: dict = {}
+
+
+def record_rule(resource: str, rule) -> None:
+    """Register who may read a ``resource``'s record: ``rule(subject_id, owner_id,
+    owner_role)`` answers whether that administrator could read it through the API."""
+    RECORD_RULES[resource] = rule
 
 
 def _owner(webhook_id: str, owners: dict) -> tuple:
@@ -231,8 +230,7 @@ def readable(event_type: str, subject_id, owner: dict, rights: frozenset) -> boo
     rule = RECORD_RULES.get(event_type.split(".", 1)[0])
     if rule is None:
         return True
-    viewer = Caller(kind="admin", id=owner["owner_id"], role=owner["owner_role"])
-    return rule(subject_id, viewer)
+    return rule(subject_id, owner["owner_id"], owner["owner_role"])
 
 
 def try_send(row: dict, kind: str, owners: dict, connections=None) -> tuple:

@@ -1,0 +1,1 @@
+"""The catalogue: products, variants, stock, images, search, import/export."""

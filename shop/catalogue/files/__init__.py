@@ -1,0 +1,1 @@
+"""The catalogue as a file: export and import (CSV, JSON Lines)."""

@@ -1,0 +1,365 @@
+"""Which products a list shows: its filters and search as SQL, and the facets of that set.
+
+``GET /products`` and ``GET /products/facets`` take the same filters and build them here.
+Each facet group (``categories``, ``price_bands`` from ``PRICE_BANDS``, ``options`` up to
+``MAX_FACET_VALUES`` values a name) is counted with every filter but its own, so a count is
+the ``total`` the list answers when that value replaces the group's filter
+(docs/catalogue-and-content.md, "Search and facets").
+"""
+
+from shop import db
+from shop.catalogue import search
+from shop.clock import iso
+from shop.db.pages import IF_FEW, Where
+
+# The category :category_id and every category below it. A list reads the tree's ids first
+# and filters on them as values: the planners then estimate the category's products from
+# their statistics (PostgreSQL guessed 900 categories in any tree and read every product).
+CATEGORY_TREE = """
+    WITH RECURSIVE tree (id) AS (
+        SELECT id FROM categories WHERE id = :category_id
+        UNION
+        SELECT c.id FROM categories c JOIN tree t ON c.parent_id = t.id
+    )
+    SELECT id FROM tree ORDER BY id"""
+
+# The ``category`` and ``collection`` filters name one by id or by slug: the id wins should
+# one row's slug be another's id (a slug may be 24 hex digits too). An unknown one matches
+# nothing, as an unknown ``category_id`` does: an empty list, not an error.
+BY_ID_OR_SLUG = {
+    table: f"""SELECT id FROM {table} WHERE id = :{key} OR (slug = :{key}
+        AND NOT EXISTS (SELECT 1 FROM {table} WHERE id = :{key}))"""
+    for table, key in (("categories", "category"), ("collections", "collection"))
+}
+CATEGORY_REF_TREE = CATEGORY_TREE.replace(
+    "SELECT id FROM categories WHERE id = :category_id", BY_ID_OR_SLUG["categories"]
+)
+# A collection's products from its own key (collection_id, product_id): the EXISTS form
+# tested every product of the sort's index in turn (15 ms of CPU at 100,000 products).
+IN_COLLECTION_ID = """p.id IN (SELECT cp.product_id FROM collection_products cp
+    WHERE cp.collection_id = :collection_id)"""
+IN_COLLECTION = f"""p.id IN (SELECT cp.product_id FROM collection_products cp
+    WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}))"""
+
+# Price bands of the facets, in minor units: (min_price, max_price), both inclusive as the
+# list's filters are; the last band has no upper end. Chosen for a shop whose currency has
+# cents (EUR, USD): 0-9.99, 10-24.99, 25-49.99, 50-99.99, 100-249.99, 250 and up.
+PRICE_BANDS = (
+    (0, 999),
+    (1000, 2499),
+    (2500, 4999),
+    (5000, 9999),
+    (10000, 24999),
+    (25000, None),
+)
+
+
+# The filters that pick out few products through an index of their own. Not a category: it
+# may hold a large part of the catalogue, and PostgreSQL found a big one's page quicker by
+# the sort's index (19-31 ms) than by collecting its products first (160-200 ms, 100,000
+# products); so a category's count decides (below).
+_NARROWING = ("slug", "sku", "collection_id", "collection")
+# The filters that may select a few products or most: the count decides (``IF_FEW``).
+_COUNT_DECIDES = ("category_id", "category")
+
+# The bounds of the ``option.<name>=<value>`` filters.
+MAX_OPTION_NAMES = 10
+MAX_OPTION_VALUES = 100
+MAX_OPTION_TEXT = 200
+# An option facet answers at most this many values, the most common first: a catalogue of
+# many distinct values (a value per product) would otherwise send them all to every visitor.
+MAX_FACET_VALUES = 100
+
+
+def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) -> tuple:
+    """SQL that the variant ``variant`` (an alias of ``product_variants``) has one of the
+    values of every option name given, and its parameters (named with ``tag``)."""
+    conditions, params = [], {}
+    for i, (name, values) in enumerate(sorted(options.items())):
+        marks, named = db.in_list(f"{tag}{i}v", values)
+        params.update(named)
+        params[f"{tag}{i}"] = name
+        conditions.append(
+            f"{variant}.id IN (SELECT o.variant_id FROM variant_option_values o"
+            f" WHERE o.name = :{tag}{i} AND o.value IN {marks})"
+        )
+    return conditions, params
+
+
+def _in_tree(tree: str, key: str, value: str) -> tuple[str, dict]:
+    """The condition (and its values) that a product is in the category ``value`` names or
+    below it: the tree's ids, read now; nothing matches an unknown category."""
+    ids = [row["id"] for row in db.query(tree, {key: value})]
+    if not ids:
+        return "1 = 0", {}
+    marks, params = db.in_list(key, ids)
+    return f"p.category_id IN {marks}", params
+
+
+def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict]:
+    """SQL of the ids of the products with an active variant that has one of the values of
+    every option name given, and its parameters (named with ``tag``).
+
+    Read from the lookup index alone (name, value, product, variant): the first name's
+    values give the candidates, each further name keeps the variants that hold one of its
+    values too, and the few inactive variants (their partial index) are left out, so no
+    variant's row is read per match (``option.Size=M`` at 100,000 products: 8,000 rows of
+    each table before, 25 ms of CPU)."""
+    tables, conditions, params = [], [], {}
+    for i, (name, values) in enumerate(sorted(options.items())):
+        marks, named = db.in_list(f"{tag}{i}v", values)
+        params.update(named)
+        params[f"{tag}{i}"] = name
+        tables.append(f"variant_option_values o{i}")
+        conditions.append(f"o{i}.name = :{tag}{i} AND o{i}.value IN {marks}")
+        if i:  # the same variant: its key (variant_id, name)
+            conditions.append(f"o{i}.variant_id = o0.variant_id")
+    # CROSS JOIN keeps SQLite's join order: the first name's values lead.
+    return (
+        f"SELECT o0.product_id FROM {' CROSS JOIN '.join(tables)} WHERE "
+        + " AND ".join(conditions)
+        + " AND o0.variant_id NOT IN (SELECT v.id FROM product_variants v WHERE v.active = 0)"
+    ), params
+
+
+class ProductQuery:
+    """The filters of a product list: ``where`` (every filter but the search) and ``match``
+    (the search, or None); ``sql()`` is what follows ``FROM products p``."""
+
+    def __init__(self, args: dict, *, only_active: bool):
+        self.args = args
+        self.where = Where()
+        self.match = search.Match(args["q"]) if "q" in args else None
+        where = self.where
+        if "active" in args:
+            where.add("p.active = :active", active=args["active"])
+        elif only_active:
+            where.add("p.active = 1")
+        if self.match:
+            where.params.update(self.match.params)
+        if "slug" in args:
+            where.add("p.slug = :slug", slug=args["slug"])
+        if "sku" in args:
+            where.add(
+                "p.id IN (SELECT v.product_id FROM product_variants v WHERE v.sku = :sku)",
+                sku=args["sku"],
+            )
+        # A category as its tree's ids (counted and collected by the planners' estimates),
+        # and as the tree's query for a walk of the sort's index (``dense_filters``).
+        self._walked = {}
+        for key, tree in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
+            if key in args:
+                condition, params = _in_tree(tree, key, args[key])
+                where.add(condition, **params)
+                if params:  # an unknown category matches nothing either way
+                    self._walked[condition] = (f"p.category_id IN ({tree})", {key: args[key]})
+        if "collection_id" in args:
+            where.add(IN_COLLECTION_ID, collection_id=args["collection_id"])
+        if "collection" in args:
+            where.add(IN_COLLECTION, collection=args["collection"])
+        if "min_price" in args:
+            where.add("p.price_cents >= :min_price", min_price=args["min_price"])
+        if "max_price" in args:
+            where.add("p.price_cents <= :max_price", max_price=args["max_price"])
+        if "in_stock" in args:
+            where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
+        if args.get("options"):
+            sql, params = _option_products(args["options"], "opt")
+            where.add(f"p.id IN ({sql})", **params)
+        if "updated_after" in args:
+            where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
+        if "created_after" in args:
+            where.add("p.created_at >= :created_after", created_after=iso(args["created_after"]))
+
+    @property
+    def narrow(self) -> bool | str:
+        """Whether a filter picks out few products through an index of its own (a search,
+        a collection, an option, a slug or SKU, out of stock): a page then sorts those
+        (``shop.db.pages.paginate``'s ``narrow``); ``IF_FEW`` for a category,
+        which may hold a few products or most of them: their count decides."""
+        if (
+            self.match is not None
+            or any(name in self.args for name in _NARROWING)
+            or (self.args.get("in_stock") is False or bool(self.args.get("options")))
+        ):
+            return True
+        if any(name in self.args for name in _COUNT_DECIDES):
+            return IF_FEW
+        return False
+
+    @property
+    def filtered(self) -> bool:
+        """Whether anything but ``active`` filters the list (its total is then counted)."""
+        return self.match is not None or any(
+            condition not in ("p.active = 1", "p.active = :active")
+            for condition in self.where.conditions
+        )
+
+    def sql(self, ranked: bool = False) -> str:
+        """What follows ``FROM products p``: joins and ``WHERE ...``; ``ranked`` joins what
+        the search's rank needs."""
+        if self.match and ranked and not self.match.empty:
+            conditions = [*self.where.conditions, self.match.ranked_condition]
+            return self.match.ranked_join + Where(*filter(None, conditions)).sql()
+        return self.filters().sql()
+
+    def filters(self) -> Where:
+        """Every filter, the search's match included, as one ``Where`` on ``products p``
+        (what a list sorted by a column pages with)."""
+        filters = Where(*self.where.conditions, **self.where.params)
+        if self.match and self.match.empty:
+            filters.add("1 = 0")  # a search without a word finds nothing
+        elif self.match:
+            filters.add(self.match.condition)
+        return filters
+
+    def dense_filters(self) -> Where | None:
+        """``filters()`` for a page that walks the sort's index testing each product (a
+        category past the count's cap, ``shop.db.pages.IF_FEW``), or None: the category as
+        its tree's query. Given its ids as values, SQLite sorted a big category's 5,000
+        products by name (20 ms of CPU at 100,000) rather than walk the name index."""
+        if not self._walked:
+            return None
+        filters = self.filters()
+        dense = Where(**filters.params)
+        for condition in filters.conditions:
+            condition, params = self._walked.get(condition, (condition, {}))
+            dense.add(condition, **params)
+        return dense
+
+    def count_sql(self) -> str:
+        return "SELECT COUNT(*) FROM products p" + self.sql()
+
+
+def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) -> dict:
+    """A page of a search sorted by relevance: the ids of the page, ranked, with the total of
+    the matches in the same pass (the rank sorts every match anyway), then ``fetch(ids)``
+    for their records, so that only the page's rows are built; a search of the whole
+    catalogue (``Match.quick_page``) reads the page's rows of ``select`` in the same
+    statement, each through ``convert``. Its total is exact and it has no ``next_cursor``:
+    a rank is no keyset (docs/openapi.md#lists)."""
+    page, page_size = args["page"], args["page_size"]
+    done = {"page": page, "page_size": page_size, "total_is_exact": True, "next_cursor": None}
+    if query.match.empty:  # no word: nothing found
+        return {"items": [], "total": 0, **done}
+    conditions = query.where.conditions
+    if conditions in ([], ["p.active = 1"]) or conditions == ["p.active = :active"]:
+        active = None if not conditions else bool(query.where.params.get("active", True))
+        quick = query.match.quick_page(active, (page - 1) * page_size, page_size, select)
+        if quick is not None:
+            rows, total = quick
+            return {"items": [convert(row) for row in rows], "total": total, **done}
+    rows = db.query(
+        "SELECT p.id, COUNT(*) OVER () AS total FROM products p"
+        + query.sql(ranked=True)
+        + f" ORDER BY {query.match.order} LIMIT :limit OFFSET :offset",
+        {**query.where.params, "limit": page_size, "offset": (page - 1) * page_size},
+    )
+    if rows:
+        total = rows[0]["total"]
+    else:  # an empty first page tells the total itself
+        total = 0 if page == 1 else db.value(query.count_sql(), query.where.params)
+    items = fetch([row["id"] for row in rows]) if rows else []
+    return {"items": items, "total": total, **done}
+
+
+def facets(args: dict, *, only_active: bool) -> dict:
+    """The facets of the products ``args`` select (see the module's docstring)."""
+    query = ProductQuery(args, only_active=only_active)
+    total = db.value(query.count_sql(), query.where.params)
+    priced = ProductQuery(_without(args, "min_price", "max_price"), only_active=only_active)
+    bands, params = [], dict(priced.where.params)
+    for i, (low, high) in enumerate(PRICE_BANDS):
+        params[f"low{i}"], params[f"high{i}"] = low, high
+        upper = f" AND p.price_cents <= :high{i}" if high is not None else ""
+        bands.append(f"SUM(CASE WHEN p.price_cents >= :low{i}{upper} THEN 1 ELSE 0 END)")
+    row = db.one(
+        "SELECT "
+        + ", ".join(f"{b} AS b{i}" for i, b in enumerate(bands))
+        + " FROM products p"
+        + priced.sql(),
+        params,
+    )
+    placed = ProductQuery(_without(args, "category_id", "category"), only_active=only_active)
+    direct = db.query(
+        "SELECT m.category_id, COUNT(*) AS n"
+        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
+        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+        placed.where.params,
+    )
+    return {
+        "total": total,
+        "categories": _categories({r["category_id"]: r["n"] for r in direct}),
+        "price_bands": [
+            {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
+            for i, (low, high) in enumerate(PRICE_BANDS)
+        ],
+        "options": _option_facets(args, only_active),
+    }
+
+
+def _option_facets(args: dict, only_active: bool) -> list[dict]:
+    """Per option name, per value, the products with an active variant of that value that
+    also meets the other names' filters (the same variant) and every other filter."""
+    chosen = args.get("options") or {}
+    others = ProductQuery({**args, "options": {}}, only_active=only_active)
+    # The names without a filter of their own share one query; each filtered name has its own.
+    groups = [(None, chosen)] + [
+        (name, {n: v for n, v in chosen.items() if n != name}) for name in sorted(chosen)
+    ]
+    counts: dict[str, dict[str, int]] = {}
+    for own, applied in groups:
+        conditions, params = _variant_condition(applied, "o2v", "fo")
+        if own is None:
+            marks, named = db.in_list("fx", list(chosen))
+            conditions.append(f"ov.name NOT IN {marks}" if chosen else "1 = 1")
+        else:
+            conditions.append("ov.name = :fown")
+            named = {"fown": own}
+        rows = db.query(
+            "SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n"
+            " FROM variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
+            " WHERE o2v.active = 1 AND "
+            + " AND ".join(conditions)
+            + f" AND ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
+            " GROUP BY ov.name, ov.value",
+            {**others.where.params, **params, **named},
+        )
+        for row in rows:
+            counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+    return [
+        {
+            "name": name,
+            "values": [
+                {"value": value, "count": n}
+                for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))[
+                    :MAX_FACET_VALUES
+                ]
+            ],
+        }
+        for name, values in sorted(counts.items())
+    ]
+
+
+def _without(args: dict, *names: str) -> dict:
+    return {key: value for key, value in args.items() if key not in names}
+
+
+def _categories(direct: dict[str, int]) -> list[dict]:
+    """Counts per category with its sub-categories' added, most first (then by name)."""
+    if not direct:
+        return []
+    rows = db.query("SELECT id, name, slug, parent_id FROM categories")
+    by_id = {row["id"]: row for row in rows}
+    counts: dict[str, int] = {}
+    for category_id, n in direct.items():
+        seen = set()
+        while category_id in by_id and category_id not in seen:  # a loop would be a bug
+            seen.add(category_id)
+            counts[category_id] = counts.get(category_id, 0) + n
+            category_id = by_id[category_id]["parent_id"]
+    found = [
+        {"id": cid, "name": by_id[cid]["name"], "slug": by_id[cid]["slug"], "count": n}
+        for cid, n in counts.items()
+    ]
+    return sorted(found, key=lambda c: (-c["count"], c["name"], c["id"]))

@@ -1,0 +1,1 @@
+"""Checkout: a basket becomes an order, its payment and its stock movements."""

@@ -1,0 +1,1 @@
+"""Customers: who buys, their profile and addresses."""

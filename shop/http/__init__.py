@@ -1,0 +1,1 @@
+"""The HTTP edge's plumbing: request hooks, error mapping, OpenAPI, the limiter."""

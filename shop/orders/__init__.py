@@ -1,0 +1,1 @@
+"""Orders: their lifecycle, how one reads, shipments and stock put back."""

@@ -1,0 +1,59 @@
+"""What a payment provider reports about an order's money, and how the order reacts.
+
+Payments tell orders what happened (``Succeeded``, ``Failed``, ``Refunded``) and orders
+never calls back into payments; ``apply`` makes the order react under its lock, in the
+caller's transaction when there is one.
+"""
+
+from dataclasses import dataclass
+
+from shop import db
+from shop.actor import Actor
+from shop.orders import lifecycle
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    """The order's money arrived in full: it becomes paid (once)."""
+
+    order_id: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    """An attempt to pay failed: the order stays pending, its customer may try again."""
+
+    order_id: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Refunded:
+    """Money went back (``orders.refunded_cents`` already counts it): the order becomes
+    refunded or partially refunded."""
+
+    order_id: str
+    note: str | None
+
+
+def apply(report, actor: Actor) -> bool:
+    """Make the order react to ``report`` under its lock, as ``actor`` (who brought the
+    report: the provider's webhook, a job, a person); answer whether the order moved."""
+    if isinstance(report, Succeeded):
+        return lifecycle.settle(report.order_id, report.note, actor)
+    if isinstance(report, Refunded):
+        with db.transaction():
+            lifecycle.lock(report.order_id)
+            order = db.one(
+                "SELECT id, number, status, total_cents, refunded_cents FROM orders WHERE id = :id",
+                {"id": report.order_id},
+            )
+            full = order["refunded_cents"] >= order["total_cents"]
+            status = "refunded" if full else "partially_refunded"
+            if order["status"] == status:
+                return False
+            return lifecycle.record_refund_status(order, status, report.note, actor)
+    if isinstance(report, Failed):
+        return False  # the payment keeps the failure; the order waits for another attempt
+    raise TypeError(f"not a payment report: {report!r}")

@@ -1,0 +1,463 @@
+"""Refunds: money back (an amount, or lines priced by ``pricing.refund_share``, and the
+shipping) and stock back (``restock``), independently of each other, under the order's lock.
+
+One command (``RefundRequest``, checked here) serves the API and the console. What can be
+refunded is what was paid minus ``orders.refunded_cents``, bumped by one guarded ``UPDATE``.
+A card order is refunded through its provider (``Provider.refund``) after the refund row is
+written (``pending``, its amount reserved), outside the transaction, keyed by the refund's
+id; a refund made at the provider is recorded once from its event (``record_external``).
+The order reacts to a refund's money back (``payment_reports.Refunded``). Rules and
+decisions: docs/payments.md and docs/orders.md.
+"""
+
+import json
+
+from shop import audit, db, idempotency, mail, money, webhooks
+from shop.actor import Actor
+from shop.clock import now_iso
+from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
+from shop.orders import lifecycle as orders
+from shop.orders import payment_reports, restocks
+from shop.payments import providers
+from shop.payments.providers import RefundRefused
+from shop.payments.refund_request import RefundRequest
+from shop.pricing import rules as pricing
+
+# The statuses an order can be refunded from (partially_shipped: the shipments branch).
+REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
+FIELDS = (
+    "id, order_id, amount_cents, currency, lines, shipping, restock, reason, provider,"
+    " reference, status, created_at, by_kind, by_id, by_label, failure_reason"
+)
+
+
+def _order(order_id: str) -> dict:
+    row = db.one(
+        "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
+        " o.shipping_cents, o.pricing, c.email, c.name, p.provider,"
+        " p.reference FROM orders o JOIN customers c ON c.id = o.customer_id"
+        " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
+        {"id": order_id},
+    )
+    if row is None:
+        raise NotFound("Order not found.")
+    return row
+
+
+def _paid(order: dict) -> int:
+    return order["total_cents"] if order["status"] in REFUNDABLE + ("refunded",) else 0
+
+
+def _so_far(order_id: str) -> tuple[dict, int]:
+    """Units refunded per line, and shipping refunded, by earlier refunds."""
+    refunded, shipping = {}, 0
+    for row in db.query(
+        "SELECT lines, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
+        {"id": order_id},
+    ):
+        for item in json.loads(row["lines"]):
+            refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
+        shipping += row["shipping"]
+    return refunded, shipping
+
+
+def _preview(order: dict) -> dict:
+    refunded, shipping_done = _so_far(order["id"])
+    restocked = restocks.back(order["id"])
+    remaining = _paid(order) - order["refunded_cents"]
+    stored = json.loads(order["pricing"]) if order["pricing"] else {}
+    shipping = pricing.shipping_charged(
+        order["shipping_cents"],
+        stored.get("shipping_tax_cents", 0),
+        stored.get("prices_include_tax", False),
+    )
+    lines = []
+    for item in db.query(
+        "SELECT line, name, variant_id, product_id, quantity,"
+        " COALESCE(total_cents, line_total_cents) AS total_cents FROM order_items"
+        " WHERE order_id = :id ORDER BY line",
+        {"id": order["id"]},
+    ):
+        done = refunded.get(item["line"], 0)
+        left = item["quantity"] - done
+        value = pricing.refund_share(item["total_cents"], item["quantity"], done, left)
+        lines.append(
+            {
+                **item,
+                "refunded_quantity": done,
+                "refundable_quantity": left,
+                "refundable_cents": min(value, max(remaining, 0)),
+                "restocked_quantity": restocked.get(item["line"], 0),
+            }
+        )
+    return {
+        "order_id": order["id"],
+        "currency": order["currency"],
+        "paid_cents": _paid(order),
+        "refunded_cents": order["refunded_cents"],
+        "refundable_cents": max(remaining, 0),
+        "shipping_refundable_cents": min(max(shipping - shipping_done, 0), max(remaining, 0)),
+        "lines": lines,
+    }
+
+
+def preview(order_id: str) -> dict:
+    """The most that can be refunded, per line and in total."""
+    order = _order(order_id)
+    shown = _preview(order)
+    for line in shown["lines"]:
+        line.pop("variant_id"), line.pop("product_id")
+    return shown
+
+
+def list_refunds(order_id: str) -> list[dict]:
+    """An order's refunds, oldest first."""
+    _order(order_id)
+    return [
+        _present(row)
+        for row in db.query(
+            f"SELECT {FIELDS} FROM refunds WHERE order_id = :id ORDER BY created_at, id",
+            {"id": order_id},
+        )
+    ]
+
+
+def _present(row: dict) -> dict:
+    return {
+        **{k: row[k] for k in ("id", "order_id", "amount_cents", "currency", "reason")},
+        **{k: row[k] for k in ("provider", "reference", "status", "failure_reason")},
+        "created_at": row["created_at"],
+        "lines": json.loads(row["lines"]),
+        "restock": json.loads(row["restock"]),
+        "shipping": bool(row["shipping"]),
+        "by": {"kind": row["by_kind"], "id": row["by_id"], "label": row["by_label"]}
+        if row["by_kind"]
+        else None,
+    }
+
+
+def _load(refund_id: str) -> dict:
+    return _present(db.one(f"SELECT {FIELDS} FROM refunds WHERE id = :id", {"id": refund_id}))
+
+
+def _price(body: dict, shown: dict) -> tuple[int, list, int]:
+    """The amount a request asks for, its lines and the shipping part (400 when wrong)."""
+    by_line = {line["line"]: line for line in shown["lines"]}
+    amount, lines = 0, []
+    for item in body.get("lines") or []:
+        line = by_line.get(item["line"])
+        if line is None:
+            raise Invalid(f"lines: the order has no line {item['line']}.")
+        if item["quantity"] > line["refundable_quantity"]:
+            raise Invalid(
+                f"lines: line {item['line']} has {line['refundable_quantity']} units left to"
+                f" refund; {item['quantity']} asked.",
+                withheld=(
+                    orders.READ,
+                    f"lines: line {item['line']} has fewer units left to refund.",
+                ),
+            )
+        amount += pricing.refund_share(
+            line["total_cents"], line["quantity"], line["refunded_quantity"], item["quantity"]
+        )
+        lines.append({"line": item["line"], "quantity": item["quantity"]})
+    shipping = shown["shipping_refundable_cents"] if body.get("shipping") else 0
+    amount += shipping
+    if "amount_cents" in body:
+        if lines or body.get("shipping"):
+            raise Invalid("amount_cents: give an amount, or lines and shipping, not both.")
+        amount = body["amount_cents"]
+    return amount, lines, shipping
+
+
+def _restock_lines(body: dict, order: dict) -> list:
+    """The units ``body`` puts back, each within what is still out (400 otherwise)."""
+    left = restocks.left(order["id"])
+    wanted = []
+    for item in body.get("restock") or []:
+        if item["line"] not in left:
+            raise Invalid(f"restock: the order has no line {item['line']}.")
+        if item["quantity"] > left[item["line"]]:
+            raise Invalid(
+                f"restock: line {item['line']} has {left[item['line']]} units left to put back.",
+                withheld=(
+                    orders.READ,
+                    f"restock: line {item['line']} has fewer units left to put back.",
+                ),
+            )
+        left[item["line"]] -= item["quantity"]
+        wanted.append({"line": item["line"], "quantity": item["quantity"]})
+    return wanted
+
+
+def create_refund(order_id: str, request: RefundRequest, caller, idempotency_key: str | None):
+    """Refund (and/or restock) as ``request`` asks (checked here); answer ``(refund, created)``.
+
+    A replay of ``idempotency_key`` with the same body answers the first refund (False);
+    with another body it is a 409. The provider unreachable: 503, the refund stays
+    ``pending`` and the same key retries it. The provider refusing it: 409 (502 for the
+    shop's key) naming its reason, the refund ``failed`` and its amount released; its replay
+    is the same 409.
+    """
+    body = request.checked()
+    body_hash = idempotency.body_hash(body)
+    with db.transaction():
+        orders.lock(order_id)
+        order = _order(order_id)
+        existing = _replayed(order_id, idempotency_key, body)
+        if existing is None:
+            refund_id = _take(order, body, caller, idempotency_key, body_hash)
+        else:
+            refund_id = existing["id"]
+    row = db.one(
+        "SELECT status, failure_reason, provider FROM refunds WHERE id = :id", {"id": refund_id}
+    )
+    if row["status"] == "pending":
+        _through_provider(
+            order, refund_id, providers.get(row["provider"], every=True), caller.actor
+        )
+    elif row["status"] == "failed":
+        label = providers.get(row["provider"], every=True).label
+        raise Conflict(
+            f"This refund failed: {label} refused it ({row['failure_reason']}). Retry with a"
+            " new Idempotency-Key.",
+        )
+    return _load(refund_id), existing is None
+
+
+def _replayed(order_id: str, key: str | None, body: dict) -> dict | None:
+    if key is None:
+        return None
+    row = db.one(
+        "SELECT id, request_hash FROM refunds WHERE order_id = :id AND idempotency_key = :key",
+        {"id": order_id, "key": key},
+    )
+    if row is not None and not idempotency.same_body(row["request_hash"], body):
+        raise Conflict("This Idempotency-Key was already used with another body; use a new key.")
+    return row
+
+
+def _take(order: dict, body: dict, caller, key, body_hash) -> str:
+    """Check, reserve and write the refund in the caller's transaction; answer its id."""
+    if order["status"] not in REFUNDABLE:
+        raise Conflict(
+            f"Order {order['number']} is {order['status']}: there is nothing to refund.",
+            withheld=(orders.READ, "The order's status leaves nothing to refund."),
+        )
+    shown = _preview(order)
+    amount, lines, shipping = _price(body, shown)
+    restock = _restock_lines(body, order)
+    if amount > shown["refundable_cents"]:
+        most = shown["refundable_cents"]
+        raise Invalid(
+            f"amount_cents: {amount} is more than can be refunded; the maximum is {most}"
+            f" ({money.display(most, order['currency'])}).",
+            withheld=(orders.READ, "amount_cents: more than can be refunded."),
+        )
+    if amount == 0 and not restock:
+        raise Invalid(
+            "Nothing to refund or restock: give amount_cents, lines, shipping or restock."
+        )
+    taken = db.execute(
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount"
+        " WHERE id = :id AND refunded_cents + :amount <= total_cents",
+        {"amount": amount, "id": order["id"]},
+    )
+    if not taken:
+        raise Conflict("Another refund of this order was taken meanwhile; reload the preview.")
+    provider = providers.get(order["provider"], every=True) if order["provider"] else None
+    through = provider is not None and provider.refunds_through_provider and amount > 0
+    refund_id, actor = db.new_id(), caller.actor
+    _insert(
+        {
+            "id": refund_id,
+            "order_id": order["id"],
+            "amount_cents": amount,
+            "currency": order["currency"],
+            "lines": json.dumps(lines),
+            "shipping": shipping,
+            "restock": json.dumps(restock),
+            "reason": body.get("reason"),
+            "provider": provider.name if through else "manual",
+            "reference": None,
+            "status": "pending" if through else "succeeded",
+            "idempotency_key": key,
+            "request_hash": body_hash,
+            "by_kind": actor.kind,
+            "by_id": actor.id,
+            "by_label": actor.label,
+        }
+    )
+    restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
+    if not through:
+        _complete(order["id"], refund_id, actor)
+    return refund_id
+
+
+def _insert(values: dict) -> None:
+    moment = now_iso()
+    db.execute(
+        "INSERT INTO refunds (id, order_id, amount_cents, currency, lines, shipping, restock,"
+        " reason, provider, reference, status, idempotency_key, request_hash, created_at,"
+        " updated_at, by_kind, by_id, by_label) VALUES (:id, :order_id, :amount_cents,"
+        " :currency, :lines, :shipping, :restock, :reason, :provider, :reference, :status,"
+        " :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id, :by_label)",
+        {**values, "now": moment},
+    )
+
+
+def _through_provider(
+    order: dict, refund_id: str, provider: providers.Provider, actor: Actor
+) -> None:
+    """Outside any transaction: the provider gives a pending refund's money back."""
+    amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
+    try:
+        made = provider.refund(order["reference"], amount, refund_id, order["id"])
+    except RefundRefused as refusal:
+        _fail(order, refund_id, refusal.reason, actor)
+        raise ProviderRefused(
+            f"{provider.label} refused the refund ({refusal.reason}). The refund is failed and"
+            " its amount can be refunded again; retry with a new Idempotency-Key.",
+            ours=refusal.ours,
+        ) from None
+    with db.transaction():
+        orders.lock(order["id"])
+        done = db.execute(
+            "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
+            " WHERE id = :id AND status = 'pending'",
+            {"ref": made, "now": now_iso(), "id": refund_id},
+        )
+        if done:  # a concurrent replay may have completed it
+            _complete(order["id"], refund_id, actor)
+
+
+def _fail(order: dict, refund_id: str, reason: str, actor: Actor) -> None:
+    """The provider refused a pending refund: it fails and its reserved amount is released, once
+    (a concurrent replay, or a webhook that completed it meanwhile, leaves it as it is)."""
+    with db.transaction():
+        orders.lock(order["id"])
+        failed = db.execute(
+            "UPDATE refunds SET status = 'failed', failure_reason = :reason, updated_at = :now"
+            " WHERE id = :id AND status = 'pending'",
+            {"reason": reason, "now": now_iso(), "id": refund_id},
+        )
+        if not failed:
+            return
+        amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
+        db.execute(
+            "UPDATE orders SET refunded_cents = refunded_cents - :amount WHERE id = :id",
+            {"amount": amount, "id": order["id"]},
+        )
+        audit.record(
+            "refund.failed",
+            {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
+            | {"amount_cents": amount, "currency": order["currency"], "reason": reason},
+            actor=actor,
+        )
+
+
+def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
+    """A refund's money is back: the order's status, events and the customer's mail."""
+    order = _order(order_id)
+    refund = _load(refund_id)
+    if refund["amount_cents"] == 0:
+        return
+    payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]), actor)
+    audit.record(
+        "order.refunded",
+        {"order_id": order_id, "number": order["number"], "refund_id": refund_id}
+        | {"amount_cents": refund["amount_cents"], "currency": order["currency"]},
+        actor=actor,
+    )
+    webhooks.emit("order.refunded", order_id, lambda oid: {**orders.load(oid), "refund": refund})
+    if order["email"]:
+        shown = money.display(refund["amount_cents"], order["currency"])
+        mail.queue_rendered(
+            order["email"],
+            f"Order {order['number']}: {shown} refunded",
+            "refund",
+            name=order["name"],
+            amount=shown,
+            number=order["number"],
+        )
+
+
+def record_external(
+    provider: providers.Provider,
+    order_id: str,
+    theirs: list[dict],
+    refunded_total: int,
+    actor: Actor,
+) -> None:
+    """Record what ``provider`` says was refunded (``theirs``: its refunds of the order's
+    payment, each ``id``, ``amount``, ``status``, ``created``, ``metadata``;
+    ``refunded_total``: its total refunded), as ``actor``; the caller holds the order's
+    lock, in its transaction.
+
+    A refund of ours left ``pending`` (the provider did it, its answer was lost) is
+    completed. Any other refund not known here by its own id (made in the provider's
+    dashboard) is recorded by that id, once, as a refund without restock, oldest first and
+    only while what we hold as done there stays within ``refunded_total``: two events read
+    the same list, and a lump recorded by an earlier release under another reference is not
+    counted twice.
+    """
+    for item in sorted(theirs, key=lambda r: (r.get("created") or 0, r["id"])):
+        if item.get("status") in ("failed", "canceled"):
+            continue
+        ours = (item.get("metadata") or {}).get("refund_id")
+        if ours and db.value(
+            "SELECT 1 FROM refunds WHERE id = :id AND order_id = :order_id",
+            {"id": ours, "order_id": order_id},
+        ):
+            if db.execute(
+                "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
+                " WHERE id = :id AND status = 'pending'",
+                {"ref": item["id"], "now": now_iso(), "id": ours},
+            ):
+                _complete(order_id, ours, actor)
+            continue
+        if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
+            continue
+        if _at_provider(provider, order_id) + item["amount"] > refunded_total:
+            continue
+        _record_theirs(provider, order_id, item, actor)
+
+
+def _at_provider(provider: providers.Provider, order_id: str) -> int:
+    """What we hold as refunded at ``provider``: every refund it answered for (with its id)."""
+    return db.value(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = :id"
+        " AND provider = :provider AND reference IS NOT NULL AND status <> 'failed'",
+        {"id": order_id, "provider": provider.name},
+    )
+
+
+def _record_theirs(provider: providers.Provider, order_id: str, item: dict, actor: Actor) -> None:
+    """A refund made at the provider, outside the shop: recorded as the provider holds it."""
+    order = _order(order_id)
+    db.execute(
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id",
+        {"amount": item["amount"], "id": order_id},
+    )
+    refund_id = db.new_id()
+    _insert(
+        {
+            "id": refund_id,
+            "order_id": order_id,
+            "amount_cents": item["amount"],
+            "currency": order["currency"],
+            "lines": "[]",
+            "shipping": 0,
+            "restock": "[]",
+            "reason": f"Refunded in {provider.label}, outside the shop.",
+            "provider": provider.name,
+            "reference": item["id"],
+            "status": "succeeded",
+            "idempotency_key": None,
+            "request_hash": None,
+            "by_kind": "system",
+            "by_id": None,
+            "by_label": provider.label,
+        }
+    )
+    _complete(order_id, refund_id, actor)

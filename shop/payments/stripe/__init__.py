@@ -1,0 +1,1 @@
+"""Card payments through Stripe: the only package that names it."""

@@ -1,0 +1,1 @@
+"""Prices: the one pricing function and the basket it prices."""

@@ -1,1 +1,0 @@
-"""Use cases that span several resources (checkout), as plain functions."""

@@ -1,0 +1,1 @@
+"""Shipping: countries, methods and where they go."""

@@ -1,0 +1,76 @@
+"""Site settings: one row per key in ``settings``, over these defaults.
+
+The settings API (``shop/api/settings.py``) edits them; every other module reads them with
+``current()``.
+"""
+
+import functools
+import json
+
+from shop import db
+from shop.clock import now_iso
+
+DEFAULTS = {
+    "shop_name": "My Shop",
+    "currency": "EUR",
+    "contact_email": None,
+    "contact_phone": None,
+    "address": None,
+    "order_number_prefix": "SO-",
+    # Administrators must sign in with a second factor (they can only set it up until then).
+    "require_two_factor": False,
+    # Prices (products, shipping) are entered with tax included (VAT shops) or without it
+    # (US-style sales tax): shop/pricing/rules.py extracts or adds it.
+    "prices_include_tax": False,
+}
+
+# The subset anybody may read at GET /settings/public.
+PUBLIC = ("shop_name", "currency", "prices_include_tax")
+
+# The shop currency as a scalar subquery, so a list query can carry it without a second
+# statement. Read the column with ``currency_of``.
+CURRENCY_SQL = "(SELECT value FROM settings WHERE key = 'currency')"
+
+# Active ISO 4217 currency codes (funds, metals and test codes left out).
+_ISO_4217 = """
+    AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN
+    BWP BYN BZD CAD CDF CHF CLP CNY COP CRC CUC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR
+    FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD
+    JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT
+    MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG
+    QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB
+    TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF
+    XPF YER ZAR ZMW ZWG
+"""
+CURRENCIES = frozenset(_ISO_4217.split())
+
+
+def current() -> dict:
+    """Every setting, stored values over defaults."""
+    return from_rows(db.query("SELECT key, value FROM settings"))
+
+
+def from_rows(rows) -> dict:
+    """Every setting from the ``key``/``value`` rows of ``settings`` (read by the caller,
+    maybe beside other rows: the checkout's one read), stored values over defaults."""
+    values = dict(DEFAULTS)
+    for row in rows:
+        if row["key"] in DEFAULTS:
+            values[row["key"]] = json.loads(row["value"])
+    return values
+
+
+@functools.lru_cache(maxsize=64)
+def currency_of(stored: str | None) -> str:
+    """The shop currency from the value ``CURRENCY_SQL`` selected (each list row has it)."""
+    return json.loads(stored) if stored is not None else DEFAULTS["currency"]
+
+
+def update(changes: dict) -> None:
+    """Store the given settings (inside the caller's transaction)."""
+    moment = now_iso()
+    db.execute_many(
+        "INSERT INTO settings (key, value, updated_at) VALUES (:key, :value, :now)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        [{"key": k, "value": json.dumps(v), "now": moment} for k, v in sorted(changes.items())],
+    )
