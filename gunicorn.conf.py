@@ -159,7 +159,7 @@ def write_json_error(sock, status_int, reason, mesg):
     A request line or header block over gunicorn's limits (414, 431) or a malformed request
     (400) never reaches Flask; gunicorn would answer an HTML page. Every error of this API is
     ``{"message": ...}``, so the page is replaced. ``util.write_error`` is the one function
-    gunicorn calls for these answers (gunicorn is pinned; tests/test_readme.py checks it).
+    gunicorn calls for these answers (gunicorn is pinned; tests/ops/test_readme.py checks it).
     """
     body = json.dumps({"message": mesg or reason}).encode()
     head = (

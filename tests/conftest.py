@@ -136,7 +136,7 @@ def make_app(database_url, clock):
     Its test clients check every response against the OpenAPI description
     (``tests/openapi_check.py``) unless ``validate_responses=False``. The database is built
     from schema.sql (proven equal to the migrations by
-    tests/test_migrations.py) unless ``prepare=False``; create_app itself never touches it.
+    tests/ops/test_migrations.py) unless ``prepare=False``; create_app itself never touches it.
     """
     apps = []
 

@@ -361,7 +361,7 @@ def settings(fake: FakeStripe, **more) -> dict:
         "STRIPE_TIMEOUT": 2,
         # Race tests send 20 requests at once, outage tests fail calls in a row under a
         # frozen clock: the bound and the breaker are tested with their own values
-        # (tests/test_stripe_transport.py).
+        # (tests/payments/test_stripe_transport.py).
         "STRIPE_CONCURRENCY": 32,
         "STRIPE_BREAKER_FAILURES": 100,
         **more,

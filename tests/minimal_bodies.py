@@ -7,7 +7,7 @@ added after this file (docs/openapi.md):
 
 "Minimal" is what an integrator writes first: the required fields only, each with a value of
 its type (the first value of an enum). The files are type-checked, not run: ``tsc --strict``
-(``.ci/openapi``) and ``mypy --strict`` (``tests/test_generated_client.py``). The Python
+(``.ci/openapi``) and ``mypy --strict`` (``tests/edge/test_generated_client.py``). The Python
 script calls each operation with a signed-in cookie client typed ``AuthenticatedClient``, as
 docs/openapi.md shows.
 """

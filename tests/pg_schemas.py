@@ -10,7 +10,7 @@ own ``load_schema`` then does what follows every upgrade (roles, totals, search 
 its own clock, as before. Finished cases' schemas are dropped by the same thread.
 
 A case never waits for the thread: with no schema ready it builds its own, as it always did.
-What a case sees is the same either way (``tests/test_migrations.py`` proves ``schema.sql``
+What a case sees is the same either way (``tests/ops/test_migrations.py`` proves ``schema.sql``
 equal to the migrations; this only changes when it runs).
 """
 

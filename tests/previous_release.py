@@ -2,7 +2,7 @@
 its own HTTP API and CLI, in a process of its own: ``seed`` fills a new database as that
 release would, ``use`` does the common reads and writes on an upgraded one. Prints JSON.
 
-Run by tests/test_upgrade.py as ``python tests/previous_release.py CHECKOUT seed|use``
+Run by tests/ops/test_upgrade.py as ``python tests/previous_release.py CHECKOUT seed|use``
 with ``DATABASE_URL`` set; never imports the current code.
 """
 

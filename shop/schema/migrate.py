@@ -334,7 +334,7 @@ def load_schema(database: Database) -> None:
     """Build an empty database from ``schema.sql`` (and the engine's own part, after it) and
     record every migration as applied.
 
-    The quick path for tests, each of which needs a fresh database; ``tests/test_migrations.py``
+    The quick path for tests, each of which needs a fresh database; ``tests/ops/test_migrations.py``
     proves that ``schema.sql`` builds the same schema as the migrations. Does nothing but
     ``finish`` on a database that has records already.
     """

@@ -73,7 +73,7 @@ def browser():
 def database_url(tmp_path):
     """The browser tests run on the default engine (SQLite) alone: what a person sees and does
     in the console does not depend on the engine, and every console page's reads and writes
-    run on both engines through the test client (tests/test_admin_console.py,
+    run on both engines through the test client (tests/admin/test_admin_console.py,
     test_admin_orders.py, test_admin_refunds.py). A browser run per engine was four minutes
     of CI's 25-minute budget."""
     with fresh_database("sqlite", tmp_path) as url:

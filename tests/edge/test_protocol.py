@@ -73,7 +73,7 @@ def test_a_refused_body_the_route_accepts_is_read_not_reset(live, path):
     """4 MiB to a route that takes more than the usual limit, refused (401) before its body
     is read, 20 times on one keep-alive connection: every refusal arrives and keeps the
     connection. Left unread, the body made the close a reset, which lost the answer (a 502
-    behind nginx, tests/test_proxy.py)."""
+    behind nginx, tests/edge/test_proxy.py)."""
     body = b" " * (4 * 1024 * 1024)
     conn = http.client.HTTPConnection("127.0.0.1", live.port, timeout=10)
     try:

@@ -151,7 +151,7 @@ def test_cancelling_an_order_of_a_deleted_product_still_works(app, owner_client,
 
 def test_a_line_without_a_variant_restocks_only_a_lone_variant(app, owner_client, place):
     """A line sold by a node of the previous release during a rolling upgrade has no variant
-    id (tests/test_upgrade.py runs such a node). Cancelled, its quantity goes back to its
+    id (tests/ops/test_upgrade.py runs such a node). Cancelled, its quantity goes back to its
     product's lone variant; a product given a second variant since cannot tell which one
     sold, and keeps the stock its variants say."""
     catalogue = catalogue_client(app)

@@ -153,7 +153,7 @@ def test_a_caller_who_may_write_but_not_read_an_order_is_refused_without_its_fig
 def test_restocking_a_line_without_a_variant_goes_to_the_lone_variant(
     app, customer_client, owner_client
 ):
-    """A line sold by a previous-release node has no variant id (tests/test_orders.py has the
+    """A line sold by a previous-release node has no variant id (tests/orders/test_orders.py has the
     cancel's twin): a restock puts it back on its product's lone variant."""
     order, (product,) = _paid_order(app, customer_client, owner_client)
     with app.app_context(), db.transaction():

@@ -25,7 +25,7 @@ from tests.webhook_helpers import (
 
 @pytest.fixture
 def app(make_app):
-    """Receivers on this machine over plain http, as in ``tests/test_webhooks.py``."""
+    """Receivers on this machine over plain http, as in ``tests/webhooks/test_webhooks.py``."""
     return make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True)
 
 

@@ -376,7 +376,7 @@ def test_a_webhook_whose_creator_loses_the_right_stops_receiving(
     customer_client.post("/payments/checkout", json=basket((teapot, 1)))
     work(app)
     # The order did not go out; the product did: a webhook belongs to the key's owner, who
-    # still holds products.read, not to the key (tests/test_webhook_security.py).
+    # still holds products.read, not to the key (tests/webhooks/test_webhook_security.py).
     assert [e["type"] for e in receiver.events()[2:]] == ["product.created"]
 
 
