@@ -285,15 +285,8 @@ class Match:
     def quick_page(self, active: bool | None, offset: int, limit: int, select: str):
         """A search of all products or of the active ones (``active`` None or True): the
         page's rows of ``select`` (``SELECT ... FROM products p``), ranked, and the total of
-        the matches; None for any other filter.
-
-        The index alone ranks and counts the matches (on SQLite an inactive product's index
-        row says "hidden" in a column of its own; on PostgreSQL it keeps ``active``), so no
-        match is joined to its product: a few times cheaper than the general query on a term
-        that a tenth of the catalogue holds. One statement: the page's products are joined
-        to their ranks and the total comes with them (an empty page past the end counts).
-        Within the first ``SEARCH_CACHE_IDS`` matches the ranking comes from the cache of this
-        catalogue version instead (``search_cache``), the page's rows read by id.
+        the matches, in one statement ranked by the index alone, or from ``search_cache``
+        within its first ids; None for any other filter. Why: docs/performance.md, "Search".
         """
         if active is False:
             return None

@@ -1,27 +1,10 @@
 """The thin data module: plain SQL with ``:name`` placeholders, on SQLite or PostgreSQL.
 
-SQL is written once with ``:name`` placeholders; ``translate`` rewrites it for psycopg.
-Each thread keeps its own connection (gunicorn's gthread workers reuse their threads), so a
-connection is never shared between threads. Outside ``transaction()`` every statement commits
-on its own; inside, all of them commit or roll back together (nested blocks are savepoints).
-
-A PostgreSQL connection found broken (the server restarted, the network dropped it) is
-replaced and the statement run once more when no transaction is open; inside a transaction
-its work is lost, so the request fails with ``outages.Unavailable`` (503), as it does when
-no connection can be made. Every statement has a time limit (``SHOP_DB_STATEMENT_TIMEOUT``;
-``Database.time_limit`` lifts it for an upgrade): past it, or when the server answers nothing
-at all, the request fails the same way and the connection is replaced; on SQLite the limit
-bounds the wait for the write lock.
-
-The verbs: ``query`` (all rows as dicts), ``one`` (first row or None), ``value`` (first column
-of the first row), ``execute`` (rowcount) and ``execute_many``. ``stats()`` counts the
-statements and writes of the current thread, for tests and the benchmark.
-
-The rooms: ``engine`` (connections, the verbs, transactions), ``sqlite`` (SQLite's writer
-lock, WAL and its checkpoints), ``postgres`` (PostgreSQL's connection settings and the watch
-that cuts a statement whose server stops answering), ``sql`` (statement text: placeholders,
-``IN`` lists, constraint names) and ``ids`` (the id format). Callers use this module:
-``from shop import db``.
+The verbs: ``query`` (rows as dicts), ``one`` (first row or None), ``value`` (first column of
+the first row), ``execute`` (rowcount), ``execute_many``; ``transaction()`` makes them one
+unit (nested blocks are savepoints); ``stats()`` counts the current thread's statements.
+One connection per thread. What a broken or silent database does (a retry, a 503, the
+statement time limit) is in docs/operations.md. Callers use ``from shop import db``.
 """
 
 from flask import current_app

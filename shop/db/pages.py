@@ -60,34 +60,14 @@ def paginate(
     dense: "Where | None" = None,
     count_in_order: bool = False,
 ) -> dict:
-    """A page of ``select`` (``SELECT ... FROM ...`` with no WHERE) filtered by ``where`` on
-    ``count_from`` (``orders o``: the table the filters and sort name) and sorted by
-    ``order`` (``a DESC, id DESC``, ``ORDER BY`` optional; its last column is unique and
-    identifies a row of ``select``), with its total: ``exact_total`` (SQL of a kept count)
-    for an unfiltered list, else the rows ``where`` selects, counted up to the cap.
-
-    ``args`` holds ``page``, ``page_size`` and ``cursor``; a cursor reads on from where the
-    page it came from ended and must come from the same list, sort and filters (else 400).
-
-    ``narrow``: the filters pick out few rows (an option value, a search), so
-    find them through their own index first and sort only them. Left to itself the planner
-    walks the sort's index and tests each row, which is quick when matches are spread evenly
-    and reads the whole table when they all sort last (an option filter sorted by name
-    desc at 100,000 products on PostgreSQL: 3.2 s, narrow 0.36 s on a loaded VM).
-    A narrow page also counts its matches, all at hand, for an exact total in the same
-    statement. ``IF_FEW``: the filter may select few rows or many (a category and its
-    sub-categories), so its capped total is counted first and decides: within the cap, find
-    and sort them; past it, walk the sort's index, where matches are then frequent enough
-    (a leaf category of 500 products sorted by price walked all 100,000: 13 ms of CPU);
-    ``dense`` is then the same filters spelled for that walk, if they differ.
-
-    ``count_in_order``: count a filtered total along the page's own index range, newest
-    matches first (``ORDER BY`` the sort), rather than wherever the planner starts. Where an
-    index holds the filter and the sort (the orders list), the count then reads the index
-    pages the page just read; left to itself PostgreSQL started at the oldest matches, cold
-    pages, or chose a sequential scan for a 5 % status (3-124 ms at 200,000 orders against
-    0.35 ms; issue 29). Not for a filter no index serves in sort order: it would sort every
-    match.
+    """A page of ``select`` (``SELECT ... FROM ...``, no WHERE) filtered by ``where`` on
+    ``count_from`` and sorted by ``order`` (its last column unique), with its total:
+    ``exact_total`` (SQL of a kept count) or the matches counted up to the cap. ``args``
+    holds ``page``, ``page_size`` and ``cursor`` (from the same list, sort and filters, else
+    400). ``narrow``: find the few matches first, then sort them (``IF_FEW``: the capped
+    count decides; ``dense`` is the filters spelled for the index walk); ``count_in_order``:
+    count along the page's own index. Why and the figures: docs/performance.md, "Lists at
+    any depth" and "The orders list".
     """
     page_size = args["page_size"]
     counted = None
@@ -163,15 +143,9 @@ def paginate(
 
 
 def _among(unique: str, page_of: str) -> str:
-    """The condition that picks the page's rows by their keys (``page_of``).
-
-    On PostgreSQL the keys come as an array (``= ANY(ARRAY(...))``), not ``IN (...)``: the
-    page's rows are then planned for a fixed guess of how many there are, not for what the
-    planner expects the keys' query to find. With ``IN``, a cursor near the end of a list
-    (fewer rows left than a page, by the statistics) made every plan for the values look
-    cheaper than the generic plan, so PostgreSQL planned the page's 3 kB statement again on
-    every request (~2 ms planning; the orders list's last pages, issue 29): see
-    docs/performance.md "The cursor page's plan". SQLite has no arrays and plans every time.
+    """The condition that picks the page's rows by their keys (``page_of``): an array on
+    PostgreSQL, so its plan is kept (docs/performance.md, "The cursor page's plan"); ``IN``
+    on SQLite.
     """
     if db.get_db().engine == "postgresql":
         return f"{unique} = ANY(ARRAY({page_of}))"

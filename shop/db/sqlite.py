@@ -58,15 +58,9 @@ def take_writer(conn, timeout: float | None) -> bool:
     """Take the SQLite database's writer lock: its writers queue here. False when it was
     not free within ``timeout`` seconds (None: wait as long as it takes).
 
-    SQLite's own wait for its write lock sleeps 1, 2, 5, 10... up to 100 ms between tries,
-    so under load the lock sat free while every writer slept, and a writer in another
-    process (the worker) lost nearly every race to the web's threads. Each connection holds
-    its own handle on ``<database>-writer``, and ``flock`` wakes the next writer the moment
-    the lock is released. The writers of one process queue first on a lock of the process
-    (which can time out), so one at a time waits for the file's; ``flock`` cannot time out,
-    so that one, when another process holds it, waits on a thread of its own
-    (``_Waiter``) and gives up after ``timeout``. A write held up by a long one (an import,
-    an upgrade) answers 503 instead of hanging. An in-memory database needs no queue.
+    A process lock first, then ``flock`` on ``<database>-writer`` (waited for on a
+    ``_Waiter`` thread, as ``flock`` cannot time out). An in-memory database needs no queue.
+    Why not SQLite's own wait: docs/performance.md, "The SQLite writer lock".
     """
     if conn.writer is None:
         return True

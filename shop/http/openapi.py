@@ -1,24 +1,9 @@
-"""The conventions of our OpenAPI description, applied in one place (docs/openapi.md).
+"""The conventions of our OpenAPI description, applied in one place for every route.
 
-Views declare what only they know (an ``operationId``, a 409 they raise); everything that
-follows from how a route is built is documented here, for every route, present and future:
-
-- every operation can answer 401 (a bad API key is refused on every route) and, when it has
-  a guard (``security`` not empty), 403;
-- every operation can answer 400 (an unknown query parameter is refused everywhere,
-  ``shop.api.common``), a path with a parameter 404, a body 413;
-- ``@limiter.limit`` adds 429 with ``Retry-After`` (``shop.http.extensions.Limiter``);
-- anything else (5xx, such as a 503 with ``Retry-After``) is the ``default`` response,
-  unless the view names it (``@responds(502, 503)``: the payment provider's routes);
-- a nullable nested object is ``allOf: [{$ref}]`` with ``nullable: true``, and no ``type``
-  (with one, openapi-python-client drops the ``None``; redocly.yaml says why we accept that);
-- a field named ``*_at`` or ``at`` (without validators: not an input) is a ``date-time``;
-- ``enum_field`` makes a named enum, reused wherever its values are;
-- a body field's default (``load_default``) is said in its description, not as ``default``:
-  openapi-typescript (default flags) types a property with a ``default`` as always present,
-  so a request body would have to send every defaulted field (query parameters keep theirs).
-
-Every error body is the ``Error`` schema, ``{"message": "..."}``.
+Views declare what only they know (an ``operationId``, a 409 they raise); what follows from
+how a route is built (401, 403, 400, 404, 413, 429, ``default``, nullable nested objects,
+``date-time`` fields, named enums, defaults said in descriptions, the ``Error`` body) is
+added here. The rules and why: docs/openapi.md, "Conventions".
 """
 
 import json

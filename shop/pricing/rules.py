@@ -1,27 +1,9 @@
 """The one pricing function: a basket, an address, a shipping method, a discount and the tax
-rates in; every amount of the order out.
+rates in; every amount of the order out, in integer minor units.
 
-``price`` is pure (no database, no clock, no request): the quote (``POST /payments/quote``)
-and the checkout call it with what ``pricing/baskets.py`` loads, so a quote and the order
-placed from the same basket agree to the minor unit. The rules (issue 26, docs/orders.md):
-
-- A line's subtotal is ``unit_price_cents * quantity``. All amounts are integer minor units.
-- A discount code gives one amount off (``percent``: rounded half-up from the eligible
-  subtotal; ``fixed``: its value), never more than the eligible subtotal, spread over the
-  eligible lines in proportion to their subtotals, largest remainder first: the line
-  discounts sum exactly to the discount and no line goes below 0. ``free_shipping`` makes
-  the shipping 0. ``min_subtotal_cents`` is compared with the whole basket's subtotal.
-- Shipping: the method must serve the country (no countries = everywhere) and the weight
-  (a band includes its upper bound); with ``free_over_cents``, a subtotal after discounts at
-  or above it ships free.
-- Tax: one rate per line, the most specific for the destination and the line's
-  ``tax_class`` (country + region, then country, then ``*``); none = tax 0, said in
-  ``applied``. It is computed per line on the line's amount after its discount, rounded
-  half-up; shipping is taxed at its own class's rate. Exclusive prices add it; inclusive
-  prices contain it and it is extracted (``amount * rate / (100 + rate)``).
-- Totals are sums of rounded lines: ``subtotal - discount + shipping (+ tax when exclusive)
-  = total``, and ``tax_lines`` (one per rate) sum exactly to ``tax_cents``. No amount is
-  ever negative.
+``price`` is pure (no database, no clock, no request): the quote and the checkout both call
+it, so a quote and the order placed from the same basket agree to the minor unit. The rules
+(discount, shipping, tax, totals) are in docs/orders.md, "Pricing".
 """
 
 from decimal import Decimal
