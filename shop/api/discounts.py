@@ -5,16 +5,12 @@ letters, digits, '-' and '_', unique and looked up without regard to case ("SAVE
 "save10"; ``discounts.code_key``, the one form). ``times_used`` counts the orders
 holding a use (a cancelled order gives its use back); the checkout takes it in its own
 transaction (``discounts/codes.py``), so ``usage_limit`` and ``once_per_customer`` hold
-under concurrency.
+under concurrency. The rules of writing a code are ``discounts/admin.py``'s.
 """
-
-import json
-from decimal import Decimal, InvalidOperation
 
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate
 
-from shop import audit, db
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -24,17 +20,14 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.clock import iso, now_iso
+from shop.discounts import admin
 from shop.discounts import codes as discounts
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("discounts", __name__, url_prefix="/discounts", description="Discount codes.")
 
-KINDS = ("percent", "fixed", "free_shipping")
-_TAKEN = "This code exists (codes ignore case)."
 _IDS = fields.List(
     fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=500)
 )
@@ -53,7 +46,7 @@ class ValueField(fields.String):
 class DiscountSchema(Schema):
     id = fields.String(required=True)
     code = fields.String(required=True)
-    kind = enum_field("DiscountKind", KINDS, required=True)
+    kind = enum_field("DiscountKind", admin.KINDS, required=True)
     value = fields.String(required=True)
     min_subtotal_cents = fields.Integer(required=True, allow_none=True)
     starts_at = fields.String(required=True, allow_none=True)
@@ -78,7 +71,7 @@ _CODE = {"validate": _code, "metadata": {"pattern": discounts.CODE_PATTERN}}
 
 class DiscountUpdateSchema(Schema):
     code = fields.String(**_CODE)
-    kind = enum_field("DiscountKind", KINDS)
+    kind = enum_field("DiscountKind", admin.KINDS)
     value = ValueField(
         metadata={
             "description": "`percent`: a decimal string from 0 to 100 (`12.5`); `fixed`: whole"
@@ -101,67 +94,7 @@ class DiscountUpdateSchema(Schema):
 
 class DiscountCreateSchema(DiscountUpdateSchema):
     code = fields.String(required=True, **_CODE)
-    kind = enum_field("DiscountKind", KINDS, required=True)
-
-
-def _check_value(kind: str, value: str | None) -> str:
-    """The stored value for ``kind``, or a 400."""
-    if kind == "free_shipping":
-        return "0"
-    try:
-        number = Decimal(value) if value is not None else None
-    except InvalidOperation:
-        number = None
-    if number is not None and not number.is_finite():  # NaN, sNaN, Infinity
-        number = None
-    if kind == "percent":
-        if number is None or not 0 < number <= 100:
-            abort(400, "value: a percent discount takes a decimal string above 0, up to 100.")
-        return format(number.normalize(), "f")
-    if number is None or number != number.to_integral_value() or not 0 < number <= 10**12:
-        abort(400, "value: a fixed discount takes whole minor units above 0 (500 is 5.00).")
-    return str(int(number))
-
-
-def _values(data: dict) -> dict:
-    starts, ends = data.get("starts_at"), data.get("ends_at")
-    starts = iso(starts) if starts is not None and not isinstance(starts, str) else starts
-    ends = iso(ends) if ends is not None and not isinstance(ends, str) else ends
-    if starts and ends and ends <= starts:
-        abort(400, "ends_at: must be after starts_at.")
-    key = discounts.code_key(data["code"])
-    if key is None:  # a code stored by hand, outside the API: it must change to be kept
-        abort(400, f"code: use {discounts.CODE_RULE}.")
-    return {
-        "code": data["code"],
-        "code_key": key,
-        "kind": data["kind"],
-        "value": _check_value(data["kind"], data.get("value")),
-        "min_subtotal_cents": data.get("min_subtotal_cents"),
-        "starts_at": starts,
-        "ends_at": ends,
-        "usage_limit": data.get("usage_limit"),
-        "once_per_customer": int(bool(data.get("once_per_customer", False))),
-        "product_ids": json.dumps(data.get("product_ids") or []),
-        "category_ids": json.dumps(data.get("category_ids") or []),
-        "active": int(data.get("active", True)),
-    }
-
-
-def _get(discount_id: str) -> dict:
-    discount = discounts.load(discount_id)
-    if discount is None:
-        abort(404, "Discount not found.")
-    return discount
-
-
-def _check_code_free(values: dict, discount_id: str) -> None:
-    taken = db.value(
-        "SELECT id FROM discounts WHERE code_key = :code_key AND id <> :id",
-        {"code_key": values["code_key"], "id": discount_id},
-    )
-    if taken:
-        abort(409, _TAKEN)
+    kind = enum_field("DiscountKind", admin.KINDS, required=True)
 
 
 @blp.route("")
@@ -180,32 +113,13 @@ class Discounts(MethodView):
         return page
 
     @blp.doc(operationId="createDiscount")
-    @responds(409, e409=_TAKEN)
+    @responds(409, e409=admin.TAKEN)
     @blp.arguments(DiscountCreateSchema)
     @blp.response(201, DiscountSchema)
     @require_permission("discounts.create")
     def post(self, data):
         """Create a discount code"""
-        discount_id, moment = db.new_id(), now_iso()
-        values = _values(data)
-        with db.transaction():
-            db.lock("discounts")
-            _check_code_free(values, discount_id)
-            db.execute(
-                "INSERT INTO discounts (id, code, code_key, kind, value, min_subtotal_cents,"
-                " starts_at, ends_at, usage_limit, once_per_customer, product_ids,"
-                " category_ids, active, times_used, created_at, updated_at) VALUES (:id, :code,"
-                " :code_key, :kind, :value, :min_subtotal_cents, :starts_at, :ends_at,"
-                " :usage_limit, :once_per_customer, :product_ids, :category_ids, :active, 0,"
-                " :now, :now)",
-                {**values, "id": discount_id, "now": moment},
-            )
-            audit.record(
-                "discount.created",
-                {"discount_id": discount_id, "code": data["code"]},
-                actor=current_actor(),
-            )
-        return _get(discount_id)
+        return admin.create(data, current_actor())
 
 
 @blp.route("/<id:discount_id>")
@@ -215,10 +129,10 @@ class DiscountById(MethodView):
     @require_permission("discounts.read")
     def get(self, discount_id):
         """One discount code"""
-        return _get(discount_id)
+        return admin.get(discount_id)
 
     @blp.doc(operationId="updateDiscount")
-    @responds(409, e409=_TAKEN)
+    @responds(409, e409=admin.TAKEN)
     @blp.arguments(DiscountUpdateSchema)
     @blp.response(200, DiscountSchema)
     @require_permission("discounts.update")
@@ -228,25 +142,7 @@ class DiscountById(MethodView):
         Only the fields given change; `null` clears an optional one. `times_used` is the
         shop's count and cannot be set. Orders placed keep the discount they got.
         """
-        with db.transaction():
-            db.lock("discounts")
-            values = _values({**_get(discount_id), **data})
-            _check_code_free(values, discount_id)
-            db.execute(
-                "UPDATE discounts SET code = :code, code_key = :code_key, kind = :kind,"
-                " value = :value, min_subtotal_cents = :min_subtotal_cents,"
-                " starts_at = :starts_at, ends_at = :ends_at, usage_limit = :usage_limit,"
-                " once_per_customer = :once_per_customer, product_ids = :product_ids,"
-                " category_ids = :category_ids, active = :active, updated_at = :now"
-                " WHERE id = :id",
-                {**values, "id": discount_id, "now": now_iso()},
-            )
-            audit.record(
-                "discount.updated",
-                {"discount_id": discount_id, "code": values["code"]},
-                actor=current_actor(),
-            )
-        return _get(discount_id)
+        return admin.update(discount_id, data, current_actor())
 
     @blp.doc(operationId="deleteDiscount")
     @blp.response(204)
@@ -256,11 +152,4 @@ class DiscountById(MethodView):
 
         Orders that used it keep the code and the amount they got.
         """
-        with db.transaction():
-            row = _get(discount_id)
-            db.execute("DELETE FROM discounts WHERE id = :id", {"id": discount_id})
-            audit.record(
-                "discount.deleted",
-                {"discount_id": discount_id, "code": row["code"]},
-                actor=current_actor(),
-            )
+        admin.delete(discount_id, current_actor())
