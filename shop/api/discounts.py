@@ -5,7 +5,7 @@ letters, digits, '-' and '_', unique and looked up without regard to case ("SAVE
 "save10"; ``discounts.code_key``, the one form). ``times_used`` counts the orders
 holding a use (a cancelled order gives its use back); the checkout takes it in its own
 transaction (``discounts/codes.py``), so ``usage_limit`` and ``once_per_customer`` hold
-under concurrency. The rules of writing a code are ``discounts/admin.py``'s.
+under concurrency. The rules of writing a code are ``discounts/store.py``'s.
 """
 
 from flask.views import MethodView
@@ -20,8 +20,8 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.discounts import admin
 from shop.discounts import codes as discounts
+from shop.discounts import store as discount_store
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.openapi import DateOrDateTime, enum_field, responds
@@ -46,7 +46,7 @@ class ValueField(fields.String):
 class DiscountSchema(Schema):
     id = fields.String(required=True)
     code = fields.String(required=True)
-    kind = enum_field("DiscountKind", admin.KINDS, required=True)
+    kind = enum_field("DiscountKind", discount_store.KINDS, required=True)
     value = fields.String(required=True)
     min_subtotal_cents = fields.Integer(required=True, allow_none=True)
     starts_at = fields.String(required=True, allow_none=True)
@@ -71,7 +71,7 @@ _CODE = {"validate": _code, "metadata": {"pattern": discounts.CODE_PATTERN}}
 
 class DiscountUpdateSchema(Schema):
     code = fields.String(**_CODE)
-    kind = enum_field("DiscountKind", admin.KINDS)
+    kind = enum_field("DiscountKind", discount_store.KINDS)
     value = ValueField(
         metadata={
             "description": "`percent`: a decimal string from 0 to 100 (`12.5`); `fixed`: whole"
@@ -94,7 +94,7 @@ class DiscountUpdateSchema(Schema):
 
 class DiscountCreateSchema(DiscountUpdateSchema):
     code = fields.String(required=True, **_CODE)
-    kind = enum_field("DiscountKind", admin.KINDS, required=True)
+    kind = enum_field("DiscountKind", discount_store.KINDS, required=True)
 
 
 @blp.route("")
@@ -113,13 +113,13 @@ class Discounts(MethodView):
         return page
 
     @blp.doc(operationId="createDiscount")
-    @responds(409, e409=admin.TAKEN)
+    @responds(409, e409=discount_store.TAKEN)
     @blp.arguments(DiscountCreateSchema)
     @blp.response(201, DiscountSchema)
     @require_permission("discounts.create")
     def post(self, data):
         """Create a discount code"""
-        return admin.create(data, current_actor())
+        return discount_store.create(data, current_actor())
 
 
 @blp.route("/<id:discount_id>")
@@ -129,10 +129,10 @@ class DiscountById(MethodView):
     @require_permission("discounts.read")
     def get(self, discount_id):
         """One discount code"""
-        return admin.get(discount_id)
+        return discount_store.get(discount_id)
 
     @blp.doc(operationId="updateDiscount")
-    @responds(409, e409=admin.TAKEN)
+    @responds(409, e409=discount_store.TAKEN)
     @blp.arguments(DiscountUpdateSchema)
     @blp.response(200, DiscountSchema)
     @require_permission("discounts.update")
@@ -142,7 +142,7 @@ class DiscountById(MethodView):
         Only the fields given change; `null` clears an optional one. `times_used` is the
         shop's count and cannot be set. Orders placed keep the discount they got.
         """
-        return admin.update(discount_id, data, current_actor())
+        return discount_store.update(discount_id, data, current_actor())
 
     @blp.doc(operationId="deleteDiscount")
     @blp.response(204)
@@ -152,4 +152,4 @@ class DiscountById(MethodView):
 
         Orders that used it keep the code and the amount they got.
         """
-        admin.delete(discount_id, current_actor())
+        discount_store.delete(discount_id, current_actor())

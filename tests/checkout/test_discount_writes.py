@@ -1,11 +1,11 @@
-"""Creating, changing and deleting a discount code (shop/discounts/admin.py): each refusal's
+"""Creating, changing and deleting a discount code (shop/discounts/store.py): each refusal's
 status and words through the API, the audit entries naming who acted, and the same use case
 called without a request, on both engines."""
 
 import pytest
 
 from shop.actor import Actor
-from shop.discounts import admin
+from shop.discounts import store as discount_store
 from shop.errors import Conflict, Invalid, NotFound
 
 PERCENT = "value: a percent discount takes a decimal string above 0, up to 100."
@@ -75,17 +75,17 @@ def test_writes_refuse_a_taken_code_and_a_missing_one_and_are_audited(owner_clie
 def test_the_use_case_needs_no_request(app):
     system = Actor(kind="system", label="test")
     with app.app_context():
-        made = admin.create(
+        made = discount_store.create(
             {"code": "Cli", "kind": "percent", "value": "7.0", "starts_at": "2001-01-01T00:00:00Z"},
             system,
         )
         assert (made["code"], made["value"], made["times_used"]) == ("Cli", "7", 0)
         with pytest.raises(Conflict):
-            admin.create({"code": "cli", "kind": "free_shipping"}, system)
+            discount_store.create({"code": "cli", "kind": "free_shipping"}, system)
         with pytest.raises(Invalid, match="^ends_at: must be after starts_at.$"):
-            admin.update(made["id"], {"ends_at": "2000-01-01T00:00:00Z"}, system)
-        changed = admin.update(made["id"], {"ends_at": "2002-01-01T00:00:00Z"}, system)
+            discount_store.update(made["id"], {"ends_at": "2000-01-01T00:00:00Z"}, system)
+        changed = discount_store.update(made["id"], {"ends_at": "2002-01-01T00:00:00Z"}, system)
         assert changed["ends_at"] == "2002-01-01T00:00:00Z"
-        admin.delete(made["id"], system)
+        discount_store.delete(made["id"], system)
         with pytest.raises(NotFound):
-            admin.get(made["id"])
+            discount_store.get(made["id"])
