@@ -57,10 +57,9 @@ def from_text(text: str, currency: str) -> int:
 def display(minor: int, currency: str, locale: str = "en_US") -> str:
     """``minor`` units as a reader sees them ("€19.99", "¥1,200"), as Babel writes them.
 
-    Babel's ``format_currency`` costs ~100 µs a call and a confirmation mail makes a dozen
-    in the checkout's request, so the pattern Babel uses is learnt once per currency and
-    locale (``_layout``) and applied here; a locale whose pattern it cannot learn keeps
-    calling Babel.
+    Babel's pattern is learnt once per currency and locale (``_layout``) and applied here;
+    a locale whose pattern it cannot learn keeps calling Babel (why: docs/performance.md,
+    "Pricing: the priced checkout and the quote").
     """
     layout = _layout(currency, locale)
     if layout is None or minor < 0:

@@ -110,7 +110,7 @@ def rights_of(row: dict) -> frozenset[str]:
 def key_rights(
     scopes: str, within_owner: bool, role_permissions: str, extra_permissions: str
 ) -> frozenset[str]:
-    """``rights_of`` from the row's texts, kept per distinct texts (issue 29: per request).
+    """``rights_of`` from the row's texts, kept per distinct texts.
 
     A pure function of what the request's own statement read: a changed scope, role or
     grant is a different argument, so nothing here outlives the database's answer.

@@ -100,11 +100,8 @@ def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict
     """SQL of the ids of the products with an active variant that has one of the values of
     every option name given, and its parameters (named with ``tag``).
 
-    Read from the lookup index alone (name, value, product, variant): the first name's
-    values give the candidates, each further name keeps the variants that hold one of its
-    values too, and the few inactive variants (their partial index) are left out, so no
-    variant's row is read per match (``option.Size=M`` at 100,000 products: 8,000 rows of
-    each table before, 25 ms of CPU)."""
+    Read from the lookup index alone, no variant's row per match (measured in
+    docs/performance.md, "The product filters at 100,000 products")."""
     tables, conditions, params = [], [], {}
     for i, (name, values) in enumerate(sorted(options.items())):
         marks, named = db.in_list(f"{tag}{i}v", values)
@@ -216,8 +213,8 @@ class ProductQuery:
     def dense_filters(self) -> Where | None:
         """``filters()`` for a page that walks the sort's index testing each product (a
         category past the count's cap, ``shop.db.pages.IF_FEW``), or None: the category as
-        its tree's query. Given its ids as values, SQLite sorted a big category's 5,000
-        products by name (20 ms of CPU at 100,000) rather than walk the name index."""
+        its tree's query, not its ids as values (why: docs/performance.md, "The product
+        filters at 100,000 products", item 4)."""
         if not self._walked:
             return None
         filters = self.filters()

@@ -191,12 +191,9 @@ class Database:
     def plan_each_statement(self) -> None:
         """Plan every statement of the open transaction for its own parameters (PostgreSQL).
 
-        For a bulk write into tables it grows: psycopg prepares a statement run five times,
-        and PostgreSQL may then switch to a generic plan costed on the tables' statistics as
-        they were before the transaction (an empty product table: a sequential scan), which
-        every later row pays for more as the transaction adds rows. 10,000 rows imported into
-        an empty shop took 35-37 s that way and 12.7 s planned each time (docs/performance.md,
-        catalogue import). SQLite plans each statement anyway.
+        For a bulk write into tables it grows, where a generic plan costed on the tables'
+        statistics from before the transaction gets dearer with every row (docs/performance.md,
+        "Catalogue import: 10,000 rows in one request"). SQLite plans each statement anyway.
         """
         if self.engine == "postgresql":
             self.execute("SET LOCAL plan_cache_mode = force_custom_plan")

@@ -191,13 +191,11 @@ class Checkpointer:
     """Copies the WAL back into the database file mostly outside the writer lock, from a
     thread of its own, every ``every`` committed write transactions of this process.
 
-    SQLite's automatic checkpoint runs inside the commit that fills the WAL past 1,000
-    pages: a checkout writes about 36, so one commit in 28 wrote 4 MB into the database file
-    and synced it twice while it still held the writer lock (``queued``), and every writer
-    queued behind it. Here a passive checkpoint (which never blocks writers) copies the bulk
-    while they go on; then, queued like a writer, a second one copies the few pages they wrote
-    meanwhile, so that the WAL is all copied and the next writer starts it over (a WAL never
-    wholly copied is never reset: it grew to the 40 MB backstop). A commit only counts.
+    A passive checkpoint (which never blocks writers) copies the bulk while they go on;
+    then, queued like a writer, a second one copies the few pages they wrote meanwhile, so
+    the WAL is all copied and the next writer starts it over. A commit only counts. Why not
+    SQLite's automatic checkpoint: docs/performance.md, "Checkout: the writer lock and the
+    code's row".
     """
 
     def __init__(self, path: str, every: int = 32):

@@ -55,12 +55,11 @@ def bump(name: str, by: int = 1) -> None:
 
 @contextmanager
 def batched():
-    """Hold the block's bumps and make them at its end, one statement per count: a bulk
-    write in one transaction (an import's chunk) updates each counter row once, not once
-    per product (on PostgreSQL N updates of one row in one transaction grow superlinearly:
-    issue 35). Nothing is bumped when the block raises; enter it inside the transaction,
-    and roll back the whole transaction on any error (a savepoint undone inside the block
-    does not take its bumps back)."""
+    """Hold the block's bumps and make them at its end, one statement per count, so a bulk
+    write in one transaction updates each counter row once (docs/performance.md, "An import
+    that never stalls the shop"). Nothing is bumped when the block raises; enter it inside
+    the transaction, and roll back the whole transaction on any error (a savepoint undone
+    inside the block does not take its bumps back)."""
     held: dict = {}
     token = _HELD.set(held)
     try:

@@ -132,9 +132,9 @@ def claim(code: str, discount: dict, customer_id: str, order_id: str) -> None:
     answer), in the checkout's transaction: a 400 naming why the code cannot be used now, a
     409 when its terms changed since they were read.
 
-    The checkout's last statement, so that concurrent checkouts with one code queue on its
-    row only for their commits. Behind that lock the check sees every use committed before,
-    and any other order with the code that another checkout of the customer committed.
+    Must be the checkout's last statement: it locks the code's row, and the check behind
+    that lock sees every use committed before (docs/checkout.md, docs/performance.md,
+    "Checkout: the writer lock and the code's row").
     """
     row = db.one(_CLAIM, {"id": discount["id"]})
     if row is None:  # deleted since it was read

@@ -56,12 +56,8 @@ class Limiter(flask_limiter.Limiter):
 
     def _replace_response_hooks(self, app) -> None:
         """Swap flask-limiter's after_request and teardown hooks for ones that do nothing
-        on a request no limit looked at (issue 29: most reads).
-
-        Its hooks fetch (and so create) the request's limiter context on every response to
-        deduct conditional costs, add headers and reset it; a request whose view has no limit
-        never made one, so there is nothing to deduct, show or reset. Where a limit did run
-        the original hooks run as they are.
+        on a request no limit looked at; where a limit did run the original hooks run as
+        they are (why: docs/performance.md, "Cheap reads: the keyed read and the lists").
         """
         inject = flask_limiter.Limiter._Limiter__inject_headers
         release = self._Limiter__release_context

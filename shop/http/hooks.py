@@ -26,14 +26,12 @@ from shop.schema import migrate
 
 
 class App(Flask):
-    """Flask, asking once per function whether it is ``async`` rather than on every call.
+    """Flask, asking once per function whether it is ``async`` rather than on every call
+    (docs/performance.md, "Cheap reads: the keyed read and the lists").
 
-    Flask runs each hook and view through ``ensure_sync``, which inspects the function's code
-    flags every time: about twenty calls a request (issue 29). Our functions do not change
-    kind after they are defined, so the answer is kept per plain function (a bound method by
-    its function: a ``MethodView`` is a new instance per request); anything else (a partial,
-    a callable object) is asked as Flask asks it. At most ``KEPT`` answers are kept, so
-    functions made per request (``after_this_request``) cannot grow it without bound.
+    The answer is kept per plain function (a bound method by its function); anything else
+    (a partial, a callable object) is asked as Flask asks it. At most ``KEPT`` answers are
+    kept, so functions made per request (``after_this_request``) cannot grow it.
     """
 
     KEPT = 4096
@@ -204,10 +202,8 @@ def _read_rest_of_body() -> bool:
 
 
 def _declared_public(header: str | None) -> bool:
-    """Whether the view declared the answer ``Cache-Control: public`` (``header``).
-
-    Read from the header itself: ``response.cache_control`` parses the header into an object
-    on every access, and almost no answer carries one (issue 29: every request pays this).
+    """Whether the view declared the answer ``Cache-Control: public`` (``header``), read from
+    the header text rather than ``response.cache_control``, which parses it on every access.
     """
     return header is not None and "public" in (d.strip().lower() for d in header.split(","))
 
