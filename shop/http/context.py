@@ -58,10 +58,9 @@ def load_caller() -> None:
             )
         g.caller = api_keys.resolve(
             credentials.strip(),
-            request.remote_addr,
+            origin(),
             _note_key_use,
             _key_limit if current_app.config["RATELIMIT_ENABLED"] else None,
-            user_agent=request.headers.get("User-Agent", "")[:512],
         )
         return
     for kind in (sessions.ADMIN, sessions.CUSTOMER):

@@ -328,6 +328,7 @@ def test_deactivating_the_owner_of_a_key_makes_it_fail(owner_client, make_admin,
 
 
 def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, make_key):
+    from shop.actor import Actor
     from shop.auth.keys import bearer as api_keys
 
     editor = make_admin("editor")
@@ -336,7 +337,7 @@ def test_demoting_the_owner_narrows_the_key_at_once(owner_client, make_admin, ma
 
     def rights():
         with app.test_request_context():
-            return api_keys.resolve(key.secret, "127.0.0.1", lambda use: None).permissions
+            return api_keys.resolve(key.secret, Actor(ip="127.0.0.1"), lambda use: None).permissions
 
     assert rights() == {"products.read", "products.create", "products.update", "products.delete"}
     owner_client.post("/roles", json={"name": "reader", "permissions": ["products.read"]})

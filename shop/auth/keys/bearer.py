@@ -39,11 +39,9 @@ _REFUSALS = {
 }
 
 
-def resolve(
-    secret: str, address: str | None, note_use, within_limit=None, user_agent: str | None = None
-) -> Caller:
-    """The caller a Bearer secret stands for, on a request from ``address``; a 401 for
-    anything but a live key.
+def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
+    """The caller a Bearer secret stands for, on a request from ``origin`` (its address and
+    User-Agent); a 401 for anything but a live key.
 
     One query. Then, only where the key has them: its address rule (403) and its limit per
     minute (``within_limit(key_id, per_minute)`` raises the 429; None when limits are off).
@@ -56,12 +54,13 @@ def resolve(
     if row is None:
         raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
     # Counted by key_usage after the answer; a key's first use is written at once.
+    address = origin.ip
     use = [row["id"], False, None, row["last_used_at"] is None]
     note_use(use)
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":
-        _audit_refusal(row, state, why, moment, (address, user_agent))
+        _audit_refusal(row, state, why, moment, origin)
         if why == "unused":
             message = f"API key expired unused: it was not used for {idle_days()} days."
         else:
@@ -89,11 +88,11 @@ def resolve(
         owner_id=row["owner_id"],
         label=row["label"],
         ip=address,
-        user_agent=user_agent,
+        user_agent=origin.user_agent,
     )
 
 
-def _audit_refusal(row: dict, state: str, why: str | None, moment, origin: tuple) -> None:
+def _audit_refusal(row: dict, state: str, why: str | None, moment, origin: Actor) -> None:
     """Audit a refused expired or revoked key, at most once a minute per key."""
     last = row["refused_audit_at"]
     if last and moment - parse(last) < timedelta(seconds=REFUSAL_AUDIT_INTERVAL):
@@ -106,10 +105,5 @@ def _audit_refusal(row: dict, state: str, why: str | None, moment, origin: tuple
         audit.record(
             "api_key.refused",
             {"key_id": row["id"], "label": row["label"], "reason": state, "why": why},
-            actor=Actor(
-                "api_key",
-                row["id"],
-                row["label"],
-                *origin,
-            ),
+            actor=origin.acting_as("api_key", row["id"], row["label"]),
         )
