@@ -25,10 +25,6 @@ class ShopError(Exception):
         self.headers = headers or {}
         self.withheld = withheld
 
-    @property
-    def description(self) -> str:
-        return self.message
-
 
 class Invalid(ShopError):
     """The input breaks a rule: a field's value, a combination, a limit."""

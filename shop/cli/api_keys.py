@@ -3,11 +3,9 @@ their scopes; the CLI sees every key)."""
 
 import click
 from flask.cli import with_appcontext
-from werkzeug.exceptions import HTTPException
 
 from shop.cli.common import CommandGroup, fail, require_schema
 from shop.errors import ShopError
-from shop.http.errors import as_http
 
 
 @click.group("api-keys", cls=CommandGroup)
@@ -83,9 +81,8 @@ def api_keys_roll(key_id, grace):
 
     try:
         rolled = key_store.roll(key_id, None, grace)
-    except (HTTPException, ShopError) as caught:
-        error = as_http(caught)
-        fail(error.description)
+    except ShopError as error:
+        fail(error.message)
     if rolled is None:
         fail(f"No API key with id {key_id}.")
     record, secret = rolled

@@ -7,14 +7,12 @@ import sys
 
 import click
 from flask.cli import AppGroup, with_appcontext
-from werkzeug.exceptions import HTTPException
 
 from shop import db
 from shop.actor import NOBODY
 from shop.catalogue.files import export as catalogue_export
 from shop.catalogue.files import imports as catalogue_import
 from shop.errors import ShopError
-from shop.http.errors import as_http
 
 
 def _bar(length: int, label: str):
@@ -83,9 +81,8 @@ def import_command(path, dry_run, kind):
         data = source.read()
     try:
         rows = catalogue_import.read_rows(data, _format_of(path, kind))
-    except (HTTPException, ShopError) as caught:
-        error = as_http(caught)
-        raise click.ClickException(error.description) from None
+    except ShopError as error:
+        raise click.ClickException(error.message) from None
     with _bar(len(rows), "Importing") as bar:
         result = catalogue_import.import_rows(
             rows, dry_run=dry_run, can_create=lambda: None, actor=NOBODY, progress=bar.update

@@ -2,12 +2,10 @@
 
 import click
 from flask.cli import with_appcontext
-from werkzeug.exceptions import HTTPException
 
 from shop import db
 from shop.cli.common import CommandGroup, fail, require_schema
 from shop.errors import ShopError
-from shop.http.errors import as_http
 
 
 @click.group("users", cls=CommandGroup)
@@ -40,9 +38,8 @@ def users_create(email, password, name, role):
         fail(f"{email!r} is not an email address.")
     try:
         row = create_user(email, name or email.split("@", 1)[0], password, role)
-    except (HTTPException, ShopError) as caught:
-        error = as_http(caught)
-        fail(error.description.removeprefix("role: "))
+    except ShopError as error:
+        fail(error.message.removeprefix("role: "))
     click.echo(f"Created administrator {row['email']} ({row['role']}), id {row['id']}.")
 
 

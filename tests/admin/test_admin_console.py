@@ -229,7 +229,7 @@ def test_one_permission_check_says_the_same_in_the_console_the_api_and_a_view(
     ):
         with pytest.raises(Forbidden) as refused_here:
             require(caller, "content.delete", **kwargs)
-        assert refused_here.value.description == message
+        assert refused_here.value.message == message
         cases += 1
     assert cases == 3
     require(

@@ -113,7 +113,7 @@ def _json(text: str, expected: type):
         value = json.loads(text)
         check_text(value)  # the cell's JSON: no NUL, lone surrogate or deep nesting
     except ShopError as error:
-        raise ValueError(error.description.split(": ", 1)[-1]) from None
+        raise ValueError(error.message.split(": ", 1)[-1]) from None
     except (ValueError, RecursionError):
         value = None
     if not isinstance(value, expected):
@@ -155,8 +155,8 @@ def parse(raw: dict, currency: str) -> dict:
     try:
         check_text(raw)  # no NUL or lone surrogate reaches the database
     except ShopError as error:
-        field = error.description.split(":", 1)[0].split(".", 1)[0]
-        raise RowProblem(field if field in KINDS else "row", error.description) from None
+        field = error.message.split(":", 1)[0].split(".", 1)[0]
+        raise RowProblem(field if field in KINDS else "row", error.message) from None
     typed = {}
     for column, value in raw.items():
         kind = KINDS[column]
