@@ -52,8 +52,18 @@ def register(side: PaymentSide) -> None:
     _SIDES[side.name] = side
 
 
+def find(name: str | None, every: bool = False) -> PaymentSide | None:
+    """The provider registered as ``name``, if enabled (``every``: enabled or not)."""
+    found = _SIDES.get(name) if name else None
+    return found if found is not None and (every or found.enabled()) else None
+
+
+def registered() -> list[PaymentSide]:
+    """Every registered provider, by name."""
+    return [found for _, found in sorted(_SIDES.items())]
+
+
 def side(name: str | None, every: bool = False) -> PaymentSide:
     """The rules of provider ``name`` if registered and enabled (``every``: enabled or not);
     otherwise the defaults."""
-    found = _SIDES.get(name) if name else None
-    return found if found is not None and (every or found.enabled()) else PaymentSide()
+    return find(name, every) or PaymentSide()

@@ -105,19 +105,15 @@ class Manual(Provider):
         return PaymentStart(status="pending", reference=order["number"])
 
 
-_PROVIDERS: dict[str, Provider] = {}
-
-
 def register(provider: Provider) -> None:
-    """Make a provider available as a ``payment_method``."""
-    _PROVIDERS[provider.name] = provider
+    """Make a provider available as a ``payment_method``; the one registry is the one the
+    order lifecycle reads its rules from (``orders/payment_sides.py``)."""
     payment_sides.register(provider)
 
 
 def get(name: str, every: bool = False) -> Provider | None:
     """The provider called ``name``, if registered and enabled (``every``: enabled or not)."""
-    provider = _PROVIDERS.get(name)
-    return provider if provider is not None and (every or provider.enabled()) else None
+    return payment_sides.find(name, every)
 
 
 def resume(order_id: str, actor: Actor, customer_id: str | None = None) -> dict:
@@ -147,18 +143,19 @@ def event(name: str, body: bytes, headers, actor: Actor) -> bool:
 
 def follow_up(actor: Actor) -> None:
     """Every enabled provider's periodic work (``Provider.follow_up``), as ``actor``."""
-    for name in names():
-        _PROVIDERS[name].follow_up(actor)
+    for provider in payment_sides.registered():
+        if provider.enabled():
+            provider.follow_up(actor)
 
 
 def reconciling() -> list[Provider]:
     """Every registered provider that keeps payments of its own to compare with ours."""
-    return [p for _, p in sorted(_PROVIDERS.items()) if type(p).reconcile is not Provider.reconcile]
+    return [p for p in payment_sides.registered() if type(p).reconcile is not Provider.reconcile]
 
 
 def names(every: bool = False) -> list[str]:
     """Every enabled provider's name (``every``: registered ones, enabled or not)."""
-    return sorted(name for name, p in _PROVIDERS.items() if every or p.enabled())
+    return [p.name for p in payment_sides.registered() if every or p.enabled()]
 
 
 register(Manual())
