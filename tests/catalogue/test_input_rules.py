@@ -73,7 +73,7 @@ def _domain(shape, data) -> str | None:
     try:
         check(shape, data)
     except Invalid as error:
-        return error.description
+        return error.message
     return None
 
 
