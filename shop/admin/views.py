@@ -30,6 +30,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException, NotFound
 
 from shop import db
+from shop.admin import nav
 from shop.auth import sessions
 from shop.auth.caller import require
 from shop.clock import now, parse
@@ -72,6 +73,12 @@ def csrf_token() -> str:
 @bp.context_processor
 def _template_helpers() -> dict:
     return {"csrf_token": csrf_token}
+
+
+@bp.app_context_processor
+def _navigation() -> dict:
+    # App-wide: the routing error page under /admin renders the frame outside the blueprint.
+    return {"nav_links": lambda: nav.links(g.caller)}
 
 
 @bp.before_request
