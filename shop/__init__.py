@@ -12,7 +12,7 @@ def create_app(config: dict | None = None) -> Flask:
     Nothing here touches the database: a worker boots while it is down, and the schema is
     changed only by ``flask db upgrade`` (the Procfile's release step).
     """
-    from shop import admin, cli, db
+    from shop import admin, cli, db, storefront
     from shop import config as settings
     from shop.api import register_blueprints
     from shop.api.common import Api
@@ -93,6 +93,9 @@ def create_app(config: dict | None = None) -> Flask:
     register_blueprints(api)
     app.register_blueprint(admin.bp)
     api.serve_error_pages(admin.bp.url_prefix, admin.routing_error_page)
+    storefront.register(app)
+    if app.config["STOREFRONT"]:
+        api.serve_error_pages(app.config["STOREFRONT_PREFIX"], storefront.not_found_page)
 
     import swagger_ui_bundle
 

@@ -72,6 +72,37 @@ def _networks(environ, name: str) -> str | None:
     return " ".join(networks) or None
 
 
+def _prefix(environ, name: str, default: str) -> str:
+    """A URL path prefix such as ``/store``: a slash, then letters, digits, - or _."""
+    import re
+
+    raw = environ.get(name, "").strip().rstrip("/") or default
+    if not re.fullmatch(r"(/[A-Za-z0-9_-]+)+", raw) or raw.split("/")[1] in _TAKEN_PREFIXES:
+        raise ConfigError(f"{name} must be a path such as /store, not one the API uses: {raw!r}")
+    return raw
+
+
+# First path segments the API and the console serve; a storefront there would hide them.
+_TAKEN_PREFIXES = frozenset(
+    {"admin", "auth", "products", "categories", "collections", "orders", "payments",
+     "settings", "users", "roles", "api-keys", "webhooks", "content", "discounts",
+     "shipping-methods", "tax-rates", "customers", "carts", "invoices", "returns",
+     "draft-orders", "health", "metrics", "swagger", "openapi.json", "images"}
+)  # fmt: skip
+
+
+def _locale(environ, name: str, default: str) -> str:
+    """A locale Babel knows, such as en_US or de_DE."""
+    from babel import Locale, UnknownLocaleError
+
+    raw = environ.get(name, "").strip() or default
+    try:
+        Locale.parse(raw)
+    except (ValueError, UnknownLocaleError):
+        raise ConfigError(f"{name} must be a locale such as en_US or de_DE, got {raw!r}") from None
+    return raw
+
+
 def _token(environ, name: str, minimum: int = 16) -> str | None:
     raw = environ.get(name, "").strip()
     if raw and len(raw) < minimum:
@@ -94,6 +125,9 @@ def check(settings: dict) -> None:
             f" (got {settings['SESSION_REFRESH']} >= {settings['SESSION_LIFETIME']}):"
             " sessions would never slide"
         )
+    theme = settings.get("THEME_DIR")
+    if theme and not os.path.isdir(theme):
+        raise ConfigError(f"SHOP_THEME_DIR: {theme} is not a folder")
     folder = settings.get("IMAGE_DIR")
     if folder and not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
         raise ConfigError(f"SHOP_IMAGE_DIR: {folder} is not a folder this process may write to")
@@ -166,6 +200,12 @@ def _read(env) -> dict:
         "TRUSTED_HOSTS": _list(env, "SHOP_TRUSTED_HOSTS") or None,
         "RATELIMIT_ENABLED": _bool(env, "SHOP_RATELIMIT_ENABLED", True),
         "RATELIMIT_KEY_PREFIX": env.get("SHOP_RATELIMIT_KEY_PREFIX", "").strip() or "shop",
+        # The storefront (docs/storefront.md): on by default at /store; its strings and
+        # formats follow SHOP_LOCALE; a theme folder overrides its templates by name.
+        "STOREFRONT": _bool(env, "SHOP_STOREFRONT", True),
+        "STOREFRONT_PREFIX": _prefix(env, "SHOP_STOREFRONT_PREFIX", "/store"),
+        "THEME_DIR": env.get("SHOP_THEME_DIR", "").strip() or None,
+        "LOCALE": _locale(env, "SHOP_LOCALE", "en_US"),
         # Webhooks (docs/webhooks.md).
         "WEBHOOKS_ALLOW_PRIVATE": _bool(env, "SHOP_WEBHOOKS_ALLOW_PRIVATE", False),
         "WEBHOOKS_ALLOW_HTTP": _bool(env, "SHOP_WEBHOOKS_ALLOW_HTTP", False),

@@ -16,7 +16,7 @@ PACKAGE = ROOT / "shop"
 
 # The HTTP edge (and the CLI, the other door): nothing outside it may import from it, and
 # only it may know a request (flask's g, request, session, abort) or marshmallow.
-HTTP = ("shop", "shop.api", "shop.admin", "shop.http", "shop.cli", "shop.server")
+HTTP = ("shop", "shop.api", "shop.admin", "shop.storefront", "shop.http", "shop.cli", "shop.server")
 REQUEST_NAMES = {"g", "request", "session", "abort", "has_request_context"}
 SCHEMA_LIBRARIES = ("marshmallow", "webargs", "flask_smorest")
 # What a blueprint or a console page may import from shop.api (the shared plumbing).

@@ -1,0 +1,92 @@
+"""What a visitor browses: categories, collections and products found by their slugs, and
+every public address of the catalogue (for a sitemap). Only active products are public."""
+
+from shop import db
+from shop.catalogue import images
+from shop.catalogue.present import get_product
+from shop.errors import NotFound
+
+_CATEGORY = "SELECT id, name, slug, description, parent_id FROM categories"
+_COLLECTION = "SELECT id, title, slug, description FROM collections"
+
+
+def product_by_slug(slug: str) -> dict:
+    """The active product at ``slug`` with its active variants and images (NotFound else)."""
+    product_id = db.value(
+        "SELECT id FROM products WHERE slug = :slug AND active = 1", {"slug": slug}
+    )
+    if product_id is None:
+        raise NotFound("Product not found.")
+    return get_product(product_id, visible_only=True)
+
+
+def category_by_slug(slug: str) -> dict:
+    """The category at ``slug`` (NotFound else)."""
+    row = db.one(_CATEGORY + " WHERE slug = :slug", {"slug": slug})
+    if row is None:
+        raise NotFound("Category not found.")
+    return row
+
+
+def category_by_id(category_id: str | None) -> dict | None:
+    """The category ``category_id``, or None."""
+    if category_id is None:
+        return None
+    return db.one(_CATEGORY + " WHERE id = :id", {"id": category_id})
+
+
+def collection_by_slug(slug: str) -> dict:
+    """The collection at ``slug`` (NotFound else)."""
+    row = db.one(_COLLECTION + " WHERE slug = :slug", {"slug": slug})
+    if row is None:
+        raise NotFound("Collection not found.")
+    return row
+
+
+def categories() -> list[dict]:
+    """Every category in the shop's order (``position``, then name)."""
+    return db.query(_CATEGORY + " ORDER BY position, name, id")
+
+
+def collections() -> list[dict]:
+    """Every collection by title."""
+    return db.query(_COLLECTION + " ORDER BY title, id")
+
+
+def trail(category: dict | None) -> list[dict]:
+    """``category`` and its parents, the top one first (a breadcrumb); a cycle ends it."""
+    found, seen = [], set()
+    while category is not None and category["id"] not in seen:
+        seen.add(category["id"])
+        found.append(category)
+        category = category_by_id(category["parent_id"])
+    return found[::-1]
+
+
+def public_addresses(limit: int) -> dict[str, list[dict]]:
+    """The slugs and last changes of what a sitemap lists: active products (newest change
+    first, at most ``limit``), categories and collections."""
+    return {
+        "products": db.query(
+            "SELECT slug, updated_at FROM products WHERE active = 1"
+            " ORDER BY updated_at DESC, id LIMIT :limit",
+            {"limit": limit},
+        ),
+        "categories": db.query("SELECT slug, updated_at FROM categories ORDER BY position, id"),
+        "collections": db.query("SELECT slug, updated_at FROM collections ORDER BY title, id"),
+    }
+
+
+def first_images(product_ids: list[str]) -> dict[str, dict]:
+    """Each product's first image (``id``, ``url``, ``width``, ``height``, ``alt``), by
+    product id, for a page of cards: one statement for the page."""
+    if not product_ids:
+        return {}
+    marks, params = db.in_list("pid", product_ids)
+    rows = db.query(
+        "SELECT i.product_id, i.id, i.width, i.height, i.alt FROM product_images i"
+        f" WHERE i.product_id IN {marks} AND i.position ="
+        " (SELECT MIN(j.position) FROM product_images j WHERE j.product_id = i.product_id)",
+        params,
+    )
+    return {row["product_id"]: {**row, "url": images.url_of(row["id"])} for row in rows}

@@ -1,0 +1,224 @@
+"""The pages a visitor browses: home, every product, a category, a collection, a search,
+a product, and the shop's own pages (about, terms...). Each reads through the catalogue's
+own functions (``shop/catalogue/listing.py`` is the API's list too)."""
+
+from flask import render_template, request, url_for
+
+from shop.catalogue import browse, images, listing
+from shop.catalogue.product_query import (
+    MAX_OPTION_NAMES,
+    MAX_OPTION_TEXT,
+    MAX_OPTION_VALUES,
+    PRICE_BANDS,
+    ProductQuery,
+    facets,
+)
+from shop.errors import Invalid
+from shop.site import pages, settings
+from shop.storefront import seo
+from shop.storefront.frame import bp
+
+PAGE_SIZE = 24
+# The sorts a visitor picks from (list.html labels them).
+SORTS = ("-created_at", "price", "-price", "name")
+OPTION = "option."
+
+
+@bp.get("/")
+def home():
+    """The front page: the featured collection (or the newest products) and the categories."""
+    featured = next((c for c in browse.collections() if c["slug"] == "featured"), None)
+    args = {"collection_id": featured["id"]} if featured else {}
+    found = listing.page(ProductQuery(args, only_active=True), _paging({}, 8))
+    return render_template(
+        "store/home.html",
+        shop=settings.current(),
+        featured=featured,
+        products=_with_pictures(found["items"]),
+        categories=[c for c in browse.categories() if c["parent_id"] is None],
+        canonical=url_for("store.home", _external=True),
+    )
+
+
+@bp.get("/products")
+def products():
+    """Every product for sale, with the filters and paging of a category page."""
+    return _listing("store/list.html", {}, title=None)
+
+
+@bp.get("/categories/<slug>")
+def category(slug: str):
+    """A category's products (its sub-categories' too), filtered by the visitor's form."""
+    found = browse.category_by_slug(slug)
+    return _listing(
+        "store/list.html",
+        {"category_id": found["id"]},
+        title=found["name"],
+        description=found["description"],
+        trail=browse.trail(found),
+    )
+
+
+@bp.get("/collections/<slug>")
+def collection(slug: str):
+    """A collection's products, filtered by the visitor's form."""
+    found = browse.collection_by_slug(slug)
+    return _listing(
+        "store/list.html",
+        {"collection_id": found["id"]},
+        title=found["title"],
+        description=found["description"],
+    )
+
+
+@bp.get("/search")
+def search():
+    """The shop's search (the API's full-text search), best matches first."""
+    words = request.args.get("q", "").strip()[:200]
+    if not words:
+        return render_template("store/search.html", shop=settings.current(), words="", found=None)
+    args = {"q": words}
+    page_number = _page_number()
+    found = listing.page(
+        ProductQuery(args, only_active=True),
+        {"page": page_number, "page_size": PAGE_SIZE, "sort": "relevance"},
+    )
+    more = page_number * PAGE_SIZE < found["total"]
+    return render_template(
+        "store/search.html",
+        shop=settings.current(),
+        words=words,
+        found=found,
+        products=_with_pictures(found["items"]),
+        next_page=page_number + 1 if more else None,
+    )
+
+
+@bp.get("/products/<slug>")
+def product(slug: str):
+    """A product: its pictures, a variant picker (a plain form), price and availability."""
+    found = browse.product_by_slug(slug)
+    shop = settings.current()
+    chosen = _chosen_variant(found["variants"], request.args.get("variant"))
+    trail = browse.trail(browse.category_by_id(found["category_id"]))
+    return render_template(
+        "store/product.html",
+        shop=shop,
+        product=found,
+        variant=chosen,
+        trail=trail,
+        pictures=[_picture(image) for image in found["images"]],
+        structured=seo.product_data(found, shop, trail),
+        canonical=url_for("store.product", slug=slug, _external=True),
+    )
+
+
+@bp.get("/pages/<key>")
+def page(key: str):
+    """One of the shop's own pages from the content registry (about, terms...)."""
+    found = pages.page(key)
+    return render_template(
+        "store/page.html",
+        shop=settings.current(),
+        page=found,
+        canonical=url_for("store.page", key=key, _external=True),
+    )
+
+
+@bp.app_template_global()
+def footer_pages() -> list[dict]:
+    """The published pages the footer links to, in ``pages.FOOTER`` order."""
+    found = {p["key"]: p for p in pages.published()}
+    return [found[key] for key in pages.FOOTER if key in found]
+
+
+def _listing(template: str, fixed: dict, *, title, description="", trail=()):
+    """A list page: ``fixed`` (its category or collection) and the visitor's filters."""
+    chosen = _filters()
+    args = {**fixed, **chosen}
+    sort = request.args.get("sort", "-created_at")
+    if sort not in SORTS:
+        raise Invalid(f"sort: choose one of {', '.join(SORTS)}.")
+    query = ProductQuery(args, only_active=True)
+    found = listing.page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
+    counted = facets(args, only_active=True)
+    kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}
+    return render_template(
+        template,
+        shop=settings.current(),
+        title=title,
+        description=description,
+        trail=trail,
+        found=found,
+        products=_with_pictures(found["items"]),
+        facets=counted,
+        chosen=chosen,
+        sort=sort,
+        sorts=SORTS,
+        bands=PRICE_BANDS,
+        next_args={**kept, "cursor": found["next_cursor"]} if found["next_cursor"] else None,
+        canonical=request.base_url,
+    )
+
+
+def _filters() -> dict:
+    """The visitor's filters from the form: option values, a price band, in stock only."""
+    args: dict = {}
+    options = {}
+    for key, values in request.args.lists():
+        if key.startswith(OPTION):
+            name = key.removeprefix(OPTION)[:MAX_OPTION_TEXT]
+            kept = sorted({v[:MAX_OPTION_TEXT] for v in values if v})[:MAX_OPTION_VALUES]
+            if name and kept and len(options) < MAX_OPTION_NAMES:
+                options[name] = kept
+    args["options"] = options
+    band = request.args.get("price", "")
+    low, _, high = band.partition("-")
+    if low.isascii() and low.isdigit():
+        args["min_price"] = int(low)
+        if high.isascii() and high.isdigit():
+            args["max_price"] = int(high)
+    if request.args.get("in_stock") == "1":
+        args["in_stock"] = True
+    return args
+
+
+def _paging(source, size: int) -> dict:
+    """The page's size and cursor (a cursor from another list or sort is a 400)."""
+    args = {"page": 1, "page_size": size}
+    cursor = source.get("cursor") if source else None
+    if cursor:
+        args["cursor"] = cursor[:500]
+    return args
+
+
+def _page_number() -> int:
+    """A search's page number (a relevance rank pages by number): 1 to 100."""
+    raw = request.args.get("page", "1")
+    return min(int(raw), 100) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 1
+
+
+def _chosen_variant(variants: list[dict], wanted: str | None) -> dict | None:
+    """The variant the visitor picked (by id), else the first one in stock, else the first."""
+    for variant in variants:
+        if variant["id"] == wanted:
+            return variant
+    return next((v for v in variants if v["stock"] > 0), variants[0] if variants else None)
+
+
+def _picture(image: dict) -> dict:
+    """An image with its ``srcset`` of the widths the shop makes (never wider than it is)."""
+    widths = [w for w in images.WIDTHS if w < image["width"]] + [image["width"]]
+    srcset = ", ".join(
+        f"{image['url']}?w={w} {w}w" if w != image["width"] else f"{image['url']} {w}w"
+        for w in widths
+    )
+    return {**image, "srcset": srcset, "small": f"{image['url']}?w={widths[0]}"}
+
+
+def _with_pictures(products: list[dict]) -> list[dict]:
+    """Each product of a page of cards with its first picture (``picture``, or None)."""
+    found = browse.first_images([p["id"] for p in products])
+    return [
+        {**p, "picture": _picture(found[p["id"]]) if p["id"] in found else None} for p in products
+    ]

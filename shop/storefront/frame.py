@@ -1,0 +1,95 @@
+"""The storefront's frame: its blueprints, how it is mounted (prefix, on or off), its theme
+folder, its language, its headers (cacheable anonymous pages, a CSP without inline script)
+and its error pages. The pages are in ``browse`` and ``seo`` beside this module.
+
+The storefront is a second face of the same shop: it reads and writes through the same
+domain functions as the API (``shop/catalogue``, ``shop/site``), so a page can never show or
+allow what the API would not.
+"""
+
+from flask import Blueprint, current_app, g, render_template, request
+from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
+from werkzeug.exceptions import HTTPException
+
+from shop.auth import sessions
+from shop.http.errors import error_response
+from shop.http.hooks import page_headers
+from shop.site import settings
+from shop.storefront import i18n
+
+bp = Blueprint("store", __name__, template_folder="templates", static_folder="static")
+# /robots.txt and /sitemap.xml live at the site's root, whatever the storefront's prefix.
+root = Blueprint("store_root", __name__)
+
+# Anonymous pages may be kept by browsers and proxies this long (seconds); a visitor with a
+# cookie (a cart, a session) gets pages for them alone, revalidated by ETag.
+CACHE_SECONDS = 60
+_HEADERS = page_headers(img_src="'self' data:")
+_HEADERS["Referrer-Policy"] = "strict-origin-when-cross-origin"
+# Cookies that make a page personal (a customer's session, a visitor's cart).
+_COOKIES = (sessions.CUSTOMER.cookie, sessions.ADMIN.cookie, "shop_cart")
+
+
+def register(app) -> None:
+    """Mount the storefront at ``STOREFRONT_PREFIX`` unless ``STOREFRONT`` is off; templates
+    in ``THEME_DIR`` (by the same names, e.g. ``product.html``) replace the built-in ones."""
+    if not app.config["STOREFRONT"]:
+        return
+    theme = app.config.get("THEME_DIR")
+    if theme:
+        # Only the storefront's templates ("store/...") can come from the theme folder.
+        app.jinja_loader = ChoiceLoader(
+            [PrefixLoader({"store": FileSystemLoader(theme)}), *filter(None, [app.jinja_loader])]
+        )
+    i18n.install(app)
+    app.register_blueprint(bp, url_prefix=app.config["STOREFRONT_PREFIX"])
+    app.register_blueprint(root)
+
+
+@bp.after_request
+def headers(response):
+    """The page headers; an anonymous GET page is cacheable for a minute, with its ETag."""
+    for name, value in _HEADERS.items():
+        response.headers[name] = value
+    response.vary.add("Cookie")
+    if request.method == "GET" and response.status_code == 200 and not response.direct_passthrough:
+        personal = any(name in request.cookies for name in _COOKIES)
+        response.headers["Cache-Control"] = (
+            "private, no-cache" if personal else f"public, max-age={CACHE_SECONDS}"
+        )
+        response.add_etag()
+        response.make_conditional(request)
+    return response
+
+
+@bp.errorhandler(HTTPException)
+def error_page(error):
+    """Every error of the storefront as a page, with the API's message and status."""
+    body, status, headers = error_response(error)
+    return _error_page(status, body["message"]), status, headers
+
+
+def not_found_page(error):
+    """A 404 or 405 under the storefront's prefix that matched no route: a page too."""
+    body, status, headers = error_response(error)
+    response = current_app.make_response((_error_page(status, body["message"]), status, headers))
+    for name, value in _HEADERS.items():
+        response.headers[name] = value
+    return response
+
+
+@bp.app_template_global()
+def store_caller():
+    """Who is browsing: a signed-in customer's caller, or None."""
+    caller = getattr(g, "caller", None)
+    return caller if caller is not None and caller.kind == "customer" else None
+
+
+def _error_page(status: int, message: str) -> str:
+    """The error page; with the default shop name when the settings cannot be read (the
+    error may be that the database is down)."""
+    try:
+        shop = settings.current()
+    except Exception:  # noqa: BLE001 - the page must render whatever failed
+        shop = dict(settings.DEFAULTS)
+    return render_template("store/error.html", status=status, message=message, shop=shop)

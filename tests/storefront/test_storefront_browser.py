@@ -1,0 +1,148 @@
+"""The storefront in a real headless Chromium against a live gunicorn: a visitor browses
+home → search → a product with sizes → picks a size → a category with a filter → a page,
+at 1280 px and on a 390 px phone. Every page: no sideways scroll, and axe-core finds no
+serious or critical accessibility violation. Screenshots go to docs/storefront/ when
+``SHOP_DOCS_SCREENSHOT=1``, else to artifacts/.
+"""
+
+import io
+import os
+
+import pytest
+from conftest import fresh_database
+from live import ROOT, LiveServer
+
+from tests.admin.test_admin_browser import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401, F811
+from tests.catalogue_helpers import Catalogue, image_bytes
+
+SHOTS = ROOT / ("docs/storefront" if os.environ.get("SHOP_DOCS_SCREENSHOT") else "artifacts")
+
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(
+        not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
+        reason="headless browser test: chromium and chromium-driver are not installed"
+        " (apt-get install chromium chromium-driver, or run .ci/browser-deps)",
+    ),
+]
+
+
+@pytest.fixture
+def database_url(tmp_path):
+    """SQLite alone: what a visitor sees does not depend on the engine; every page's reads
+    run on both engines through the test client (test_storefront_pages.py)."""
+    with fresh_database("sqlite", tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def live(make_app, database_url, owner_client):
+    """A live gunicorn over a small tea shop."""
+    made = Catalogue(owner_client)
+    teas = made.category(name="Teas", slug="teas", description="Loose-leaf teas.")
+    sencha = made.product(
+        name="Sencha",
+        slug="sencha",
+        description="A bright green tea from Shizuoka.",
+        category_id=teas["id"],
+        options=[{"name": "Size", "values": ["100 g", "250 g"]}],
+        generate=True,
+    )
+    for variant in owner_client.get(f"/products/{sencha['id']}").json["variants"]:
+        stock = {"100 g": 12, "250 g": 3}[variant["options"]["Size"]]
+        owner_client.patch(
+            f"/products/{sencha['id']}/variants/{variant['id']}", json={"stock": stock}
+        )
+    files = {"file": (io.BytesIO(image_bytes(size=(800, 600))), "sencha.png")}
+    response = owner_client.post(
+        f"/products/{sencha['id']}/images",
+        data={**files, "alt": "A cup of sencha"},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.json
+    for n in range(6):
+        made.product(name=f"Black tea {n}", slug=f"black-{n}", category_id=teas["id"])
+    featured = made.collection(title="Featured", slug="featured")
+    owner_client.put(f"/collections/{featured['id']}", json={"product_ids": [sencha["id"]]})
+    made.entry("about", data={"title": "About us", "body": "A small tea shop since 2019."})
+    server = LiveServer(
+        {"DATABASE_URL": database_url, "SHOP_COOKIE_SECURE": "0", "SHOP_RATELIMIT_ENABLED": "0"}
+    )
+    yield server
+    server.stop()
+
+
+def arrive(driver, title: str, in_address: str = "") -> None:
+    """Wait (bounded) until the page titled ``title`` whose address holds ``in_address`` has
+    loaded: a click does not wait for the page it leads to."""
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    WebDriverWait(driver, 20).until(
+        lambda d: (
+            d.title == title
+            and in_address in d.current_url
+            and d.execute_script("return document.readyState") == "complete"
+        )
+    )
+
+
+def check_page(driver, name: str) -> None:
+    """The page fits the window (no sideways scroll) and axe-core finds nothing serious or
+    critical; a screenshot named ``name``."""
+    from axe_selenium_python import Axe
+
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    inner = driver.execute_script("return window.innerWidth")
+    assert width <= inner, f"{name}: {width} px wide in a {inner} px window"
+    axe = Axe(driver)
+    axe.inject()
+    found = axe.run()["violations"]
+    serious = [
+        (v["id"], v["help"], [(n["target"], n.get("failureSummary")) for n in v["nodes"][:3]])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == [], f"{name}: {serious}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SHOTS / f"store-{name}.png"))
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_a_visitor_browses_searches_and_picks_a_size(browser, live, width, height):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(width, height)
+    size = "1280" if width == 1280 else "390"
+    browser.get(live.url + "/store/")
+    assert browser.title == "My Shop"
+    check_page(browser, f"home-{size}")
+
+    box = browser.find_element(By.ID, "search-words")
+    box.send_keys("sencha")
+    box.submit()
+    arrive(browser, "Search: sencha · My Shop")
+    check_page(browser, f"search-{size}")
+
+    browser.find_element(By.LINK_TEXT, "Sencha").click()
+    arrive(browser, "Sencha · My Shop")
+    browser.find_element(By.XPATH, "//label[contains(., '250 g')]").click()
+    browser.find_element(By.CSS_SELECTOR, "form.variants button[type=submit]").click()
+    arrive(browser, "Sencha · My Shop", "variant=")
+    checked = browser.find_element(By.CSS_SELECTOR, "form.variants input:checked")
+    label = browser.find_element(By.CSS_SELECTOR, f"label[for='{checked.get_attribute('id')}']")
+    assert "250 g" in label.text
+    assert "Only 3 left" in browser.page_source
+    check_page(browser, f"product-{size}")
+
+    browser.find_element(By.LINK_TEXT, "Teas").click()
+    arrive(browser, "Teas · My Shop")
+    browser.find_element(By.XPATH, "//label[contains(., '100 g')]").click()
+    browser.find_element(By.CSS_SELECTOR, "form.filters button[type=submit]").click()
+    arrive(browser, "Teas · My Shop", "option.Size=100")
+    assert browser.find_element(By.CSS_SELECTOR, ".count").text == "1 product"
+    check_page(browser, f"category-{size}")
+
+    browser.find_element(By.LINK_TEXT, "About us").click()
+    arrive(browser, "About us · My Shop")
+    assert "A small tea shop since 2019." in browser.page_source
+    check_page(browser, f"page-{size}")
