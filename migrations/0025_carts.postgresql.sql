@@ -1,14 +1,12 @@
 SET LOCAL lock_timeout = '5s';
 
--- 0025: carts (issue 38). A cart is reached by a secret id of 32 random bytes that only its
--- holder knows (a guest's capability); the table keeps its SHA-256 (token_hash) and an
--- internal id the lines, events and mails name. A signed-in customer's cart has customer_id
--- and is refused to anybody else. status: 'open', 'completed' (order_id: the order it made;
--- read-only from then on) or 'merged' (claimed into the customer's open cart). reminders:
--- the visitor agreed to one reminder e-mail; reminded_at: when it was queued (once).
+-- 0025: carts (issue 38). A cart's id is 32 random bytes (URL-safe Base64): the address of
+-- the cart, which a guest's storefront and the reminder mail's link carry (a guest's
+-- capability); a signed-in customer's cart has customer_id and is refused to anybody else.
+-- status: 'open' or 'completed' (order_id: the order it made; read-only from then on).
+-- reminders: the visitor agreed to one reminder e-mail; reminded_at: when it was queued.
 CREATE TABLE IF NOT EXISTS carts (
     id TEXT PRIMARY KEY,
-    token_hash TEXT NOT NULL UNIQUE,
     customer_id TEXT REFERENCES customers (id) ON DELETE CASCADE,
     status TEXT NOT NULL DEFAULT 'open',
     email TEXT,
