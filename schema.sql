@@ -59,7 +59,9 @@ CREATE TABLE IF NOT EXISTS customers (
     active INTEGER NOT NULL DEFAULT 1,
     erased_at TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    -- 0025: when the customer proved they hold the address (shop/auth/email_verification.py)
+    email_verified_at TEXT
 );
 
 CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at, id);
@@ -737,3 +739,17 @@ CREATE TABLE IF NOT EXISTS cart_lines (
 );
 
 CREATE INDEX IF NOT EXISTS cart_lines_variant ON cart_lines (variant_id);
+
+-- 0025: e-mail verification tokens (only their SHA-256), shop/auth/email_verification.py.
+CREATE TABLE IF NOT EXISTS email_verifications (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    email TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+
+CREATE INDEX IF NOT EXISTS email_verifications_customer
+    ON email_verifications (customer_id, created_at);

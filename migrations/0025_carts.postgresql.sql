@@ -44,3 +44,20 @@ ALTER TABLE orders ALTER COLUMN customer_id DROP NOT NULL;
 ALTER TABLE orders ADD COLUMN guest_email TEXT;
 ALTER TABLE orders ADD COLUMN token_hash TEXT;
 CREATE INDEX IF NOT EXISTS orders_guest_email ON orders (guest_email);
+
+-- A customer proves they hold their e-mail address with a link mailed to it (issue 38):
+-- email_verified_at, and the verification tokens (only their SHA-256), valid for a time.
+-- Verifying attaches the guest orders placed with the address (docs/orders.md).
+ALTER TABLE customers ADD COLUMN email_verified_at TEXT;
+CREATE TABLE IF NOT EXISTS email_verifications (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    email TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+
+CREATE INDEX IF NOT EXISTS email_verifications_customer
+    ON email_verifications (customer_id, created_at);

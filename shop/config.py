@@ -190,6 +190,7 @@ def _read(env) -> dict:
         "CART_TTL_DAYS": _int(env, "SHOP_CART_TTL_DAYS", 30, minimum=1),
         "CART_URL": env.get("SHOP_CART_URL", "").strip() or None,
         "ORDER_STATUS_URL": env.get("SHOP_ORDER_STATUS_URL", "").strip() or None,
+        "EMAIL_VERIFICATION_URL": env.get("SHOP_EMAIL_VERIFICATION_URL", "").strip() or None,
         # A pending card order not paid this long is cancelled by the worker (docs/payments.md).
         "UNPAID_ORDER_TTL": _int(env, "SHOP_UNPAID_ORDER_TTL", 3600, minimum=60),
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.

@@ -16,6 +16,7 @@ from shop.carts import present, store
 from shop.checkout import placing
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound
+from shop.orders import guests
 from shop.orders import lifecycle as orders
 
 
@@ -33,7 +34,7 @@ class CartSource:
     the answer."""
 
     def __init__(self, cart_id: str, seen: str):
-        self.cart_id, self.seen, self.token = cart_id, seen, None
+        self.cart_id, self.seen, self.token, self.attached = cart_id, seen, None, False
 
     def claim(self) -> str | None:
         db.lock(f"cart:{self.cart_id}")
@@ -57,6 +58,8 @@ class CartSource:
         if not done:
             raise Conflict("The cart changed while it was being completed; try again.")
         self.token = token
+        # A guest's order with an address a customer has verified is theirs at once.
+        self.attached = token is not None and guests.attach_to_verified(order_id)
 
 
 def complete(command: CompleteCart, holder: store.Holder, caller, actor: Actor) -> tuple:
@@ -95,4 +98,7 @@ def complete(command: CompleteCart, holder: store.Holder, caller, actor: Actor) 
     guest = actor.acting_as("anonymous", label=row["email"])  # the history names the e-mail
     buyer = caller if caller is not None else placing.Guest(email=row["email"], actor=guest)
     order, created = placing.place_order(command, buyer)
+    if source.attached:  # the answer shows the customer it now belongs to (and keeps a
+        # card payment's client_secret, which only this answer carries)
+        order = {**order, "customer": orders.load(order["id"])["customer"]}
     return order, source.token, created

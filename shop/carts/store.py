@@ -242,3 +242,12 @@ def update(cart_id: str, holder: Holder, changes: dict, check=None) -> None:
         )
         if check is not None:
             check(cart_id)
+
+
+def erase(customer_id: str, email: str | None) -> int:
+    """Delete the carts of a customer being erased: theirs, and the guest carts left with
+    their e-mail. Answer how many. In the caller's transaction."""
+    return db.execute(
+        "DELETE FROM carts WHERE customer_id = :id OR (:email <> '' AND email = :email)",
+        {"id": customer_id, "email": email or ""},
+    )
