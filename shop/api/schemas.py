@@ -40,13 +40,15 @@ def payment_method(value: str) -> None:
 
 def payment_method_field() -> fields.String:
     """The required ``payment_method`` of a checkout or a cart's completion."""
-    return fields.String(
+    return enum_field(
+        "PaymentMethod",
+        payments.names(every=True),
+        validate_input=False,  # the methods the shop offers now, not every one there is
         required=True,
         validate=payment_method,
         metadata={
             "description": "`manual`: bank transfer or cash on delivery; `stripe`: card"
-            " payment through Stripe, when the shop has configured it (docs/payments.md).",
-            "enum": payments.names(every=True),
+            " payment through Stripe, when the shop has configured it (docs/payments.md)."
         },
     )
 
