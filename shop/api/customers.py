@@ -1,8 +1,9 @@
 """Customers, as administrators see them. Customers manage themselves at ``/auth/me``.
 
 Deactivating a customer ends their sessions at once. Deleting one erases the personal data
-(email, name, password, shipping addresses, their name in order histories; in the audit log
-their name, address and browser, and the email typed in failed sign-ins with their email)
+(email, name, password, shipping addresses, their name in order histories, their carts and
+the guest orders placed with their email; in the audit log their name, address and browser,
+and the email typed in failed sign-ins with their email)
 and keeps the orders, whose customer is then anonymous; a customer with an order still on
 its way (pending, paid or shipped) cannot be erased until it is settled.
 """
@@ -26,11 +27,13 @@ from shop.api.common import (
 )
 from shop.api.schemas import text
 from shop.auth import sessions
+from shop.carts import store as carts
 from shop.clock import now_iso
 from shop.customers.profile import SELECT, get_customer, present
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
+from shop.orders import guests
 
 blp = Blueprint("customers", __name__, url_prefix="/customers", description="Customers.")
 
@@ -128,8 +131,10 @@ class CustomerById(MethodView):
 
         The email, name, password, sessions and shipping addresses are erased, and so are
         their name, address and browser in the audit log and their email in failed sign-ins
-        (the entries stay, anonymous); the orders stay, with an anonymous customer. A
-        customer with an order still pending, paid or shipped is a 409: settle it first.
+        (the entries stay, anonymous); the orders stay, with an anonymous customer. Their
+        carts are deleted, and the orders placed as a guest with their email lose the email
+        and the address too. A customer with an order still pending, paid or shipped (a
+        guest order with their email included) is a 409: settle it first.
         """
         with db.transaction():
             row = get_customer(customer_id)
@@ -139,6 +144,7 @@ class CustomerById(MethodView):
                 " ORDER BY created_at LIMIT 1",
                 {"id": customer_id},
             )
+            open_order = open_order or (row["email"] and guests.open_order_number(row["email"]))
             if open_order:
                 abort(
                     409,
@@ -148,7 +154,8 @@ class CustomerById(MethodView):
             moment = now_iso()
             db.execute(
                 "UPDATE customers SET email = NULL, name = NULL, password_hash = NULL,"
-                " active = 0, erased_at = :now, updated_at = :now WHERE id = :id",
+                " active = 0, erased_at = :now, updated_at = :now, email_verified_at = NULL"
+                " WHERE id = :id",
                 {"now": moment, "id": customer_id},
             )
             sessions.end_all(sessions.CUSTOMER, customer_id)
@@ -172,4 +179,11 @@ class CustomerById(MethodView):
                 {"erased": '{"email": null}', "email": row["email"]},
             )
             db.execute("DELETE FROM idempotency_keys WHERE customer_id = :id", {"id": customer_id})
+            # Their carts and the guest orders placed with their e-mail (issue 38).
+            carts.erase(customer_id, row["email"])
+            db.execute(
+                "DELETE FROM email_verifications WHERE customer_id = :id", {"id": customer_id}
+            )
+            if row["email"]:
+                guests.erase(row["email"])
             audit.record("customer.erased", {"customer_id": customer_id}, actor=current_actor())

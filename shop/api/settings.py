@@ -20,6 +20,12 @@ _INCLUSIVE = (
     " false: tax is added on top (US-style sales tax)."
 )
 
+_REMINDERS = (
+    "A cart left behind with an e-mail and lines gets one reminder e-mail"
+    " (`SHOP_CART_REMINDER_AFTER` after its last change), when its visitor agreed"
+    " (`reminders: true` on the cart). Off by default."
+)
+
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
 
@@ -47,6 +53,7 @@ class SettingsSchema(Schema):
         },
     )
     prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
+    cart_reminders = fields.Boolean(required=True, metadata={"description": _REMINDERS})
 
 
 class SettingsUpdateSchema(Schema):
@@ -68,12 +75,17 @@ class SettingsUpdateSchema(Schema):
     )
     require_two_factor = StrictBoolean()
     prices_include_tax = StrictBoolean(metadata={"description": _INCLUSIVE})
+    cart_reminders = StrictBoolean(metadata={"description": _REMINDERS})
 
 
 class PublicSettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(required=True)
     prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
+    cart_reminders = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether a storefront offers the reminder consent on a cart."},
+    )
 
 
 @blp.route("")

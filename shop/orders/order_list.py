@@ -6,9 +6,9 @@ from shop.db.pages import LIKE, Where, like_pattern, paginate
 
 _SELECT = """
     SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.created_at,
-           c.email AS customer_email, c.name AS customer_name
-    FROM orders o JOIN customers c ON c.id = o.customer_id"""
-_FROM = "orders o JOIN customers c ON c.id = o.customer_id"
+           COALESCE(c.email, o.guest_email) AS customer_email, c.name AS customer_name
+    FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"""
+_FROM = "orders o LEFT JOIN customers c ON c.id = o.customer_id"
 
 
 def find(status: str | None, q: str, page: int, page_size: int) -> dict:
@@ -19,7 +19,10 @@ def find(status: str | None, q: str, page: int, page_size: int) -> dict:
         where.add("o.status = :status", status=status)
     q = q.strip()
     if q:
-        where.add(f"(LOWER(o.number) {LIKE} OR LOWER(c.email) {LIKE})", q=like_pattern(q))
+        where.add(
+            f"(LOWER(o.number) {LIKE} OR LOWER(COALESCE(c.email, o.guest_email)) {LIKE})",
+            q=like_pattern(q),
+        )
     return paginate(
         _SELECT,
         _FROM,

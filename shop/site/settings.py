@@ -22,10 +22,13 @@ DEFAULTS = {
     # Prices (products, shipping) are entered with tax included (VAT shops) or without it
     # (US-style sales tax): shop/pricing/rules.py extracts or adds it.
     "prices_include_tax": False,
+    # One reminder e-mail for a cart left behind, to visitors who agreed (``reminders`` on
+    # the cart): shop/carts/reminders.py, docs/orders.md.
+    "cart_reminders": False,
 }
 
 # The subset anybody may read at GET /settings/public.
-PUBLIC = ("shop_name", "currency", "prices_include_tax")
+PUBLIC = ("shop_name", "currency", "prices_include_tax", "cart_reminders")
 
 # The shop currency as a scalar subquery, so a list query can carry it without a second
 # statement. Read the column with ``currency_of``.

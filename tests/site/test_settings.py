@@ -10,6 +10,7 @@ def test_defaults_and_public_subset(app, owner_client):
         "shop_name": settings["shop_name"],
         "currency": "EUR",
         "prices_include_tax": False,
+        "cart_reminders": False,
     }
 
 
