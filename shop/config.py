@@ -246,6 +246,10 @@ def _read(env) -> dict:
         "STRIPE_BREAKER_COOLDOWN": _seconds(env, "SHOP_STRIPE_BREAKER_COOLDOWN", 15, minimum=0.1),
         # For the test suite's fake Stripe only; unset in production.
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
+        # The storefront's card step (Stripe's Payment Element): the publishable key, and
+        # where Stripe.js is loaded from (the test suite's fake Stripe serves its own).
+        "STRIPE_PUBLISHABLE_KEY": env.get("STRIPE_PUBLISHABLE_KEY", "").strip() or None,
+        "STRIPE_JS_URL": env.get("SHOP_STRIPE_JS_URL", "").strip() or "https://js.stripe.com/v3/",
         # Product search: the stemming language (shop/catalogue/search.py).
         "SEARCH_LANGUAGE": _search_language(env),
         # Rankings each worker keeps, and ids per ranking (shop/catalogue/search_cache.py).

@@ -49,6 +49,7 @@ class FakeStripe:
         self.delay = 0.0  # "slow": seconds before answering
         self.refusal = None  # "refuse": (status, error body)
         self.calls = []  # (method, path) of every request
+        self.browser_confirmed = []  # intents paid through the fake Stripe.js
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
         fake = self
@@ -103,6 +104,8 @@ class FakeStripe:
     # -- HTTP ---------------------------------------------------------------------------
     def _serve(self, handler, method):
         parts = urlsplit(handler.path)
+        if method == "GET" and parts.path == "/v3/":  # Stripe.js, as a page loads it
+            return self._script(handler)
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length).decode() if length else ""
         with self.lock:
@@ -142,6 +145,7 @@ class FakeStripe:
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(data)))
             handler.send_header("Request-Id", self._id("req"))
+            handler.send_header("Access-Control-Allow-Origin", "*")  # Stripe.js reads it
             handler.end_headers()
             handler.wfile.write(data)
         except OSError:  # the caller gave up waiting (a hang released after its timeout)
@@ -152,6 +156,8 @@ class FakeStripe:
             return 200, self._create_intent(params)
         if path == "/v1/payment_intents" and method == "GET":
             return 200, self._list_intents(params)
+        if path.startswith("/v1/payment_intents/") and path.endswith("/confirm"):
+            return self._confirm_in_browser(path.split("/")[3], params)
         if path.startswith("/v1/payment_intents/") and path.endswith("/cancel"):
             return self._cancel_intent(path.split("/")[3], params)
         if path.startswith("/v1/payment_intents/") and method == "GET":
@@ -167,6 +173,28 @@ class FakeStripe:
             ]
             return 200, self._page(sorted(found, key=lambda r: r["id"], reverse=True), False)
         return self._missing("route")
+
+    def _script(self, handler):
+        data = STRIPE_JS.encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/javascript")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _confirm_in_browser(self, intent_id, params):
+        """What Stripe.js's confirmPayment does with a card typed into the Payment Element:
+        the test card 4242... succeeds, 4000 0000 0000 0002 is declined."""
+        intent = self.intents.get(intent_id)
+        if intent is None or params.get("client_secret") != intent["client_secret"]:
+            return self._missing("payment_intent")
+        if params.get("card", "").replace(" ", "") == "4000000000000002":
+            intent["status"] = "requires_payment_method"
+            return 402, _error("card_error", "card_declined", "Your card was declined.")
+        intent["status"] = "succeeded"
+        intent["amount_received"] = intent["amount"]
+        self.browser_confirmed.append(intent_id)
+        return 200, intent
 
     def _missing(self, what):
         return 404, _error("invalid_request_error", "resource_missing", f"No such {what}", "id")
@@ -343,6 +371,57 @@ def deliver(client, event: dict, secret: str = SECRET, at: int | None = None):
         data=payload,
         headers={"Stripe-Signature": sign(payload, secret, at), "Content-Type": "application/json"},
     )
+
+
+# A stand-in for Stripe.js (https://js.stripe.com/v3/) with the few calls a Payment
+# Element page makes: Stripe(key), elements({clientSecret}), create("payment").mount(el),
+# confirmPayment({elements, confirmParams: {return_url}}), which pays and then sends the
+# browser to return_url with payment_intent and redirect_status, as Stripe does.
+STRIPE_JS = """
+(function () {
+  var base = document.currentScript.src.replace(/\\/v3\\/.*$/, "");
+  window.Stripe = function (key) {
+    var secret = null, input = null;
+    return {
+      elements: function (options) {
+        secret = options.clientSecret;
+        return {
+          create: function () {
+            return {
+              mount: function (where) {
+                var box = typeof where === "string" ? document.querySelector(where) : where;
+                var label = document.createElement("label");
+                label.textContent = "Card number";
+                input = document.createElement("input");
+                input.id = "fake-card-number";
+                input.setAttribute("autocomplete", "cc-number");
+                label.appendChild(input);
+                box.appendChild(label);
+              }
+            };
+          }
+        };
+      },
+      confirmPayment: function (options) {
+        var intent = secret.split("_secret_")[0];
+        var body = new URLSearchParams({client_secret: secret, card: input.value, key: key});
+        var confirm = base + "/v1/payment_intents/" + intent + "/confirm";
+        return fetch(confirm, {method: "POST", body: body})
+          .then(function (answer) {
+            if (!answer.ok) {
+              return answer.json().then(function (data) { return {error: data.error}; });
+            }
+            var back = new URL(options.confirmParams.return_url);
+            back.searchParams.set("payment_intent", intent);
+            back.searchParams.set("redirect_status", "succeeded");
+            window.location.assign(back.toString());
+            return {};
+          });
+      }
+    };
+  };
+})();
+"""
 
 
 @pytest.fixture

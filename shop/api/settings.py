@@ -29,6 +29,12 @@ _REMINDERS = (
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
 
+_BANK = (
+    "What a buyer who pays by the `manual` method is told (bank details, the reference to"
+    " give), on the storefront's confirmation and order pages."
+)
+
+
 class SettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(
@@ -54,6 +60,9 @@ class SettingsSchema(Schema):
     )
     prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
     cart_reminders = fields.Boolean(required=True, metadata={"description": _REMINDERS})
+    bank_transfer_instructions = fields.String(
+        required=True, allow_none=True, metadata={"description": _BANK}
+    )
 
 
 class SettingsUpdateSchema(Schema):
@@ -67,6 +76,9 @@ class SettingsUpdateSchema(Schema):
     contact_email = fields.Email(allow_none=True, validate=validate.Length(max=320))
     contact_phone = fields.String(allow_none=True, validate=validate.Length(min=1, max=40))
     address = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000))
+    bank_transfer_instructions = fields.String(
+        allow_none=True, validate=validate.Length(min=1, max=2000), metadata={"description": _BANK}
+    )
     order_number_prefix = fields.String(
         validate=validate.Regexp(
             r"^[A-Za-z0-9_./-]{0,20}$",

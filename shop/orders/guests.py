@@ -18,11 +18,14 @@ from shop import db
 
 def status_link(order_id: str, token: str) -> str:
     """Where a guest follows an order (its confirmation mail): ``SHOP_ORDER_STATUS_URL``
-    with ``{id}`` and ``{token}`` filled, by default this API's ``GET /orders/{id}``. Never
-    built from a request's Host."""
+    with ``{id}`` and ``{token}`` filled; by default the storefront's order page, or this
+    API's ``GET /orders/{id}`` when the storefront is off. Never built from a request's
+    Host."""
     config = current_app.config
     base = config["PUBLIC_URL"] or f"http://127.0.0.1:{config['PORT']}"
-    template = config.get("ORDER_STATUS_URL") or base + "/orders/{id}?token={token}"
+    # The storefront's order page when the shop has one, else the API's order.
+    page = config["STOREFRONT_PREFIX"] if config.get("STOREFRONT") else ""
+    template = config.get("ORDER_STATUS_URL") or base + page + "/orders/{id}?token={token}"
     return template.replace("{id}", order_id).replace("{token}", token)
 
 

@@ -102,13 +102,18 @@ def _discount(subtotals, lines, discount, currency, applied) -> tuple[list[int],
     return spread(amount, weights), False
 
 
+def ships_to(method: dict, country: str) -> bool:
+    """Whether ``method`` ships to ``country``: it lists it, or lists no country (anywhere)."""
+    return not method.get("countries") or country in method["countries"]
+
+
 def _shipping(method, country, lines, after_discount, free_by_code, currency, applied) -> int:
     """The shipping charged (before tax when prices exclude it)."""
     if method is None:
         applied.append({"rule": "no_shipping_method", "detail": "No shipping method: 0."})
         return 0
     name = method["name"]
-    if method.get("countries") and country not in method["countries"]:
+    if not ships_to(method, country):
         raise Refusal("shipping_method_id", "not_served", f"{name} does not ship to {country}.")
     weight = sum((line.get("weight_grams") or 0) * line["quantity"] for line in lines)
     charge = method["price_cents"]

@@ -22,6 +22,9 @@ DEFAULTS = {
     # Prices (products, shipping) are entered with tax included (VAT shops) or without it
     # (US-style sales tax): shop/pricing/rules.py extracts or adds it.
     "prices_include_tax": False,
+    # What a buyer who chose the manual method is told (bank details, reference), shown on
+    # the storefront's confirmation and order pages.
+    "bank_transfer_instructions": None,
     # One reminder e-mail for a cart left behind, to visitors who agreed (``reminders`` on
     # the cart): shop/carts/reminders.py, docs/orders.md.
     "cart_reminders": False,

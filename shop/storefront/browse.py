@@ -97,9 +97,14 @@ def search():
 @bp.get("/products/<slug>")
 def product(slug: str):
     """A product: its pictures, a variant picker (a plain form), price and availability."""
+    return product_page(slug, request.args.get("variant"))
+
+
+def product_page(slug: str, variant: str | None, problem: str | None = None, status: int = 200):
+    """The product page with ``variant`` chosen, and a refusal to show (``problem``)."""
     found = browse.product_by_slug(slug)
     shop = settings.current()
-    chosen = _chosen_variant(found["variants"], request.args.get("variant"))
+    chosen = _chosen_variant(found["variants"], variant)
     trail = browse.trail(browse.category_by_id(found["category_id"]))
     return render_template(
         "store/product.html",
@@ -110,7 +115,8 @@ def product(slug: str):
         pictures=[_picture(image) for image in found["images"]],
         structured=seo.product_data(found, shop, trail),
         canonical=url_for("store.product", slug=slug, _external=True),
-    )
+        problem=problem,
+    ), status
 
 
 @bp.get("/pages/<key>")

@@ -7,12 +7,16 @@ domain functions as the API (``shop/catalogue``, ``shop/site``), so a page can n
 allow what the API would not.
 """
 
+import hashlib
+import hmac
+
 from flask import Blueprint, current_app, g, render_template, request
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
 from werkzeug.exceptions import HTTPException
 
 from shop.auth import sessions
-from shop.http.errors import error_response
+from shop.carts import store as carts
+from shop.http.errors import abort, error_response
 from shop.http.hooks import page_headers
 from shop.site import settings
 from shop.storefront import i18n
@@ -27,7 +31,7 @@ CACHE_SECONDS = 60
 _HEADERS = page_headers(img_src="'self' data:")
 _HEADERS["Referrer-Policy"] = "strict-origin-when-cross-origin"
 # Cookies that make a page personal (a customer's session, a visitor's cart).
-_COOKIES = (sessions.CUSTOMER.cookie, sessions.ADMIN.cookie, "shop_cart")
+_COOKIES = (sessions.CUSTOMER.cookie, sessions.ADMIN.cookie, "shop_cart")  # CART_COOKIE
 
 
 def register(app) -> None:
@@ -46,13 +50,104 @@ def register(app) -> None:
     app.register_blueprint(root)
 
 
+CART_COOKIE = "shop_cart"
+# Pages of one visitor's cart or order (an order's token is in its address): never kept.
+_NEVER_KEPT = frozenset({"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"})
+
+
+def form_token() -> str:
+    """This browser's form token: derived from the cookies that make its pages its own (a
+    cart, a session), so a page cached for anonymous visitors carries the token every
+    cookieless visitor has; such a visitor has nothing a forged form could change."""
+    personal = "|".join(request.cookies.get(name, "") for name in _COOKIES)
+    return hmac.new(personal.encode(), b"shop storefront form", hashlib.sha256).hexdigest()
+
+
+def _same_origin() -> bool:
+    """Whether a POST comes from one of our own pages, by the headers browsers send."""
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("Origin")
+    return origin is None or origin == request.host_url.rstrip("/")
+
+
+@bp.before_request
+def guard():
+    """Every POST comes from one of our pages (its Origin) and carries this browser's token."""
+    if request.method != "POST":
+        return
+    sent = request.form.get("csrf_token", "")
+    if not _same_origin() or not hmac.compare_digest(sent, form_token()):
+        abort(403, "This form did not come from this shop, or has expired: reload the page.")
+
+
+@bp.app_template_global("store_form_token")
+def _form_token_global() -> str:
+    return form_token()
+
+
+def holder() -> carts.Holder:
+    """Whose carts this browser reaches: a signed-in customer's, or a guest's."""
+    caller = store_caller()
+    return carts.Holder(caller.id if caller is not None else None)
+
+
+def cart_id() -> str | None:
+    """This browser's cart, by its cookie (None: none yet)."""
+    return request.cookies.get(CART_COOKIE) or None
+
+
+def keep_cart(response, cart: str | None):
+    """Set (or with None, clear) the cart cookie: HttpOnly, SameSite=Lax, for the
+    storefront's paths, as long as a cart lives."""
+    path = current_app.config["STOREFRONT_PREFIX"]
+    if cart is None:
+        response.delete_cookie(CART_COOKIE, path=path)
+        return response
+    response.set_cookie(
+        CART_COOKIE,
+        cart,
+        max_age=current_app.config["CART_TTL_DAYS"] * 86400,
+        path=path,
+        secure=current_app.config["COOKIE_SECURE"],
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
+
+
+def allow_stripe(response) -> None:
+    """Widen this page's CSP to Stripe.js and its frames (the card step alone)."""
+    config = current_app.config
+    origins = {_origin(config["STRIPE_JS_URL"]), "https://js.stripe.com"}
+    api = {_origin(config["STRIPE_API_BASE"] or "https://api.stripe.com")}
+    stripe = " ".join(sorted(origins))
+    response.shop_csp = page_headers(
+        img_src="'self' data: https://*.stripe.com",
+        script_src=f"'self' {stripe}",
+        frame_src=f"{stripe} https://hooks.stripe.com",
+        connect_src="'self' " + " ".join(sorted(origins | api)),
+    )["Content-Security-Policy"]
+
+
+def _origin(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
 @bp.after_request
 def headers(response):
     """The page headers; an anonymous GET page is cacheable for a minute, with its ETag."""
     for name, value in _HEADERS.items():
         response.headers[name] = value
+    if getattr(response, "shop_csp", None):
+        response.headers["Content-Security-Policy"] = response.shop_csp
     response.vary.add("Cookie")
-    if request.method == "GET" and response.status_code == 200 and not response.direct_passthrough:
+    if request.endpoint in _NEVER_KEPT:
+        response.headers["Cache-Control"] = "no-store"
+    elif (
+        request.method == "GET" and response.status_code == 200 and not response.direct_passthrough
+    ):
         personal = any(name in request.cookies for name in _COOKIES)
         response.headers["Cache-Control"] = (
             "private, no-cache" if personal else f"public, max-age={CACHE_SECONDS}"
