@@ -35,6 +35,10 @@ _BANK = (
 )
 
 
+_BRAND = "The storefront's brand colour, `#rrggbb` (its CSS variable `--brand`)."
+_LOGO = "The storefront's logo: one of the shop's images (`/images/{id}`) or an https address."
+
+
 class SettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(
@@ -63,6 +67,8 @@ class SettingsSchema(Schema):
     bank_transfer_instructions = fields.String(
         required=True, allow_none=True, metadata={"description": _BANK}
     )
+    brand_color = fields.String(required=True, metadata={"description": _BRAND})
+    logo_url = fields.String(required=True, allow_none=True, metadata={"description": _LOGO})
 
 
 class SettingsUpdateSchema(Schema):
@@ -78,6 +84,18 @@ class SettingsUpdateSchema(Schema):
     address = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000))
     bank_transfer_instructions = fields.String(
         allow_none=True, validate=validate.Length(min=1, max=2000), metadata={"description": _BANK}
+    )
+    brand_color = fields.String(
+        validate=validate.Regexp(r"^#[0-9a-fA-F]{6}$", error="Use #rrggbb, e.g. #1f5f4a."),
+        metadata={"description": _BRAND},
+    )
+    logo_url = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(
+            r"^(/images/[A-Za-z0-9_-]{1,64}|https://[^\s\"'<>()]{1,500})$",
+            error="Use one of the shop's images (/images/{{id}}) or an https:// address.",
+        ),
+        metadata={"description": _LOGO},
     )
     order_number_prefix = fields.String(
         validate=validate.Regexp(

@@ -25,6 +25,10 @@ DEFAULTS = {
     # What a buyer who chose the manual method is told (bank details, reference), shown on
     # the storefront's confirmation and order pages.
     "bank_transfer_instructions": None,
+    # The storefront's look: its brand colour (#rrggbb; the text on it is chosen to contrast)
+    # and a logo (an image address: one of the shop's /images/{id}, or https://...).
+    "brand_color": "#1f5f4a",
+    "logo_url": None,
     # One reminder e-mail for a cart left behind, to visitors who agreed (``reminders`` on
     # the cart): shop/carts/reminders.py, docs/orders.md.
     "cart_reminders": False,

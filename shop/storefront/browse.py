@@ -2,7 +2,7 @@
 a product, and the shop's own pages (about, terms...). Each reads through the catalogue's
 own functions (``shop/catalogue/listing.py`` is the API's list too)."""
 
-from flask import render_template, request, url_for
+from flask import current_app, render_template, request, url_for
 
 from shop.catalogue import browse, images, listing
 from shop.catalogue.product_query import (
@@ -26,8 +26,11 @@ OPTION = "option."
 
 @bp.get("/")
 def home():
-    """The front page: the featured collection (or the newest products) and the categories."""
-    featured = next((c for c in browse.collections() if c["slug"] == "featured"), None)
+    """The front page: the featured collection (the one at the slug ``featured``, else the
+    first by title; none: the newest products) and the top categories."""
+    collections = browse.collections()
+    featured = next((c for c in collections if c["slug"] == "featured"), None)
+    featured = featured or (collections[0] if collections else None)
     args = {"collection_id": featured["id"]} if featured else {}
     found = listing.page(ProductQuery(args, only_active=True), _paging({}, 8))
     return render_template(
@@ -228,3 +231,24 @@ def _with_pictures(products: list[dict]) -> list[dict]:
     return [
         {**p, "picture": _picture(found[p["id"]]) if p["id"] in found else None} for p in products
     ]
+
+
+@bp.get("/theme.css")
+def theme():
+    """The shop's own colours as CSS variables (settings), after the built-in stylesheet."""
+    shop = settings.current()
+    brand = shop["brand_color"]
+    light = _luminance(brand)
+    # Text on the brand colour: white or near-black, whichever contrasts more (WCAG); links
+    # on white keep the brand colour only while it reads (4.5:1), else the default green.
+    text = "#ffffff" if light < 0.203 else "#1c1c1c"
+    link = brand if light <= 0.183 else "#1f5f4a"
+    body = f":root {{ --brand: {brand}; --brand-text: {text}; --link: {link}; }}\n"
+    return current_app.response_class(body, mimetype="text/css")
+
+
+def _luminance(colour: str) -> float:
+    """The relative luminance of ``#rrggbb`` (WCAG), 0 (black) to 1 (white)."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]

@@ -28,7 +28,8 @@ root = Blueprint("store_root", __name__)
 # Anonymous pages may be kept by browsers and proxies this long (seconds); a visitor with a
 # cookie (a cart, a session) gets pages for them alone, revalidated by ETag.
 CACHE_SECONDS = 60
-_HEADERS = page_headers(img_src="'self' data:")
+# Images: the shop's own, and a logo the owner may give as an https address.
+_HEADERS = page_headers(img_src="'self' data: https:")
 _HEADERS["Referrer-Policy"] = "strict-origin-when-cross-origin"
 # Cookies that make a page personal (a customer's session, a visitor's cart).
 _COOKIES = (sessions.CUSTOMER.cookie, sessions.ADMIN.cookie, "shop_cart")  # CART_COOKIE
@@ -123,7 +124,7 @@ def allow_stripe(response) -> None:
     api = {_origin(config["STRIPE_API_BASE"] or "https://api.stripe.com")}
     stripe = " ".join(sorted(origins))
     response.shop_csp = page_headers(
-        img_src="'self' data: https://*.stripe.com",
+        img_src="'self' data: https:",
         script_src=f"'self' {stripe}",
         frame_src=f"{stripe} https://hooks.stripe.com",
         connect_src="'self' " + " ".join(sorted(origins | api)),

@@ -206,3 +206,24 @@ def test_a_theme_folder_replaces_a_template_by_name(make_app, shop, tmp_path):
     themed = make_app(prepare=False, THEME_DIR=str(tmp_path)).test_client()
     assert "Themed: About us" in themed.get("/store/pages/about").text
     assert "Sencha" in themed.get("/store/products/sencha").text  # the rest is built in
+
+
+def test_the_shops_colours_and_logo_come_from_settings(client, owner_client):
+    assert "--brand: #1f5f4a" in client.get("/store/theme.css").text
+    light = owner_client.patch("/settings", json={"brand_color": "#ffd700", "logo_url": None})
+    assert light.status_code == 200, light.json
+    css = client.get("/store/theme.css")
+    assert css.mimetype == "text/css"
+    # A light brand colour gets dark text on it, and links keep a colour that reads on white.
+    assert "--brand: #ffd700; --brand-text: #1c1c1c; --link: #1f5f4a;" in css.text
+    dark = owner_client.patch("/settings", json={"brand_color": "#202060"})
+    assert "--brand-text: #ffffff; --link: #202060;" in client.get("/store/theme.css").text
+    assert dark.status_code == 200
+    for bad in ("red", "#12345", "#1234567"):
+        refused = owner_client.patch("/settings", json={"brand_color": bad})
+        assert refused.status_code == 400 and "brand_color" in refused.json["message"]
+    logo = owner_client.patch("/settings", json={"logo_url": "https://cdn.example/logo.png"})
+    assert logo.status_code == 200
+    assert '<img src="https://cdn.example/logo.png" alt="My Shop"' in client.get("/store/").text
+    script = owner_client.patch("/settings", json={"logo_url": "javascript:alert(1)"})
+    assert script.status_code == 400
