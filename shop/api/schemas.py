@@ -41,7 +41,7 @@ def payment_method(value: str) -> None:
 def payment_method_field() -> fields.String:
     """The required ``payment_method`` of a checkout or a cart's completion."""
     return enum_field(
-        "PaymentMethod",
+        "CheckoutPaymentMethod",  # the name generated clients gave it before it was shared
         payments.names(every=True),
         validate_input=False,  # the methods the shop offers now, not every one there is
         required=True,

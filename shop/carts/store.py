@@ -220,8 +220,8 @@ def update(cart_id: str, holder: Holder, changes: dict, check=None) -> None:
         values.update(changes)
         if changes.get("email"):
             values["email"] = changes["email"].strip().lower()
-        if changes.get("discount_code"):
-            check_code(changes["discount_code"], row["customer_id"] is None)
+        if changes.get("discount_code"):  # a signed-in customer is no guest, bound or not
+            check_code(changes["discount_code"], holder.customer_id is None)
         address = values["shipping_address"]
         if "shipping_address" in changes and address is not None:
             address = json.dumps(address, sort_keys=True)

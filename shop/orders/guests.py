@@ -78,12 +78,18 @@ def open_order_number(email: str) -> str | None:
 
 def erase(email: str) -> int:
     """Erase the personal data of the guest orders placed with ``email`` (its address, the
-    e-mail itself, the e-mail naming the guest in their histories), as a customer's erasure
+    e-mail itself, the e-mail naming the guest in their histories and in the audit log, with
+    the address and browser there), as a customer's erasure
     does for their orders; the orders stay, anonymous. Answer how many. In the caller's
     transaction."""
     db.execute(
         "UPDATE order_status_history SET by_label = NULL"
         " WHERE by_kind = 'anonymous' AND by_label = :email",
+        {"email": email},
+    )
+    db.execute(
+        "UPDATE audit_log SET actor_label = NULL, ip = NULL, user_agent = NULL"
+        " WHERE actor_kind = 'anonymous' AND actor_label = :email",
         {"email": email},
     )
     return db.execute(

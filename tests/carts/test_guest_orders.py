@@ -95,7 +95,9 @@ def test_erasing_a_customer_erases_their_carts_and_guest_orders(app, owner_clien
         )
         row = db.one("SELECT guest_email, shipping_address FROM orders WHERE id = :id", placed)
         labels = db.query("SELECT by_label FROM order_status_history WHERE order_id = :id", placed)
+        audited = db.value("SELECT COUNT(*) FROM audit_log WHERE actor_label = 'gone@example.com'")
     assert row == {"guest_email": None, "shipping_address": None}
     assert all(label["by_label"] != "gone@example.com" for label in labels)
+    assert audited == 0
     shown = ok(owner_client.get(f"/orders/{placed['id']}"))
     assert shown["customer"] == {"id": None, "email": None, "name": None}
