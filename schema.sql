@@ -348,7 +348,9 @@ CREATE TABLE IF NOT EXISTS orders (
     pricing TEXT,
     discount_id TEXT,
     refunded_cents BIGINT NOT NULL DEFAULT 0,
-    seq BIGINT
+    seq BIGINT,
+    payment_status TEXT NOT NULL DEFAULT 'pending',
+    fulfillment_status TEXT NOT NULL DEFAULT 'unfulfilled'
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -357,6 +359,9 @@ CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 CREATE UNIQUE INDEX IF NOT EXISTS orders_seq ON orders (seq);
+CREATE INDEX IF NOT EXISTS orders_payment_status_created ON orders (payment_status, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_fulfillment_status_created
+    ON orders (fulfillment_status, created_at, id);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
@@ -684,6 +689,19 @@ CREATE TABLE IF NOT EXISTS shipments (
 );
 
 CREATE INDEX IF NOT EXISTS shipments_order ON shipments (order_id, created_at, id);
+
+-- Staff-only notes on an order (issue 37, the console's order page): never in the order's
+-- JSON, its events or its mails.
+CREATE TABLE IF NOT EXISTS order_notes (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS order_notes_order ON order_notes (order_id, created_at, id);
 
 CREATE TABLE IF NOT EXISTS shipment_lines (
     shipment_id TEXT NOT NULL REFERENCES shipments (id) ON DELETE CASCADE,

@@ -47,7 +47,7 @@ def orders_list():
     q = request.args.get("q", "")[:200]
     page = request.args.get("page", "1")
     page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
-    result = order_list.find(status, q, page, PAGE_SIZE)
+    result = order_list.find(page, PAGE_SIZE, status=status, q=q)
     pages = max(1, -(-result["total"] // PAGE_SIZE))
 
     def page_url(number=None, **changes):

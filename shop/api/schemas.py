@@ -11,7 +11,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from shop.api.catalogue_input import OptionSchema, v
 from shop.http.openapi import enum_field
-from shop.orders import shipments
+from shop.orders import progress, shipments
 from shop.orders.lifecycle import STATUSES
 from shop.permissions import ALL_PERMISSIONS
 from shop.shipping.countries import CODES
@@ -173,6 +173,16 @@ def order_status(**kwargs) -> fields.String:
     return enum_field("OrderStatusValue", STATUSES, **kwargs)
 
 
+def order_payment_status(**kwargs) -> fields.String:
+    """Where an order's money stands: the ``OrderPaymentStatusValue`` enum."""
+    return enum_field("OrderPaymentStatusValue", progress.PAYMENT, **kwargs)
+
+
+def order_fulfillment_status(**kwargs) -> fields.String:
+    """Where an order's parcel stands: the ``FulfillmentStatusValue`` enum."""
+    return enum_field("FulfillmentStatusValue", progress.FULFILLMENT, **kwargs)
+
+
 class ActorSchema(Schema):
     kind = fields.String(required=True)
     id = fields.String(required=True, allow_none=True)
@@ -300,6 +310,22 @@ class OrderSchema(PriceBreakdownSchema):
     number = fields.String(required=True)
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
+    payment_status = order_payment_status(
+        required=True,
+        metadata={
+            "description": "Where the money stands, whatever `status` says: `pending` (not"
+            " paid yet), `paid`, `partially_refunded`, `refunded`, `review` (money arrived"
+            " that does not match the order: a person refunds or honours it), `voided`"
+            " (cancelled before any money was taken)."
+        },
+    )
+    fulfillment_status = order_fulfillment_status(
+        required=True,
+        metadata={
+            "description": "Where the parcel stands: `unfulfilled`, `partially_shipped`,"
+            " `shipped` (every unit has left), `delivered`. Refunds and cancels leave it."
+        },
+    )
     shipping_address = fields.Nested(
         OrderAddressSchema,
         required=True,

@@ -191,6 +191,8 @@ def _order(engine: str) -> str:
             "number": "o.number",
             "customer": _shaped(engine, shape.CUSTOMER, customer),
             "status": "o.status",
+            "payment_status": "o.payment_status",
+            "fulfillment_status": "o.fulfillment_status",
             "shipping_address": shipping_address,
             "payment": payment,
             "status_history": history,

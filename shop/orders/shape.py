@@ -49,6 +49,8 @@ ORDER = (
     "number",
     "customer",
     "status",
+    "payment_status",
+    "fulfillment_status",
     "shipping_address",
     "payment",
     "status_history",
