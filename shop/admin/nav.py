@@ -2,8 +2,9 @@
 
 A link shows only to a staff member whose permissions include its ``permission`` (``None``:
 every signed-in administrator). The first link one may use is where one lands after sign-in
-(``landing``). Each section is its own list so that the pages of one area add their links in
-one place.
+(``landing``): the dashboard for who may read orders, otherwise the first link of the
+catalogue, the store or one's account that one may use. Each section is its own list so
+that the pages of one area add their links in one place.
 """
 
 from typing import NamedTuple
@@ -19,6 +20,7 @@ class Link(NamedTuple):
 
 # The shop's daily work: orders first.
 ORDERS: list[Link] = [
+    Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
 ]
 # The catalogue and its content.

@@ -9,7 +9,9 @@ statuses, customer, total, placed) come from ``find``; its order page loads the 
 with ``lifecycle.load``.
 """
 
+from shop import db
 from shop.db.pages import LIKE, Where, like_pattern, paginate
+from shop.orders import progress
 
 _SELECT = """
     SELECT o.id, o.number, o.status, o.payment_status, o.fulfillment_status, o.total_cents,
@@ -73,3 +75,25 @@ def find(page: int, page_size: int, **filters) -> dict:
         "o.created_at DESC, o.id DESC",
         {"page": page, "page_size": page_size},
     )
+
+
+def figures(since: str) -> dict:
+    """The dashboard's figures: orders placed from ``since`` (a stored time) and their
+    takings (paid ones, net of refunds, in minor units of each currency), the orders waiting
+    to ship (``progress.TO_SHIP``), payments in review and refunds still pending."""
+    today = db.one("SELECT COUNT(*) AS n FROM orders WHERE created_at >= :since", {"since": since})
+    takings = db.query(
+        "SELECT currency, SUM(total_cents - refunded_cents) AS cents FROM orders"
+        " WHERE created_at >= :since"
+        " AND payment_status IN ('paid', 'partially_refunded', 'refunded')"
+        " GROUP BY currency ORDER BY currency",
+        {"since": since},
+    )
+    to_ship = narrow(Where(), **progress.TO_SHIP)
+    return {
+        "orders_today": today["n"],
+        "takings_today": {row["currency"]: row["cents"] for row in takings},
+        "to_ship": db.value("SELECT COUNT(*) FROM orders o" + to_ship.sql(), to_ship.params),
+        "in_review": db.value("SELECT COUNT(*) FROM orders WHERE payment_status = 'review'"),
+        "refunds_pending": db.value("SELECT COUNT(*) FROM refunds WHERE status = 'pending'"),
+    }

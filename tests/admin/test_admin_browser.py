@@ -150,7 +150,7 @@ def submit(driver, form: str, title: str) -> None:
     arrive(driver, title)
 
 
-def sign_in(browser, lands_on: str = "API keys") -> None:
+def sign_in(browser, lands_on: str = "Dashboard") -> None:
     """Fill the sign-in form on the page as the owner and wait for the page it leads to."""
     from selenium.webdriver.common.by import By
 
@@ -194,7 +194,7 @@ def test_manage_a_key_in_the_browser(browser, live):
     browser.get(live.url + "/admin/api-keys")
     arrive(browser, "Sign in")
     assert browser.current_url.startswith(live.url + "/admin/login")
-    sign_in(browser)
+    sign_in(browser, lands_on="API keys")
     assert "bootstrap (CLI)" in browser.page_source
 
     # Create a key with two scopes and an expiry.
@@ -342,7 +342,7 @@ def test_every_console_page_fits_the_screen(browser, live, width, height):
     assert email == browser.switch_to.active_element  # autofocus
     email.send_keys("owner@example.com", Keys.TAB)
     browser.switch_to.active_element.send_keys(PASSWORD, Keys.ENTER)
-    arrive(browser, "API keys")
+    arrive(browser, "Dashboard")  # an owner lands on the dashboard (issue 37)
     for path in pages:
         if path not in public:
             check(path)
@@ -355,9 +355,9 @@ def test_roll_a_key_in_the_browser(browser, live):
     """The Roll button: the grace choice, then the successor's secret once; it works."""
     from selenium.webdriver.common.by import By
 
-    browser.get(live.url + "/admin/login")
+    browser.get(live.url + "/admin/login?next=/admin/api-keys")
     arrive(browser, "Sign in")
-    sign_in(browser)
+    sign_in(browser, lands_on="API keys")
     row = browser.find_element(By.XPATH, "//tr[th[text()='bootstrap (CLI)']]")
     assert "expires unused in 45 days" in row.text  # the dormant flag warns, in words
     row.find_element(By.CSS_SELECTOR, "a.roll").click()
