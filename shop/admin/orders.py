@@ -210,10 +210,7 @@ def _act(order_id: str, done: str, action, permission: str = "orders.update_stat
 @bp.route("/orders/<id:order_id>/paid", methods=["POST"])
 def mark_paid(order_id):
     """Mark a pending order paid: a bank transfer or cash arrived (manual payment)."""
-    note = request.form.get("note", "")[:500].strip() or "Marked paid in the console"
-    return _act(
-        order_id, "paid", lambda: orders.change_status(order_id, "paid", note, g.caller.actor)
-    )
+    return _move(order_id, "paid", "Marked paid in the console")
 
 
 @bp.route("/orders/<id:order_id>/cancel", methods=["GET", "POST"])
@@ -233,22 +230,21 @@ def cancel_order(order_id):
             money=lambda cents: display(cents, order["currency"]),
         )
         return page, 200 if cancellable else 409
-    note = request.form.get("note", "")[:500].strip() or "Cancelled in the console"
-    return _act(
-        order_id,
-        "cancelled",
-        lambda: orders.change_status(order_id, "cancelled", note, g.caller.actor),
-    )
+    return _move(order_id, "cancelled", "Cancelled in the console")
 
 
 @bp.route("/orders/<id:order_id>/delivered", methods=["POST"])
 def mark_delivered(order_id):
     """Mark a shipped order delivered (the carrier says it arrived)."""
-    note = request.form.get("note", "")[:500].strip() or "Marked delivered in the console"
+    return _move(order_id, "delivered", "Marked delivered in the console")
+
+
+def _move(order_id: str, status: str, default_note: str):
+    """Move the order to ``status`` as the API's ``PATCH /orders/{id}/status`` does, with
+    the form's note (``default_note`` when none is given)."""
+    note = request.form.get("note", "")[:500].strip() or default_note
     return _act(
-        order_id,
-        "delivered",
-        lambda: orders.change_status(order_id, "delivered", note, g.caller.actor),
+        order_id, status, lambda: orders.change_status(order_id, status, note, g.caller.actor)
     )
 
 

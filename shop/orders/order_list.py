@@ -92,7 +92,7 @@ def figures(since: str) -> dict:
     to_ship = narrow(Where(), **progress.TO_SHIP)
     return {
         "orders_today": today["n"],
-        "takings_today": {row["currency"]: row["cents"] for row in takings},
+        "takings_today": {row["currency"]: int(row["cents"]) for row in takings},  # SUM: numeric
         "to_ship": db.value("SELECT COUNT(*) FROM orders o" + to_ship.sql(), to_ship.params),
         "in_review": db.value("SELECT COUNT(*) FROM orders WHERE payment_status = 'review'"),
         "refunds_pending": db.value("SELECT COUNT(*) FROM refunds WHERE status = 'pending'"),
