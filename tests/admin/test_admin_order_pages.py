@@ -7,6 +7,7 @@ import pytest
 from admin_helpers import console_client, hidden_fields, submit
 
 from shop import db
+from tests.admin.test_admin_orders import act, page_of
 from tests.orders_helpers import ADDRESS, add_product, basket, catalogue_client
 
 
@@ -28,14 +29,6 @@ def _order(app, customer, owner_client, to=("paid",), sku="TEA-9") -> dict:
     return placed.json
 
 
-def _page(order) -> str:
-    return f"/admin/orders/{order['id']}"
-
-
-def _act(client, order, action, **fields):
-    return submit(client, _page(order), f"{_page(order)}/{action}", **fields)
-
-
 def _listed(client, query: str) -> str:
     response = client.get("/admin/orders?" + query)
     assert response.status_code == 200, response.text
@@ -46,23 +39,23 @@ def test_ship_comes_before_refund_and_a_refunded_shipped_order_stays_shipped(
     app, owner, owner_client, customer_client
 ):
     order = _order(app, customer_client, owner_client)
-    page = owner.get(_page(order)).text
+    page = owner.get(page_of(order)).text
     assert page.index('id="ship"') < page.index('id="refund"')
     assert 'id="deliver"' not in page
-    assert _act(owner, order, "shipments", carrier="UPS", tracking_number="1Z").status_code == 303
+    assert act(owner, order, "shipments", carrier="UPS", tracking_number="1Z").status_code == 303
     refund = owner_client.post(
         f"/orders/{order['id']}/refunds", json={"lines": [{"line": 2, "quantity": 1}]}
     )
     assert refund.status_code == 201, refund.json
-    page = owner.get(_page(order)).text
+    page = owner.get(page_of(order)).text
     assert 'id="payment-status">partially refunded' in page
     assert 'id="fulfillment-status">shipped' in page
     assert 'id="ship"' not in page  # nothing left to ship: no empty form
     assert 'id="deliver"' in page
     assert f"order-{order['id']}" in _listed(owner, "fulfillment=shipped")
     assert f"order-{order['id']}" not in _listed(owner, "fulfillment=to_ship")
-    assert _act(owner, order, "delivered").status_code == 303
-    page = owner.get(_page(order) + "?done=delivered").text
+    assert act(owner, order, "delivered").status_code == 303
+    page = owner.get(page_of(order) + "?done=delivered").text
     assert "Marked delivered." in page and 'id="fulfillment-status">delivered' in page
     assert 'id="deliver"' not in page
     # Delivered, refunded in part: the shipped filter still finds it.
@@ -74,19 +67,19 @@ def test_ship_comes_before_refund_and_a_refunded_shipped_order_stays_shipped(
 
 def test_cancel_asks_first(app, owner, owner_client, customer_client):
     order = _order(app, customer_client, owner_client, to=())
-    page = owner.get(_page(order)).text
+    page = owner.get(page_of(order)).text
     assert (
         'id="cancel-link"' in page
         and 'action="/admin/orders/' + order["id"] + '/cancel"' not in page
     )
-    asked = owner.get(_page(order) + "/cancel")
+    asked = owner.get(page_of(order) + "/cancel")
     assert asked.status_code == 200 and "cannot be undone" in asked.text
     assert 'name="confirm" value="yes"' in asked.text
     # A post without the confirm page's answer shows the question again and changes nothing.
-    again = owner.post(_page(order) + "/cancel", data=hidden_fields(page))
+    again = owner.post(page_of(order) + "/cancel", data=hidden_fields(page))
     assert again.status_code == 200 and "Yes, cancel the order" in again.text
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "pending"
-    done = submit(owner, _page(order) + "/cancel", _page(order) + "/cancel", note="Phoned")
+    done = submit(owner, page_of(order) + "/cancel", page_of(order) + "/cancel", note="Phoned")
     assert done.status_code == 303
     shown = owner_client.get(f"/orders/{order['id']}").json
     assert (shown["status"], shown["payment_status"]) == ("cancelled", "voided")
@@ -95,11 +88,11 @@ def test_cancel_asks_first(app, owner, owner_client, customer_client):
 
 def test_internal_notes_stay_with_the_staff(app, owner, owner_client, customer_client, make_admin):
     order = _order(app, customer_client, owner_client)
-    added = _act(owner, order, "notes", body="Gift wrap, the customer phoned.\nLeave at door")
+    added = act(owner, order, "notes", body="Gift wrap, the customer phoned.\nLeave at door")
     assert added.status_code == 303, added.text
-    page = owner.get(_page(order)).text
+    page = owner.get(page_of(order)).text
     assert "Gift wrap, the customer phoned." in page and "Leave at door" in page
-    blank = _act(owner, order, "notes", body="   ")
+    blank = act(owner, order, "notes", body="   ")
     assert blank.status_code == 400 and "Note: must not be blank." in blank.text
     for reader in (owner_client, customer_client):
         assert "Gift wrap" not in reader.get(f"/orders/{order['id']}").text
@@ -107,9 +100,10 @@ def test_internal_notes_stay_with_the_staff(app, owner, owner_client, customer_c
         assert db.value("SELECT COUNT(*) FROM order_notes") == 1
         assert db.value("SELECT COUNT(*) FROM audit_log WHERE event = 'order.note_added'") == 1
     reader = console_client(app, make_admin("editor", permissions=["orders.read"]).email)
-    shown = reader.get(_page(order))
+    shown = reader.get(page_of(order))
     assert "Gift wrap" in shown.text and 'id="add-note"' not in shown.text
-    refused = reader.post(_page(order) + "/notes", data={**hidden_fields(shown.text), "body": "x"})
+    form = {**hidden_fields(shown.text), "body": "x"}
+    refused = reader.post(page_of(order) + "/notes", data=form)
     assert refused.status_code == 403 and "orders.update_status" in refused.text
 
 
@@ -124,9 +118,9 @@ def test_resend_the_order_mail(app, owner, owner_client, customer_client):
             )
 
     before = mails()
-    assert _act(owner, order, "mail").status_code == 303
+    assert act(owner, order, "mail").status_code == 303
     assert mails() == before + 1
-    page = owner.get(_page(order) + "?done=mailed").text
+    page = owner.get(page_of(order) + "?done=mailed").text
     assert "on its way to the customer again" in page
 
 
@@ -134,7 +128,7 @@ def test_the_packing_slip_has_lines_skus_and_address_and_no_prices(
     app, owner, owner_client, customer_client
 ):
     order = _order(app, customer_client, owner_client)
-    slip = owner.get(_page(order) + "/packing-slip")
+    slip = owner.get(page_of(order) + "/packing-slip")
     assert slip.status_code == 200
     text = slip.text
     assert "TEA-9" in text and "Teapot" in text and "Cup" in text
