@@ -44,10 +44,17 @@ def shoot(driver, name: str) -> None:
     """A screenshot into artifacts/ and, with ``SHOP_DOCS_SCREENSHOT=1``, the viewport into
     docs/console/ (small PNGs: the window, not the whole page)."""
     ARTIFACTS.mkdir(exist_ok=True)
+    driver.execute_script("window.scrollTo(0, 0)")  # the page's top, as a reader arrives
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
     if os.environ.get("SHOP_DOCS_SCREENSHOT") == "1":
+        from PIL import Image
+
         DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(DOCS_SHOTS / f"{name}.png"))
+        target = DOCS_SHOTS / f"{name}.png"
+        driver.save_screenshot(str(target))
+        with Image.open(target) as shot:  # a 64-colour palette: a third of the bytes
+            small = shot.convert("RGB").quantize(colors=64)
+        small.save(target, optimize=True)
 
 
 def check_page(driver, name: str | None = None) -> None:
