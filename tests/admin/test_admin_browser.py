@@ -279,7 +279,7 @@ def test_manage_a_key_in_the_browser(browser, live):
 # A console page whose address names a record opens with one of these (the live fixture's).
 LONG_URL = "http://127.0.0.1:9/webhooks/shop/" + "a-rather-long-path-segment/" * 4 + "end"
 # Pages that answer a form or only redirect: no page of their own to open.
-NOT_PAGES = {"admin.static", "admin.home"}
+NOT_PAGES = {"admin.static"}
 
 
 def console_pages(live) -> list[str]:

@@ -158,3 +158,8 @@ def test_an_owners_day_with_orders(browser, live):  # noqa: F811 - fixtures
     assert browser.find_element(By.ID, "payment-status").text == "voided"
     assert_fits(browser)
     assert_accessible(browser)
+
+    # The console's error page (the frame's, for every page): accessible, fits a phone.
+    browser.get(live.url + "/admin/orders/" + "0" * 24)
+    arrive(browser, "Error 404")
+    check_page(browser)
