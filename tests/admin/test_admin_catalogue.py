@@ -189,6 +189,7 @@ def test_create_a_product_with_two_options_generate_and_price_its_variants(
     assert "M / White" not in refused.text or "already used by variant" in refused.text
     assert "already used by variant" in refused.text
     assert 'value="99"' in refused.text  # the input is kept
+    assert 'value="Linen shirt"' in refused.text  # and the other forms show the product
     again = owner_client.get(f"/products/{product_id}/variants").json["items"]
     assert again[0]["stock"] == 10 and again[1]["sku"] == "LIN-1"
     # Edit the product: out of the collection, a new name.
@@ -400,3 +401,18 @@ def test_each_page_needs_the_apis_permission(app, make_admin, shop):
     editor = console_client(app, make_admin("editor").email)
     assert editor.get("/admin/orders").status_code == 403
     assert editor.get("/admin/products").status_code == 200
+
+
+def test_an_editor_lands_on_the_products():
+    from shop.admin import nav
+    from shop.auth.caller import Caller
+    from shop.permissions import BUILTIN_ROLES
+
+    editor = Caller(kind="admin", id="e", permissions=BUILTIN_ROLES["editor"])
+    assert nav.landing(editor) == "admin.products_list"
+    assert [link.label for link in nav.links(editor)][:4] == [
+        "Products",
+        "Categories",
+        "Collections",
+        "Content",
+    ]

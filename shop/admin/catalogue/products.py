@@ -216,9 +216,9 @@ def _set_collections(product_id: str, wanted: list[str] | None) -> None:
         raise Invalid(f"Collections: no collection has the id {sorted(unknown)[0]!r}.")
 
 
-def _form_values(product: dict | None, currency: str) -> dict:
-    """What the product form shows: the posted values after a refusal, else the product's."""
-    if request.method == "POST":
+def _form_values(product: dict | None, currency: str, posted: bool) -> dict:
+    """What the product form shows: the posted values after its refusal, else the product's."""
+    if posted:
         form = request.form
         values = {key: form.get(key, "") for key in form if key != "csrf_token"}
         values["active"] = checked("active")
@@ -248,10 +248,12 @@ def _form_values(product: dict | None, currency: str) -> dict:
 def render_product(product: dict | None, error: str | None = None, status: int = 200, **extra):
     """The product's page (``None``: the new product form), with ``error`` on it."""
     currency = shop_currency()
+    error_form = extra.pop("error_form", "product")
+    posted = request.method == "POST" and error_form == "product"
     page = render_template(
         "admin/catalogue/product.html",
         product=product,
-        values=_form_values(product, currency),
+        values=_form_values(product, currency, posted),
         currency=currency,
         max_options=MAX_OPTIONS,
         categories=categories.every(),
@@ -261,7 +263,7 @@ def render_product(product: dict | None, error: str | None = None, status: int =
         image_url=images.url_of,
         done=done_message(),
         error=error,
-        error_form=extra.pop("error_form", "product"),
+        error_form=error_form,
         **extra,
     )
     return page, status
