@@ -103,7 +103,7 @@ def test_every_form_needs_this_consoles_token_and_nothing_is_written_without(
         (f"/admin/products/{product['id']}/delete", {"confirm": "1"}),
         ("/admin/categories", {"name": "Forged"}),
         ("/admin/collections", {"title": "Forged"}),
-        ("/admin/content/new", {"key": "forged", "type": "page", "data": "{}"}),
+        ("/admin/content", {"key": "forged", "type": "page", "data": "{}"}),
     ):
         for token in ({}, {"csrf_token": "0" * 64}):
             response = owner.post(path, data={**form, **token})
@@ -352,19 +352,24 @@ def test_the_editor_edits_content_entries_with_the_apis_rules(app, make_admin):
     editor = console_client(app, editor_api.email)
     nav = editor.get("/admin/content").text
     assert 'href="/admin/products"' in nav and 'href="/admin/orders"' not in nav
-    bad_json = post(editor, "/admin/content/new", "/admin/content/new", key="about",
+    bad_json = post(editor, "/admin/content", "/admin/content", key="about",
                     type="page", data='{"title": ')  # fmt: skip
     assert bad_json.status_code == 400 and "Data: not valid JSON" in bad_json.text
-    bad_key = post(editor, "/admin/content/new", "/admin/content/new", key="About Us",
+    bad_key = post(editor, "/admin/content", "/admin/content", key="About Us",
                    type="page", data="{}")  # fmt: skip
     assert bad_key.status_code == 400 and "Key: use 1 to 128 lowercase letters" in bad_key.text
-    reserved = post(editor, "/admin/content/new", "/admin/content/new", key="sync",
+    reserved = post(editor, "/admin/content", "/admin/content", key="sync",
                     type="page", data="{}")  # fmt: skip
     assert reserved.status_code == 400 and "reserved" in reserved.text
-    made = post(editor, "/admin/content/new", "/admin/content/new", key="about",
+    made = post(editor, "/admin/content", "/admin/content", key="about",
                 type="page", data='{"title": "About us"}')  # fmt: skip
     assert made.status_code == 303
     assert app.test_client().get("/content/about").status_code == 404  # a draft
+    # "new" is a key like any other: its page is its own.
+    named_new = post(editor, "/admin/content", "/admin/content", key="new", type="block",
+                     data='{"text": "New in"}')  # fmt: skip
+    assert named_new.status_code == 303
+    assert "New in" in editor.get("/admin/content/new").text
     page = "/admin/content/about"
     published = post(editor, page, page, type="page", data='{"title": "About"}', published="1")
     assert published.status_code == 303

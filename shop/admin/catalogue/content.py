@@ -66,30 +66,34 @@ def _create() -> None:
     require(g.caller, "content.create", purpose="create entries")
 
 
-@bp.route("/content")
-def content_list():
-    """Every entry of the registry by key: its type, published or draft, last change."""
-    _require("content.read")
-    return render_template(
+def _list_page(error=None, status=200):
+    """The entries, and the form of a new one (kept as typed after a refusal)."""
+    page = render_template(
         "admin/catalogue/content.html",
         entries=content.every(),
+        values=_values(None),
         done=_DONE.get(request.args.get("done", "")),
+        error=error,
     )
+    return page, status
 
 
-@bp.route("/content/new", methods=["GET", "POST"])
-def content_new():
-    """A new entry: its key, type, data and whether it is published."""
-    _require("content.create")
+@bp.route("/content", methods=["GET", "POST"])
+def content_list():
+    """Every entry of the registry by key (type, published or draft, last change), and
+    the form of a new one. (The new entry's form is on this page, not at
+    ``/content/new``: ``new`` is a key an entry may have.)"""
     if request.method == "GET":
-        return _entry_page(None)
+        _require("content.read")
+        return _list_page()
+    _require("content.create")
     key = request.form.get("key", "").strip()[:_KEY_TEXT]
     try:
-        if content.get(key) if key else None:
+        if key and content.get(key):
             raise Invalid(f"Key: an entry {key!r} exists already; open it to change it.")
         content.put(key, _entry_form(), g.caller.actor, _create)
     except (HTTPException, ShopError) as caught:
-        return _entry_page(None, *refusal(caught, LABELS))
+        return _list_page(*refusal(caught, LABELS))
     return redirect(url_for("admin.content_entry", key=key, done="created"), 303)
 
 
