@@ -281,6 +281,9 @@ def test_import_previews_each_bad_row_writes_nothing_then_imports_once_fixed(own
     assert exported.status_code == 200 and exported.mimetype == "text/csv"
     assert "MUG-1" in exported.text and "BOWL-1" in exported.text
     assert upload_file(owner, "").status_code == 400
+    lines = '{"product_slug": "jar", "product_name": "Jar", "variant_price": "x"}\n'
+    jsonl = upload_file(owner, lines, name="catalogue.jsonl")
+    assert jsonl.status_code == 400 and "Row 1</th>" in jsonl.text  # no line of a header
 
 
 def test_delete_a_product_needs_the_confirmation(owner, owner_client, shop):

@@ -78,9 +78,11 @@ def products_import():
     except (HTTPException, ShopError) as caught:
         message, status = refusal(caught)
         return _page(status, error=message, filename=name)
+    json_lines = kind == "jsonl" or (kind is None and data.lstrip()[:1] in (b"{", b"["))
     return _page(
         400 if result["errors"] else 200,
         result=result,
+        header_lines=0 if json_lines else 1,  # a CSV's row 1 is on line 2
         filename=name,
         kind=kind or "",
         data=base64.b64encode(data).decode(),
