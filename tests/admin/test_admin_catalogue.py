@@ -424,3 +424,18 @@ def test_an_editor_lands_on_the_products():
         "Collections",
         "Content",
     ]
+
+
+def test_console_imports_are_limited_per_caller_as_the_apis_are(make_app):
+    import secrets
+
+    app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_KEY_PREFIX=secrets.token_hex(6))
+    from shop.auth.users import create_user
+    from tests.conftest import PASSWORD
+
+    with app.app_context():
+        create_user("importer@example.com", "Importer", PASSWORD, "owner")
+    console = console_client(app, "importer@example.com")
+    bad = CSV_HEADER + "mug,Mug,M-1,x,1\n"
+    statuses = [upload_file(console, bad).status_code for _ in range(7)]
+    assert statuses == [400] * 6 + [429]

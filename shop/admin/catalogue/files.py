@@ -24,6 +24,15 @@ from shop.catalogue.files import imports as catalogue_import
 from shop.catalogue.files.export import HEADER, MEDIA_TYPES, WRITERS
 from shop.catalogue.files.imports import read_rows
 from shop.errors import ShopError
+from shop.http.extensions import caller_key, limiter
+
+# The API's limit on imports per caller (a preview and a confirm each count), counted apart.
+_LIMITED = limiter.shared_limit(
+    catalogue_import.IMPORT_LIMIT,
+    scope="console-product-import",
+    key_func=caller_key("console-product-import"),
+    methods=["POST"],
+)
 
 _KINDS = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}
 
@@ -61,6 +70,7 @@ def _run(data: bytes, kind: str | None, dry_run: bool) -> dict:
 
 
 @bp.route("/products/import", methods=["GET", "POST"])
+@_LIMITED
 def products_import():
     """Upload a file: its dry run (nothing written) lists each bad row by number, or offers
     to import it."""
@@ -90,6 +100,7 @@ def products_import():
 
 
 @bp.route("/products/import/confirm", methods=["POST"])
+@_LIMITED
 def products_import_confirm():
     """Import the file the preview showed: checked again whole, then written."""
     _require("products.update")
