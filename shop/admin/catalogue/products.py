@@ -193,7 +193,7 @@ def _product_form(currency: str, creating: bool) -> dict:
     return data
 
 
-def _collections_form(product_id: str | None) -> list[str] | None:
+def _collections_form() -> list[str] | None:
     """The ticked collections, or None when the viewer may not change collections."""
     if not g.caller.can("collections.update"):
         return None
@@ -205,15 +205,16 @@ def _set_collections(product_id: str, wanted: list[str] | None) -> None:
     API's collection update (it goes last in a collection it joins)."""
     if wanted is None:
         return
-    for collection in collections.every():
+    every = collections.every()
+    unknown = set(wanted) - {c["id"] for c in every}
+    if unknown:
+        raise Invalid(f"Collections: no collection has the id {sorted(unknown)[0]!r}.")
+    for collection in every:
         ids = collection["product_ids"]
         inside, want = product_id in ids, collection["id"] in wanted
         if inside != want:
             new = [*ids, product_id] if want else [i for i in ids if i != product_id]
             collections.update(collection["id"], {"product_ids": new}, g.caller.actor)
-    unknown = set(wanted) - {c["id"] for c in collections.every()}
-    if unknown:
-        raise Invalid(f"Collections: no collection has the id {sorted(unknown)[0]!r}.")
 
 
 def _form_values(product: dict | None, currency: str, posted: bool) -> dict:
@@ -285,7 +286,7 @@ def product_new():
         return render_product(None)
     try:
         data = _product_form(shop_currency(), creating=True)
-        wanted = _collections_form(None)
+        wanted = _collections_form()
         with db.transaction():
             if wanted:
                 db.lock("collections")  # collections before products, as the API's PUT
@@ -306,7 +307,7 @@ def product_page(product_id):
     _require("products.update")
     try:
         data = _product_form(shop_currency(), creating=False)
-        wanted = _collections_form(product_id)
+        wanted = _collections_form()
         with db.transaction():
             if wanted is not None:
                 db.lock("collections")  # collections before products, as the API's PUT
