@@ -24,7 +24,12 @@ ORDERS: list[Link] = [
     Link("Orders", "admin.orders_list", "orders.read"),
 ]
 # The catalogue and its content.
-CATALOGUE: list[Link] = []
+CATALOGUE: list[Link] = [
+    Link("Products", "admin.products_list", "products.read"),
+    Link("Categories", "admin.categories_list", "categories.read"),
+    Link("Collections", "admin.collections_list", "collections.read"),
+    Link("Content", "admin.content_list", "content.read"),
+]
 # The shop's customers, prices and rules, and its staff.
 STORE: list[Link] = []
 # Integrations and one's own account.

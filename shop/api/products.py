@@ -18,20 +18,20 @@ from shop.api.catalogue_input import (
     ProductUpdateSchema,
     Sku,
 )
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.catalogue import products, slugs
-from shop.catalogue.present import SELECT, get_product, present
+from shop.catalogue.present import get_product
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUES,
+    SORTS,
     ProductQuery,
     facets,
-    ranked_page,
+    list_page,
 )
-from shop.db import totals
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
@@ -39,17 +39,7 @@ from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
 
-_SORTS = {
-    "name": "p.name, p.id",
-    "-name": "p.name DESC, p.id DESC",
-    "price": "p.price_cents, p.id",
-    "-price": "p.price_cents DESC, p.id DESC",
-    "created_at": "p.created_at, p.id",
-    "-created_at": "p.created_at DESC, p.id DESC",
-    "updated_at": "p.updated_at, p.id",
-    "-updated_at": "p.updated_at DESC, p.id DESC",
-    "relevance": None,  # the search's rank: the default with q, refused without
-}
+_SORTS = SORTS
 
 
 def _id_or_slug(meaning: str) -> fields.String:
@@ -196,13 +186,6 @@ def _query(args: dict) -> ProductQuery:
     return ProductQuery({**args, "options": _options()}, only_active=not _sees_inactive())
 
 
-def _fetch(ids: list[str]) -> list[dict]:
-    """The products of ``ids``, in that order, as the list shows them."""
-    marks, params = db.in_list("id", ids)
-    rows = {row["id"]: row for row in db.query(SELECT + f" WHERE p.id IN {marks}", params)}
-    return [present(rows[i]) for i in ids if i in rows]
-
-
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
@@ -226,30 +209,7 @@ class Products(MethodView):
 
         The public sees active products only. Filters combine with AND.
         """
-        query = _query(args)
-        sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
-        if sort == "relevance":
-            if query.match is None:
-                abort(400, "sort: relevance needs q (a search).")
-            if args.get("cursor"):
-                abort(400, "cursor: a search by relevance pages with `page`; or sort by a column.")
-            return ranked_page(query, args, _fetch, SELECT, present)
-        kept = None
-        if not query.filtered and not query.where.conditions:
-            kept = totals.SQL[totals.PRODUCTS]
-        elif not query.filtered and args.get("active", True):
-            kept = totals.SQL[totals.ACTIVE_PRODUCTS]
-        return paginate(
-            SELECT,
-            "products p",
-            query.filters(),
-            _SORTS[sort],
-            args,
-            convert=present,
-            exact_total=kept,
-            narrow=query.narrow,
-            dense=query.dense_filters(),
-        )
+        return list_page(_query(args), args)
 
     @blp.doc(operationId="createProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")

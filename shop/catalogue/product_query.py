@@ -9,8 +9,11 @@ the ``total`` the list answers when that value replaces the group's filter
 
 from shop import db
 from shop.catalogue import search
+from shop.catalogue.present import SELECT, present
 from shop.clock import iso
-from shop.db.pages import IF_FEW, Where
+from shop.db import totals
+from shop.db.pages import IF_FEW, Where, paginate
+from shop.errors import Invalid
 
 # The category :category_id and every category below it. A list reads the tree's ids first
 # and filters on them as values: the planners then estimate the category's products from
@@ -53,6 +56,23 @@ PRICE_BANDS = (
     (25000, None),
 )
 
+
+# The list's sorts: a column with ``id`` as the tie-break, so the order is stable.
+SORTS = {
+    "name": "p.name, p.id",
+    "-name": "p.name DESC, p.id DESC",
+    "price": "p.price_cents, p.id",
+    "-price": "p.price_cents DESC, p.id DESC",
+    "created_at": "p.created_at, p.id",
+    "-created_at": "p.created_at DESC, p.id DESC",
+    "updated_at": "p.updated_at, p.id",
+    "-updated_at": "p.updated_at DESC, p.id DESC",
+    "relevance": None,  # the search's rank: the default with q, refused without
+}
+# The console's ``low_stock`` filter (not the API's): a variant at or under its product's
+# low-stock threshold (``stock_low``, kept by ``variants.mark_low_stock``) or sold out.
+LOW_STOCK = """p.id IN (SELECT v.product_id FROM product_variants v
+    WHERE v.active = 1 AND (v.stock_low = 1 OR v.stock = 0))"""
 
 # The filters that pick out few products through an index of their own. Not a category: it
 # may hold a large part of the catalogue, and PostgreSQL found a big one's page quicker by
@@ -163,6 +183,8 @@ class ProductQuery:
         if args.get("options"):
             sql, params = _option_products(args["options"], "opt")
             where.add(f"p.id IN ({sql})", **params)
+        if args.get("low_stock"):
+            where.add(LOW_STOCK)
         if "updated_after" in args:
             where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
         if "created_after" in args:
@@ -178,6 +200,7 @@ class ProductQuery:
             self.match is not None
             or any(name in self.args for name in _NARROWING)
             or (self.args.get("in_stock") is False or bool(self.args.get("options")))
+            or bool(self.args.get("low_stock"))
         ):
             return True
         if any(name in self.args for name in _COUNT_DECIDES):
@@ -226,6 +249,42 @@ class ProductQuery:
 
     def count_sql(self) -> str:
         return "SELECT COUNT(*) FROM products p" + self.sql()
+
+
+def fetch(ids: list[str]) -> list[dict]:
+    """The products of ``ids``, in that order, as the list shows them."""
+    marks, params = db.in_list("id", ids)
+    rows = {row["id"]: row for row in db.query(SELECT + f" WHERE p.id IN {marks}", params)}
+    return [present(rows[i]) for i in ids if i in rows]
+
+
+def list_page(query: ProductQuery, args: dict) -> dict:
+    """A page of the product list (``GET /products`` and the console's): ``args`` holds
+    ``sort`` (``SORTS``; by default ``relevance`` with a search, else ``-created_at``) and
+    the page (``page``, ``page_size``, ``cursor``; a search by relevance pages by number)."""
+    sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
+    if sort == "relevance":
+        if query.match is None:
+            raise Invalid("sort: relevance needs q (a search).")
+        if args.get("cursor"):
+            raise Invalid("cursor: a search by relevance pages with `page`; or sort by a column.")
+        return ranked_page(query, args, fetch, SELECT, present)
+    kept = None
+    if not query.filtered and not query.where.conditions:
+        kept = totals.SQL[totals.PRODUCTS]
+    elif not query.filtered and args.get("active", True):
+        kept = totals.SQL[totals.ACTIVE_PRODUCTS]
+    return paginate(
+        SELECT,
+        "products p",
+        query.filters(),
+        SORTS[sort],
+        args,
+        convert=present,
+        exact_total=kept,
+        narrow=query.narrow,
+        dense=query.dense_filters(),
+    )
 
 
 def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) -> dict:
