@@ -242,6 +242,34 @@ CREATE TABLE IF NOT EXISTS variant_option_values (
 CREATE INDEX IF NOT EXISTS variant_option_values_lookup
     ON variant_option_values (name, value, product_id, variant_id);
 
+-- The facets' counts (0027): products per state, category ('' for none) and price band's
+-- lower end (facet_bands, the bands of shop/catalogue/facet_counts.py), and per option value
+-- of an active variant; kept by the triggers of schema.<engine>.sql, recounted by every
+-- `flask db upgrade`.
+CREATE TABLE IF NOT EXISTS facet_bands (
+    low BIGINT PRIMARY KEY
+);
+
+INSERT INTO facet_bands (low) VALUES (0), (1000), (2500), (5000), (10000), (25000)
+ON CONFLICT DO NOTHING;
+
+CREATE TABLE IF NOT EXISTS facet_prices (
+    active INTEGER NOT NULL,
+    category_id TEXT NOT NULL,
+    low BIGINT NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (active, category_id, low)
+);
+
+CREATE TABLE IF NOT EXISTS facet_options (
+    active INTEGER NOT NULL,
+    category_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (active, category_id, name, value)
+);
+
 CREATE TABLE IF NOT EXISTS collections (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,

@@ -2,7 +2,12 @@
 ``GET /orders`` at 100,000 products / 200,000 orders, and a deep page against page 1.
 
     python -m bench.lists [--quick] [--only TEXT] [--database-url postgresql://...]
-                          [--workers 2 --redis-url redis://...]
+                          [--workers 2 --redis-url redis://...] [--data PATH]
+
+``--data PATH`` seeds the shop once and reuses it in later runs (seeding 100,000 products and
+200,000 orders takes minutes): a SQLite file ``PATH.db``, or with ``--database-url`` a schema
+named after PATH's last part; the seeded handles (a key, the filter values) are kept in
+``PATH.json`` (``PATH.pg.json`` on PostgreSQL). The next run upgrades it as a release does.
 
 Also run by ``python -m bench.run`` after its other scenarios. Seeds a shop of its own
 (``bench/seed.py``: ``PRODUCTS`` products, ``ORDERS`` orders, a tenth at ``--quick``, plus one
@@ -27,6 +32,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from bench import harness, report, seed, wrk
@@ -180,15 +186,14 @@ def measure(args, work, databases: list, rows: list) -> None:
     depth = not args.only or args.only in "page depth (cursor)"
     if not chosen and not depth:
         return
-    url = harness.new_database(args.database_url, work, "lists", databases)
     started = time.monotonic()
-    seeded, values = seed_shop(url, args.quick)
+    order_key, values, url = _data(args, work, databases)
     print(
-        f"lists: seeded {shop_size.products:,} products, {shop_size.orders:,} orders in"
+        f"lists: {shop_size.products:,} products, {shop_size.orders:,} orders ready in"
         f" {time.monotonic() - started:.1f}s",
         flush=True,
     )
-    key = {"Authorization": f"Bearer {seeded.order_key}"}
+    key = {"Authorization": f"Bearer {order_key}"}
     # One connection, short runs: nothing queues, and 40 rows stay within a few minutes.
     one = argparse.Namespace(**{**vars(args), "connections": 1, "duration": 2 if args.quick else 3})
     server = harness.start_server(args, harness.server_env(args, url), work,
@@ -209,6 +214,30 @@ def measure(args, work, databases: list, rows: list) -> None:
                 rows += _depth(one, server, work, route, key, total)
     finally:
         harness.stop_server(server)
+
+
+def _data(args, work, databases: list) -> tuple[str, dict, str]:
+    """The shop to measure: (the order key, the filter values, its URL); seeded now, or
+    the one ``--data`` kept (see the module's docstring)."""
+    if not getattr(args, "data", None):  # bench.run has no --data
+        url = harness.new_database(args.database_url, work, "lists", databases)
+        seeded, values = seed_shop(url, args.quick)
+        return seeded.order_key, values, url
+    path = Path(args.data)
+    if args.database_url:
+        schema = "".join(c for c in path.name.lower() if c.isalnum() or c == "_")
+        url = harness.named_schema(args.database_url, schema)
+        handles = path.with_name(path.name + ".pg.json")
+    else:
+        url = f"sqlite:///{path.with_name(path.name + '.db')}"
+        handles = path.with_name(path.name + ".json")
+    if handles.exists():
+        kept = json.loads(handles.read_text())
+        harness.app_on(url).extensions["shop.db"].close_all()  # upgraded, as a release does
+        return kept["order_key"], kept["values"], url
+    seeded, values = seed_shop(url, args.quick)
+    handles.write_text(json.dumps({"order_key": seeded.order_key, "values": values}))
+    return seeded.order_key, values, url
 
 
 # The filter values are known once the shop is seeded; ``--only`` is matched before, on the
@@ -320,6 +349,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", metavar="TEXT", help="only the rows whose name holds TEXT")
     harness.add_server_arguments(parser)
     parser.add_argument("--redis-url", help="redis://... (needed for --workers > 1)")
+    parser.add_argument("--data", metavar="PATH", help="seed once into PATH, reuse after")
     args = parser.parse_args(argv)
     args.duration = 2 if args.quick else 3
     wrk.ensure()

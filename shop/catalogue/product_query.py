@@ -9,6 +9,7 @@ the ``total`` the list answers when that value replaces the group's filter
 
 from shop import db
 from shop.catalogue import search
+from shop.catalogue.facet_counts import PRICE_BANDS
 from shop.clock import iso
 from shop.db.pages import IF_FEW, Where
 
@@ -40,19 +41,6 @@ IN_COLLECTION_ID = """p.id IN (SELECT cp.product_id FROM collection_products cp
     WHERE cp.collection_id = :collection_id)"""
 IN_COLLECTION = f"""p.id IN (SELECT cp.product_id FROM collection_products cp
     WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}))"""
-
-# Price bands of the facets, in minor units: (min_price, max_price), both inclusive as the
-# list's filters are; the last band has no upper end. Chosen for a shop whose currency has
-# cents (EUR, USD): 0-9.99, 10-24.99, 25-49.99, 50-99.99, 100-249.99, 250 and up.
-PRICE_BANDS = (
-    (0, 999),
-    (1000, 2499),
-    (2500, 4999),
-    (5000, 9999),
-    (10000, 24999),
-    (25000, None),
-)
-
 
 # The filters that pick out few products through an index of their own. Not a category: it
 # may hold a large part of the catalogue, and PostgreSQL found a big one's page quicker by
@@ -86,10 +74,15 @@ def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) ->
     return conditions, params
 
 
+def _tree_ids(tree: str, key: str, value: str) -> list[str]:
+    """The ids of the category ``value`` names and of every category below it."""
+    return [row["id"] for row in db.query(tree, {key: value})]
+
+
 def _in_tree(tree: str, key: str, value: str) -> tuple[str, dict]:
     """The condition (and its values) that a product is in the category ``value`` names or
     below it: the tree's ids, read now; nothing matches an unknown category."""
-    ids = [row["id"] for row in db.query(tree, {key: value})]
+    ids = _tree_ids(tree, key, value)
     if not ids:
         return "1 = 0", {}
     marks, params = db.in_list(key, ids)
@@ -260,8 +253,19 @@ def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) ->
     return {"items": items, "total": total, **done}
 
 
+# The filters whose facets the kept counts answer (``shop.catalogue.facet_counts``).
+_KEPT = {"category", "category_id", "active", "options"}
+
+
 def facets(args: dict, *, only_active: bool) -> dict:
-    """The facets of the products ``args`` select (see the module's docstring)."""
+    """The facets of the products ``args`` select (see the module's docstring): from the
+    kept counts when ``args`` name at most a category and the state, else counted."""
+    if (
+        set(args) <= _KEPT
+        and not args.get("options")
+        and not ("category" in args and "category_id" in args)
+    ):
+        return _kept_facets(args, only_active)
     query = ProductQuery(args, only_active=only_active)
     total = db.value(query.count_sql(), query.where.params)
     priced = ProductQuery(_without(args, "min_price", "max_price"), only_active=only_active)
@@ -295,6 +299,48 @@ def facets(args: dict, *, only_active: bool) -> dict:
     }
 
 
+def _kept_facets(args: dict, only_active: bool) -> dict:
+    """``facets`` of the whole catalogue or of one category tree, from the counts the writes
+    keep (``facet_prices``, ``facet_options``): a few hundred rows, not every product."""
+    where = Where()
+    if "active" in args:
+        where.add("active = :active", active=int(args["active"]))
+    elif only_active:
+        where.add("active = 1")
+    direct = db.query(
+        "SELECT category_id, SUM(n) AS n FROM facet_prices"
+        + Where(*where.conditions, "category_id <> ''").sql()
+        + " GROUP BY category_id",
+        where.params,
+    )
+    for key, tree in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
+        if key in args:
+            marks, params = db.in_list("tree", _tree_ids(tree, key, args[key]) or [""])
+            where.add(f"category_id IN {marks}", **params)
+    bands = {
+        row["low"]: row["n"]
+        for row in db.query(
+            f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low", where.params
+        )
+    }
+    values: dict[str, dict[str, int]] = {}
+    for row in db.query(
+        f"SELECT name, value, SUM(n) AS n FROM facet_options{where.sql()}"
+        " GROUP BY name, value HAVING SUM(n) > 0",
+        where.params,
+    ):
+        values.setdefault(row["name"], {})[row["value"]] = row["n"]
+    return {
+        "total": sum(bands.values()),
+        "categories": _categories({r["category_id"]: r["n"] for r in direct if r["n"]}),
+        "price_bands": [
+            {"min_price": low, "max_price": high, "count": bands.get(low) or 0}
+            for low, high in PRICE_BANDS
+        ],
+        "options": _most_common(values),
+    }
+
+
 def _option_facets(args: dict, only_active: bool) -> list[dict]:
     """Per option name, per value, the products with an active variant of that value that
     also meets the other names' filters (the same variant) and every other filter."""
@@ -324,6 +370,12 @@ def _option_facets(args: dict, only_active: bool) -> list[dict]:
         )
         for row in rows:
             counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+    return _most_common(counts)
+
+
+def _most_common(counts: dict[str, dict[str, int]]) -> list[dict]:
+    """The option facets of ``counts`` (name: value: count): per name its values, the most
+    common first, ``MAX_FACET_VALUES`` at most."""
     return [
         {
             "name": name,

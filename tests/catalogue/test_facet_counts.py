@@ -1,0 +1,93 @@
+"""The facets' kept counts (migration 0027, issue 42): the triggers keep them equal to a
+count of the products through every catalogue write, and the facets they answer equal the
+facets counted from the products."""
+
+from shop import db
+from shop.catalogue import facet_counts
+from tests.catalogue_helpers import Catalogue
+
+SHIRT = [{"name": "Size", "values": ["S", "M", "L"]}, {"name": "Colour", "values": ["Red", "Blue"]}]
+
+
+def _kept() -> dict:
+    rows = db.query("SELECT active, category_id, low AS key, n FROM facet_prices")
+    rows += db.query(
+        "SELECT active, category_id, name || '=' || value AS key, n FROM facet_options"
+    )
+    return {(r["active"], r["category_id"], str(r["key"])): r["n"] for r in rows if r["n"]}
+
+
+def _assert_kept_equals_a_recount(app) -> None:
+    with app.app_context():
+        kept = _kept()
+        with db.transaction():
+            facet_counts.recount()
+        assert kept == _kept()
+
+
+def _facets_both_ways(client, query: str = "") -> None:
+    """The kept counts' facets equal the facets counted from the products (``min_price=0``
+    selects every product, but is answered by counting)."""
+    kept = client.get(f"/products/facets{query}")
+    counted = client.get(f"/products/facets?min_price=0{query.replace('?', '&')}")
+    assert kept.status_code == counted.status_code == 200, (kept.json, counted.json)
+    assert kept.json == counted.json
+
+
+def test_the_kept_counts_follow_every_catalogue_write(app, client, owner_client):
+    catalogue = Catalogue(owner_client)
+    top = catalogue.category(name="Clothes")
+    leaf = catalogue.category(name="Shirts", parent_id=top["id"])
+    other = catalogue.category(name="Mugs")
+    shirt = catalogue.product(options=SHIRT, generate=True, category_id=leaf["id"])
+    tee = catalogue.product(options=SHIRT, generate=True, category_id=leaf["id"], price_cents=30000)
+    mug = catalogue.product(category_id=other["id"], price_cents=500)
+    loose = catalogue.product(price_cents=1500)  # no category
+    _assert_kept_equals_a_recount(app)
+    for query in ("", f"?category={top['slug']}", f"?category_id={leaf['id']}"):
+        _facets_both_ways(client, query)
+    facets = client.get(f"/products/facets?category={top['slug']}").json
+    assert facets["total"] == 2
+    assert {v["value"]: v["count"] for v in facets["options"][1]["values"]} == {
+        "S": 2, "M": 2, "L": 2}  # fmt: skip
+
+    variants = owner_client.get(f"/products/{shirt['id']}").json["variants"]
+    reds = [v for v in variants if v["options"]["Colour"] == "Red"]
+    for variant in reds:  # no active red shirt left: Red counts one product fewer
+        response = owner_client.patch(
+            f"/products/{shirt['id']}/variants/{variant['id']}", json={"active": False}
+        )
+        assert response.status_code == 200, response.json
+    _assert_kept_equals_a_recount(app)
+    colours = client.get("/products/facets").json["options"][0]
+    assert {v["value"]: v["count"] for v in colours["values"]} == {"Blue": 2, "Red": 1}
+
+    response = owner_client.patch(f"/products/{shirt['id']}/variants/{reds[0]['id']}",
+                                  json={"active": True, "price_cents": 99})  # fmt: skip
+    assert response.status_code == 200, response.json
+    blue = next(v for v in variants if v["options"]["Colour"] == "Blue")
+    response = owner_client.delete(f"/products/{shirt['id']}/variants/{blue['id']}")
+    assert response.status_code == 204
+    _assert_kept_equals_a_recount(app)
+
+    changes = [(tee, {"category_id": other["id"]}), (mug, {"active": False}),
+               (loose, {"price_cents": 2600}), (mug, {"category_id": None})]  # fmt: skip
+    for product, change in changes:
+        response = owner_client.put(f"/products/{product['id']}", json=change)
+        assert response.status_code == 200, response.json
+        _assert_kept_equals_a_recount(app)
+    response = owner_client.delete(f"/products/{tee['id']}")
+    assert response.status_code == 204
+    _assert_kept_equals_a_recount(app)
+    for query in ("", f"?category={top['slug']}", f"?category_id={other['id']}"):
+        _facets_both_ways(client, query)
+        _facets_both_ways(owner_client, query)
+    _facets_both_ways(owner_client, "?active=false")
+
+
+def test_the_bands_in_the_database_are_the_codes(app):
+    with app.app_context():
+        lows = [row["low"] for row in db.query("SELECT low FROM facet_bands ORDER BY low")]
+    bands = facet_counts.PRICE_BANDS
+    assert lows == [low for low, _ in bands]
+    assert all(high + 1 == after for (_, high), (after, _) in zip(bands, bands[1:], strict=False))
