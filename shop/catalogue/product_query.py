@@ -253,22 +253,61 @@ def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) ->
     return {"items": items, "total": total, **done}
 
 
-# The filters whose facets the kept counts answer (``shop.catalogue.facet_counts``).
+# The filters the kept counts tell apart (``shop.catalogue.facet_counts``): a category and
+# the state. A facet group whose other filters are among them is read from the counts.
 _KEPT = {"category", "category_id", "active", "options"}
 
 
-def facets(args: dict, *, only_active: bool) -> dict:
-    """The facets of the products ``args`` select (see the module's docstring): from the
-    kept counts when ``args`` name at most a category and the state, else counted."""
-    if (
+def _kept(args: dict) -> bool:
+    """Whether the kept counts answer for the products ``args`` select."""
+    return (
         set(args) <= _KEPT
         and not args.get("options")
         and not ("category" in args and "category_id" in args)
-    ):
-        return _kept_facets(args, only_active)
-    query = ProductQuery(args, only_active=only_active)
-    total = db.value(query.count_sql(), query.where.params)
-    priced = ProductQuery(_without(args, "min_price", "max_price"), only_active=only_active)
+    )
+
+
+def facets(args: dict, *, only_active: bool) -> dict:
+    """The facets of the products ``args`` select (see the module's docstring). A group
+    whose other filters name at most a category and the state (the whole catalogue, a
+    category page, a category page with a price band or one option chosen) is read from
+    the counts the writes keep (``_Kept``); any other is counted from the products."""
+    kept = _Kept(only_active)
+    if _kept(args):
+        total = kept.total(args)
+    else:
+        query = ProductQuery(args, only_active=only_active)
+        total = db.value(query.count_sql(), query.where.params)
+    priced_args = _without(args, "min_price", "max_price")
+    if _kept(priced_args):
+        bands = kept.bands(priced_args)
+    else:
+        bands = _counted_bands(ProductQuery(priced_args, only_active=only_active))
+    placed_args = _without(args, "category_id", "category")
+    if _kept(placed_args):
+        direct = kept.direct(placed_args)
+    else:
+        placed = ProductQuery(placed_args, only_active=only_active)
+        rows = db.query(
+            "SELECT m.category_id, COUNT(*) AS n"
+            f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
+            " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+            placed.where.params,
+        )
+        direct = {r["category_id"]: r["n"] for r in rows}
+    return {
+        "total": total,
+        "categories": _categories(direct),
+        "price_bands": [
+            {"min_price": low, "max_price": high, "count": bands[i] or 0}
+            for i, (low, high) in enumerate(PRICE_BANDS)
+        ],
+        "options": _option_facets(args, only_active, kept),
+    }
+
+
+def _counted_bands(priced: ProductQuery) -> list:
+    """The products per price band, counted from the products ``priced`` selects."""
     bands, params = [], dict(priced.where.params)
     for i, (low, high) in enumerate(PRICE_BANDS):
         params[f"low{i}"], params[f"high{i}"] = low, high
@@ -281,69 +320,68 @@ def facets(args: dict, *, only_active: bool) -> dict:
         + priced.sql(),
         params,
     )
-    placed = ProductQuery(_without(args, "category_id", "category"), only_active=only_active)
-    direct = db.query(
-        "SELECT m.category_id, COUNT(*) AS n"
-        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
-        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
-        placed.where.params,
-    )
-    return {
-        "total": total,
-        "categories": _categories({r["category_id"]: r["n"] for r in direct}),
-        "price_bands": [
-            {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
-            for i, (low, high) in enumerate(PRICE_BANDS)
-        ],
-        "options": _option_facets(args, only_active),
-    }
+    return [row[f"b{i}"] for i in range(len(PRICE_BANDS))]
 
 
-def _kept_facets(args: dict, only_active: bool) -> dict:
-    """``facets`` of the whole catalogue or of one category tree, from the counts the writes
-    keep (``facet_prices``, ``facet_options``): a few hundred rows, not every product."""
-    where = Where()
-    if "active" in args:
-        where.add("active = :active", active=int(args["active"]))
-    elif only_active:
-        where.add("active = 1")
-    direct = db.query(
-        "SELECT category_id, SUM(n) AS n FROM facet_prices"
-        + Where(*where.conditions, "category_id <> ''").sql()
-        + " GROUP BY category_id",
-        where.params,
-    )
-    for key, tree in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
-        if key in args:
-            marks, params = db.in_list("tree", _tree_ids(tree, key, args[key]) or [""])
-            where.add(f"category_id IN {marks}", **params)
-    bands = {
-        row["low"]: row["n"]
-        for row in db.query(
-            f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low", where.params
+class _Kept:
+    """The facet groups read from the counts the writes keep (``facet_prices``,
+    ``facet_options``): a few hundred rows, not every product; for ``args`` that ``_kept``
+    accepts."""
+
+    def __init__(self, only_active: bool):
+        self.only_active = only_active
+
+    def _where(self, args: dict, tree: bool = True) -> Where:
+        where = Where()
+        if "active" in args:
+            where.add("active = :active", active=int(args["active"]))
+        elif self.only_active:
+            where.add("active = 1")
+        for key, query in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
+            if tree and key in args:
+                marks, params = db.in_list("tree", _tree_ids(query, key, args[key]) or [""])
+                where.add(f"category_id IN {marks}", **params)
+        return where
+
+    def bands(self, args: dict) -> list:
+        where = self._where(args)
+        found = {
+            row["low"]: row["n"]
+            for row in db.query(
+                f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low",
+                where.params,
+            )
+        }
+        return [found.get(low) for low, _ in PRICE_BANDS]
+
+    def total(self, args: dict) -> int:
+        return sum(n or 0 for n in self.bands(args))
+
+    def direct(self, args: dict) -> dict[str, int]:
+        where = self._where(args, tree=False)
+        where.add("category_id <> ''")
+        rows = db.query(
+            f"SELECT category_id, SUM(n) AS n FROM facet_prices{where.sql()}"
+            " GROUP BY category_id",
+            where.params,
         )
-    }
-    values: dict[str, dict[str, int]] = {}
-    for row in db.query(
-        f"SELECT name, value, SUM(n) AS n FROM facet_options{where.sql()}"
-        " GROUP BY name, value HAVING SUM(n) > 0",
-        where.params,
-    ):
-        values.setdefault(row["name"], {})[row["value"]] = row["n"]
-    return {
-        "total": sum(bands.values()),
-        "categories": _categories({r["category_id"]: r["n"] for r in direct if r["n"]}),
-        "price_bands": [
-            {"min_price": low, "max_price": high, "count": bands.get(low) or 0}
-            for low, high in PRICE_BANDS
-        ],
-        "options": _most_common(values),
-    }
+        return {row["category_id"]: row["n"] for row in rows if row["n"]}
+
+    def values(self, args: dict, condition: str, named: dict) -> list[dict]:
+        """Per name (those ``condition`` on ``name`` selects) and value, the products."""
+        where = self._where(args)
+        where.add(condition, **named)
+        return db.query(
+            f"SELECT name, value, SUM(n) AS n FROM facet_options{where.sql()}"
+            " GROUP BY name, value HAVING SUM(n) > 0",
+            where.params,
+        )
 
 
-def _option_facets(args: dict, only_active: bool) -> list[dict]:
+def _option_facets(args: dict, only_active: bool, kept: _Kept) -> list[dict]:
     """Per option name, per value, the products with an active variant of that value that
-    also meets the other names' filters (the same variant) and every other filter."""
+    also meets the other names' filters (the same variant) and every other filter; from the
+    kept counts when those filters are a category and the state alone."""
     chosen = args.get("options") or {}
     others = ProductQuery({**args, "options": {}}, only_active=only_active)
     # The names without a filter of their own share one query; each filtered name has its own.
@@ -352,13 +390,17 @@ def _option_facets(args: dict, only_active: bool) -> list[dict]:
     ]
     counts: dict[str, dict[str, int]] = {}
     for own, applied in groups:
-        conditions, params = _variant_condition(applied, "o2v", "fo")
         if own is None:
             marks, named = db.in_list("fx", list(chosen))
-            conditions.append(f"ov.name NOT IN {marks}" if chosen else "1 = 1")
+            names = f"name NOT IN {marks}" if chosen else "name IS NOT NULL"
         else:
-            conditions.append("ov.name = :fown")
-            named = {"fown": own}
+            names, named = "name = :fown", {"fown": own}
+        if not applied and _kept(others.args):
+            for row in kept.values(others.args, names, named):
+                counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+            continue
+        conditions, params = _variant_condition(applied, "o2v", "fo")
+        conditions.append(f"ov.{names}")
         rows = db.query(
             "SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n"
             " FROM variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
