@@ -361,8 +361,7 @@ class _Kept:
         where = self._where(args, tree=False)
         where.add("category_id <> ''")
         rows = db.query(
-            f"SELECT category_id, SUM(n) AS n FROM facet_prices{where.sql()}"
-            " GROUP BY category_id",
+            f"SELECT category_id, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY category_id",
             where.params,
         )
         return {row["category_id"]: row["n"] for row in rows if row["n"]}
@@ -401,13 +400,21 @@ def _option_facets(args: dict, only_active: bool, kept: _Kept) -> list[dict]:
             continue
         conditions, params = _variant_condition(applied, "o2v", "fo")
         conditions.append(f"ov.{names}")
+        if applied:  # from the few variants with the other names' values, then their products
+            tables = "product_variants o2v CROSS JOIN variant_option_values ov"
+            joined = "ov.variant_id = o2v.id"
+            products = f"EXISTS (SELECT 1 FROM products p{others.sql()} AND p.id = ov.product_id)"
+            if not others.where.conditions and not others.match:
+                products = "1 = 1"
+        else:
+            tables = "variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
+            joined = "1 = 1"
+            products = f"ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
         rows = db.query(
-            "SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n"
-            " FROM variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
-            " WHERE o2v.active = 1 AND "
+            f"SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n FROM {tables}"
+            f" WHERE {joined} AND o2v.active = 1 AND "
             + " AND ".join(conditions)
-            + f" AND ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
-            " GROUP BY ov.name, ov.value",
+            + f" AND {products} GROUP BY ov.name, ov.value",
             {**others.where.params, **params, **named},
         )
         for row in rows:

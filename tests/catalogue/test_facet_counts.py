@@ -104,3 +104,61 @@ def test_the_bands_in_the_database_are_the_codes(app):
     bands = facet_counts.PRICE_BANDS
     assert lows == [low for low, _ in bands]
     assert all(high + 1 == after for (_, high), (after, _) in zip(bands, bands[1:], strict=False))
+
+
+_BIG = ("products", "product_variants", "variant_option_values")
+_ALIASES = {"p", "v", "o", "o0", "o1", "ov", "o2v", "mine", *_BIG}
+
+
+def _scans_a_big_table(plan: str) -> bool:
+    """Whether ``plan`` reads a whole big table (SQLite ``SCAN p``; PostgreSQL ``Seq Scan``)."""
+    for line in plan.splitlines():
+        words = line.strip().split()
+        if words[:1] == ["SCAN"] and len(words) > 1 and words[1] in _ALIASES:
+            return True
+        if any(f"Seq Scan on {table} " in line + " " for table in _BIG):
+            return True
+    return False
+
+
+def test_the_facets_plans_read_no_big_table_whole(app, client, owner_client, monkeypatch):
+    """The statements of a facets request on the kept counts (the catalogue, a category
+    tree, a leaf category) read no products, variants or option values at all; one option
+    chosen reads its narrow matches through an index. PostgreSQL is told to avoid
+    sequential scans, which it prefers on the few rows of a test
+    (``test_query_plans._plan``): the plan must then find an index."""
+    from tests.catalogue.test_query_plans import _plan
+
+    catalogue = Catalogue(owner_client)
+    top = catalogue.category(name="Clothes")
+    for n in range(6):
+        catalogue.product(options=SHIRT, generate=True, category_id=top["id"], price_cents=n * 900)
+    with app.app_context():
+        db.execute("ANALYZE")
+    seen = []
+    for name in ("query", "one", "value"):
+        monkeypatch.setattr(db, name, _spy(db, name, seen))
+    for query in ("", f"?category={top['slug']}", f"?category_id={top['id']}", "?option.Size=M"):
+        seen.clear()
+        response = client.get(f"/products/facets{query}")
+        assert response.status_code == 200, response.json
+        statements = list(seen)
+        monkeypatch.undo()
+        with app.app_context():
+            plans = [_plan(sql, params) for sql, params in statements]
+        for name in ("query", "one", "value"):
+            monkeypatch.setattr(db, name, _spy(db, name, seen))
+        for (sql, _), plan in zip(statements, plans, strict=True):
+            assert not _scans_a_big_table(plan), (query, sql, plan)
+        if "option" not in query:  # all from the kept counts
+            assert not any(table in sql for sql, _ in statements for table in _BIG), statements
+
+
+def _spy(module, name: str, seen: list):
+    real = getattr(module, name)
+
+    def spy(sql, params=None):
+        seen.append((sql, params or {}))
+        return real(sql, params)
+
+    return spy
