@@ -273,16 +273,16 @@ def facets(args: dict, *, only_active: bool) -> dict:
     category page, a category page with a price band or one option chosen) is read from
     the counts the writes keep (``_Kept``); any other is counted from the products."""
     kept = _Kept(only_active)
-    if _kept(args):
-        total = kept.total(args)
-    else:
-        query = ProductQuery(args, only_active=only_active)
-        total = db.value(query.count_sql(), query.where.params)
     priced_args = _without(args, "min_price", "max_price")
     if _kept(priced_args):
         bands = kept.bands(priced_args)
     else:
         bands = _counted_bands(ProductQuery(priced_args, only_active=only_active))
+    if _kept(args):  # the bands of all its products when no price filters
+        total = sum(n or 0 for n in bands) if args == priced_args else kept.total(args)
+    else:
+        query = ProductQuery(args, only_active=only_active)
+        total = db.value(query.count_sql(), query.where.params)
     placed_args = _without(args, "category_id", "category")
     if _kept(placed_args):
         direct = kept.direct(placed_args)
