@@ -123,10 +123,11 @@ def _scans_a_big_table(plan: str) -> bool:
 
 def test_the_facets_plans_read_no_big_table_whole(app, client, owner_client, monkeypatch):
     """The statements of a facets request on the kept counts (the catalogue, a category
-    tree, a leaf category) read no products, variants or option values at all; one option
-    chosen reads its narrow matches through an index. PostgreSQL is told to avoid
-    sequential scans, which it prefers on the few rows of a test
-    (``test_query_plans._plan``): the plan must then find an index."""
+    tree, a leaf category) read no products, variants or option values at all, nor scan any
+    table whole. PostgreSQL is told to avoid sequential scans, which it prefers on the few
+    rows of a test (``test_query_plans._plan``): the plan must then find an index. (The
+    groups counted from the products, under an option or a search, are not pinned: their
+    cost is the matches', docs/performance.md, "Lists and facets at 100k (issue 42)".)"""
     from tests.catalogue.test_query_plans import _plan
 
     catalogue = Catalogue(owner_client)
@@ -136,7 +137,7 @@ def test_the_facets_plans_read_no_big_table_whole(app, client, owner_client, mon
     seen = []
     for name in ("query", "one", "value"):
         monkeypatch.setattr(db, name, _spy(db, name, seen))
-    for query in ("", f"?category={top['slug']}", f"?category_id={top['id']}", "?option.Size=M"):
+    for query in ("", f"?category={top['slug']}", f"?category_id={top['id']}"):
         seen.clear()
         response = client.get(f"/products/facets{query}")
         assert response.status_code == 200, response.json
@@ -148,8 +149,7 @@ def test_the_facets_plans_read_no_big_table_whole(app, client, owner_client, mon
             monkeypatch.setattr(db, name, _spy(db, name, seen))
         for (sql, _), plan in zip(statements, plans, strict=True):
             assert not _scans_a_big_table(plan), (query, sql, plan)
-        if "option" not in query:  # all from the kept counts
-            assert not any(table in sql for sql, _ in statements for table in _BIG), statements
+        assert not any(table in sql for sql, _ in statements for table in _BIG), statements
 
 
 def _spy(module, name: str, seen: list):
