@@ -22,11 +22,11 @@ from shop.api.common import (
     paginate,
 )
 from shop.auth.caller import require
-from shop.catalogue import content
 from shop.clock import now_iso
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
+from shop.site import content
 
 blp = Blueprint("content", __name__, url_prefix="/content", description="Content registry.")
 

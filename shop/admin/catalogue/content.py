@@ -1,6 +1,6 @@
 """The console's content pages (issue 37): the content registry's entries (pages, blocks,
 banners: JSON keyed by a slug), listed, created, edited and deleted through
-``shop.catalogue.content``, the functions ``PUT``/``DELETE /content/{key}`` call, so every
+``shop.site.content``, the functions ``PUT``/``DELETE /content/{key}`` call, so every
 rule and message is the API's. The editor role holds ``content.*``.
 
 An entry's data is edited as JSON text; the form shows it indented and keeps what was typed
@@ -15,9 +15,9 @@ from werkzeug.exceptions import HTTPException
 from shop.admin.catalogue.forms import checked, refusal, text
 from shop.admin.views import _require, bp
 from shop.auth.caller import require
-from shop.catalogue import content
 from shop.errors import Invalid, ShopError
 from shop.http.errors import abort
+from shop.site import content
 
 LABELS = {"key": "Key", "type": "Type", "data": "Data", "published": "Published"}
 _DONE = {"created": "Entry created.", "saved": "Entry saved.", "deleted": "Entry deleted."}
