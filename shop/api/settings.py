@@ -7,11 +7,9 @@
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.http.openapi import responds
 from shop.site import settings as site
 
@@ -99,20 +97,7 @@ class Settings(MethodView):
         minor units of it and orders keep theirs. Changing it does not convert prices.
         A caller without `settings.read` gets 204 and no body.
         """
-        if not data:
-            abort(400, "Send at least one setting to change.")
-        with db.transaction():
-            changing = (
-                data.get("currency", site.current()["currency"]) != site.current()["currency"]
-            )
-            if changing and db.value("SELECT 1 FROM orders LIMIT 1"):
-                abort(
-                    409,
-                    "currency: the shop has orders in "
-                    f"{site.current()['currency']}; the currency is fixed once an order exists.",
-                )
-            site.update(data)
-            audit.record("settings.updated", data, actor=current_actor())
+        site.change(data, current_actor())
         return readable("settings.read", site.current())
 
 

@@ -5,12 +5,9 @@ Staff manage them with ``shipping.*`` (keys: ``read:shipping`` / ``write:shippin
 address, as the checkout would charge them (``pricing/rules.py`` decides).
 """
 
-import json
-
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from shop import audit, db
 from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
@@ -22,13 +19,11 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import country_code
-from shop.clock import now_iso
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.pricing import baskets
 from shop.pricing.rules import Refusal, price
-from shop.shipping import methods
+from shop.shipping import methods, store
 from shop.site import settings as site
 
 blp = Blueprint(
@@ -128,28 +123,6 @@ class AvailableMethodsSchema(Schema):
     items = fields.List(fields.Nested(AvailableMethodSchema), required=True)
 
 
-def _get(method_id: str) -> dict:
-    method = methods.load(method_id)
-    if method is None:
-        abort(404, "Shipping method not found.")
-    return method
-
-
-def _values(data: dict) -> dict:
-    return {
-        "name": data["name"],
-        "countries": json.dumps(sorted(set(data.get("countries") or []))),
-        "price_cents": data["price_cents"],
-        "free_over_cents": data.get("free_over_cents"),
-        "weight_bands": json.dumps(
-            sorted(data.get("weight_bands") or [], key=lambda band: band["up_to_grams"])
-        ),
-        "tax_class": data.get("tax_class", "standard"),
-        "active": int(data.get("active", True)),
-        "position": data.get("position", 0),
-    }
-
-
 @blp.route("")
 class ShippingMethods(MethodView):
     @blp.doc(operationId="listShippingMethods")
@@ -171,18 +144,7 @@ class ShippingMethods(MethodView):
     @require_permission("shipping.create")
     def post(self, data):
         """Create a shipping method"""
-        method_id, moment = db.new_id(), now_iso()
-        with db.transaction():
-            db.execute(
-                f"INSERT INTO shipping_methods ({methods.COLUMNS}) VALUES (:id, :name, :countries,"
-                " :price_cents, :free_over_cents, :weight_bands, :tax_class, :active,"
-                " :position, :now, :now)",
-                {**_values(data), "id": method_id, "now": moment},
-            )
-            audit.record(
-                "shipping_method.created", {"shipping_method_id": method_id}, actor=current_actor()
-            )
-        return _get(method_id)
+        return store.create(data, current_actor())
 
 
 @blp.route("/available")
@@ -232,7 +194,7 @@ class ShippingMethodById(MethodView):
     @require_permission("shipping.read")
     def get(self, method_id):
         """One shipping method"""
-        return _get(method_id)
+        return store.get(method_id)
 
     @blp.doc(operationId="updateShippingMethod")
     @blp.arguments(ShippingMethodUpdateSchema)
@@ -243,19 +205,7 @@ class ShippingMethodById(MethodView):
 
         Fields left out stay as they are. Orders placed keep what they were charged.
         """
-        with db.transaction():
-            merged = {**_get(method_id), **data}
-            db.execute(
-                "UPDATE shipping_methods SET name = :name, countries = :countries,"
-                " price_cents = :price_cents, free_over_cents = :free_over_cents,"
-                " weight_bands = :weight_bands, tax_class = :tax_class, active = :active,"
-                " position = :position, updated_at = :now WHERE id = :id",
-                {**_values(merged), "id": method_id, "now": now_iso()},
-            )
-            audit.record(
-                "shipping_method.updated", {"shipping_method_id": method_id}, actor=current_actor()
-            )
-        return _get(method_id)
+        return store.update(method_id, data, current_actor())
 
     @blp.doc(operationId="deleteShippingMethod")
     @blp.response(204)
@@ -265,9 +215,4 @@ class ShippingMethodById(MethodView):
 
         Orders placed with it keep its name and what they were charged.
         """
-        with db.transaction():
-            _get(method_id)
-            db.execute("DELETE FROM shipping_methods WHERE id = :id", {"id": method_id})
-            audit.record(
-                "shipping_method.deleted", {"shipping_method_id": method_id}, actor=current_actor()
-            )
+        store.delete(method_id, current_actor())
