@@ -8,7 +8,7 @@ holds every permission and cannot be changed; built-in roles cannot be renamed o
 
 from flask import g
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 
 from shop.api.common import (
     Blueprint,
@@ -18,18 +18,13 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.api.schemas import Permissions
+from shop.api.store_input import RoleCreateSchema, RoleUpdateSchema
 from shop.auth.roles import create_role, delete_role, get_role, permissions_of, update_role
 from shop.http.decorators import require_auth, require_permission
 from shop.http.openapi import responds
 from shop.permissions import ALL_PERMISSIONS, ALL_SCOPES, SCOPES
 
 blp = Blueprint("roles", __name__, description="Roles and permissions.")
-
-RoleName = validate.Regexp(
-    r"^[a-z][a-z0-9_-]{0,63}$",
-    error="Use 1 to 64 lowercase letters, digits, '-' or '_', starting with a letter.",
-)
 
 
 class RoleSchema(Schema):
@@ -39,16 +34,6 @@ class RoleSchema(Schema):
     permissions = fields.List(fields.String(), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-class RoleCreateSchema(Schema):
-    name = fields.String(required=True, validate=RoleName)
-    permissions = Permissions
-
-
-class RoleUpdateSchema(Schema):
-    name = fields.String(validate=RoleName)
-    permissions = Permissions
 
 
 class ScopeSchema(Schema):

@@ -6,19 +6,22 @@ address, as the checkout would charge them (``pricing/rules.py`` decides).
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
-from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
-    StrictBoolean,
     Where,
     changed_since,
     page_schema,
     paginate,
 )
 from shop.api.schemas import country_code
+from shop.api.store_input import (
+    ShippingMethodCreateSchema,
+    ShippingMethodUpdateSchema,
+    WeightBandSchema,
+)
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.pricing import baskets
@@ -32,19 +35,6 @@ blp = Blueprint(
     url_prefix="/shipping-methods",
     description="Shipping methods and their prices.",
 )
-
-MAX_CENTS = 10**12
-_CENTS = validate.Range(min=0, max=MAX_CENTS)
-
-
-class WeightBandSchema(Schema):
-    up_to_grams = fields.Integer(
-        strict=True,
-        required=True,
-        validate=validate.Range(min=1, max=10**9),
-        metadata={"description": "Inclusive: a basket of exactly this weight is in the band."},
-    )
-    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
 
 
 class ShippingMethodSchema(Schema):
@@ -63,39 +53,6 @@ class ShippingMethodSchema(Schema):
     position = fields.Integer(required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-class ShippingMethodUpdateSchema(Schema):
-    name = fields.String(validate=validate.Length(min=1, max=200))
-    countries = fields.List(country_code(), validate=validate.Length(max=250))
-    price_cents = fields.Integer(
-        strict=True, validate=_CENTS, metadata={"description": "Without weight bands."}
-    )
-    free_over_cents = fields.Integer(
-        strict=True,
-        allow_none=True,
-        validate=_CENTS,
-        metadata={"description": "A subtotal after discounts at or above it ships free."},
-    )
-    weight_bands = fields.List(
-        fields.Nested(WeightBandSchema),
-        validate=validate.Length(max=50),
-        metadata={"description": "Price by weight; a basket heavier than every band is refused."},
-    )
-    tax_class = tax_class_field()
-    active = StrictBoolean()
-    position = fields.Integer(strict=True, validate=validate.Range(min=-1_000_000, max=1_000_000))
-
-    @validates_schema  # after the fields: skipped when a band is itself invalid
-    def _distinct_bands(self, data, **_kwargs):
-        weights = [band["up_to_grams"] for band in data.get("weight_bands") or []]
-        if len(set(weights)) != len(weights):
-            raise ValidationError("two bands end at the same weight.", "weight_bands")
-
-
-class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
 
 
 class AvailableQuerySchema(Schema):

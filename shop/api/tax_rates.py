@@ -6,9 +6,8 @@ and a city) are entered as their sum. ``tax.*`` permissions, ``read:tax`` / ``wr
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields
 
-from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -17,30 +16,13 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
+from shop.api.store_input import TaxRateCreateSchema, TaxRateUpdateSchema
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.openapi import responds
 from shop.pricing import tax_rates
-from shop.shipping.countries import CODES
 
 blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
-
-
-# A percentage from 0 to 100 with at most 4 decimals, said in the description's pattern.
-_rate = validate.Regexp(
-    r"^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$",
-    error="Give a percentage from 0 to 100 with at most 4 decimals, such as 20 or 5.5.",
-)
-_COUNTRY_ERROR = "Use an ISO 3166-1 alpha-2 code in capitals (DE), or * for any."
-
-
-def _known_country(value: str) -> None:
-    if value != "*" and value not in CODES:
-        raise ValidationError(_COUNTRY_ERROR)
-
-
-# The pattern for the description (a plain string, not a 250-value enum), then the codes.
-_country = [validate.Regexp(r"^(\*|[A-Z]{2})$", error=_COUNTRY_ERROR), _known_country]
 
 
 class TaxRateSchema(Schema):
@@ -52,32 +34,6 @@ class TaxRateSchema(Schema):
     name = fields.String(required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-class TaxRateUpdateSchema(Schema):
-    country = fields.String(
-        validate=_country,
-        metadata={"description": "ISO 3166-1 alpha-2 code, or `*` for every other country."},
-    )
-    region = fields.String(
-        allow_none=True,
-        validate=validate.Regexp(r"^[A-Za-z0-9-]{1,50}$", error="Use a code such as NY."),
-        metadata={"description": "A state or province code (an address's `region`)."},
-    )
-    tax_class = tax_class_field()
-    rate = fields.String(validate=_rate, metadata={"description": "Percent: `20`, `5.5`."})
-    name = fields.String(validate=validate.Length(min=1, max=100))
-
-    @validates_schema
-    def _no_region_for_any(self, data, **_kwargs):
-        if data.get("country") == "*" and data.get("region"):
-            raise ValidationError("a rate for any country (*) has no region.", "region")
-
-
-class TaxRateCreateSchema(TaxRateUpdateSchema):
-    country = fields.String(required=True, validate=_country)
-    rate = fields.String(required=True, validate=_rate)
-    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
 
 
 @blp.route("")

@@ -18,16 +18,15 @@ from shop.api.common import (
     LIKE,
     Blueprint,
     ChangedSinceQuerySchema,
-    StrictBoolean,
     Where,
     changed_since,
     like_pattern,
     page_schema,
     paginate,
 )
-from shop.api.schemas import Permissions
+from shop.api.store_input import UserCreateSchema, UserUpdateSchema
 from shop.auth import lockout, sessions
-from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
+from shop.auth.passwords import hash_password
 from shop.auth.roles import check_grant
 from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
@@ -54,26 +53,6 @@ class UserSchema(Schema):
     active = fields.Boolean(required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-class UserCreateSchema(Schema):
-    email = fields.Email(required=True, validate=validate.Length(max=320))
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    password = fields.String(
-        required=True, validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
-    )
-    role = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    permissions = Permissions
-    active = StrictBoolean(load_default=True)
-
-
-class UserUpdateSchema(Schema):
-    email = fields.Email(validate=validate.Length(max=320))
-    name = fields.String(validate=validate.Length(min=1, max=200))
-    password = fields.String(validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH))
-    role = fields.String(validate=validate.Length(min=1, max=64))
-    permissions = Permissions
-    active = StrictBoolean()
 
 
 class UserQuerySchema(ChangedSinceQuerySchema):
