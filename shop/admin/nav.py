@@ -24,7 +24,9 @@ ORDERS: list[Link] = [
 # The catalogue and its content.
 CATALOGUE: list[Link] = []
 # The shop's customers, prices and rules, and its staff.
-STORE: list[Link] = []
+STORE: list[Link] = [
+    Link("Discounts", "admin.discounts", "discounts.read"),
+]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [
     Link("API keys", "admin.keys", "api_key.read"),

@@ -1,0 +1,105 @@
+"""What the store's pages share: a form read into the API's body, loaded through the API's
+own schema (``shop/api/store_input.py``), so a value is refused with the API's words, and a
+use case's refusal turned into the message a form shows above the values it kept.
+
+``Refused`` carries the message (already in the form's words: a field name the API puts
+first becomes the form's label for it) and the status of the page that shows it.
+"""
+
+import re
+
+from flask import request
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from shop import db
+from shop.admin.views import NUMBER_RE, PAGE_SIZE, for_people
+from shop.errors import ShopError
+from shop.http.errors import as_http, error_response, fold_messages
+from shop.money import from_text
+
+_INTEGER = re.compile(r"-?[0-9]{1,15}")
+
+
+class Refused(Exception):
+    """A form the use case (or its schema) refused: what to say, with which status and
+    headers."""
+
+    def __init__(self, message: str, status: int = 400, headers: dict | None = None):
+        super().__init__(message)
+        self.message, self.status, self.headers = message, status, headers or {}
+
+
+def load(schema, body: dict, labels: dict[str, str]) -> dict:
+    """``body`` as the API's ``schema`` loads it, or ``Refused`` with the API's message."""
+    try:
+        return schema().load(body)
+    except ValidationError as error:
+        raise Refused(for_people(" ".join(fold_messages(error.messages)), labels)) from None
+
+
+def attempt(action, labels: dict[str, str]):
+    """``action()``'s answer, or ``Refused`` with the message and status the API would give
+    (a 404 stays an error page: the thing is gone)."""
+    try:
+        return action()
+    except (HTTPException, ShopError) as caught:
+        error = as_http(caught)
+        if error.code == 404:
+            raise error from None
+        body, status, headers = error_response(error)
+        raise Refused(for_people(body["message"], labels), status, headers) from None
+
+
+def text(name: str, limit: int = 2000) -> str:
+    """A text field, trimmed (and cut at ``limit``: the schema's limits are lower)."""
+    return request.form.get(name, "").strip()[:limit]
+
+
+def optional(name: str, limit: int = 2000) -> str | None:
+    """A text field, or None when left empty (the API's ``null``)."""
+    return text(name, limit) or None
+
+
+def integer(name: str):
+    """A whole-number field as an int; None when empty; the text itself when it is not a
+    number, so that the schema refuses it in the API's words ("Not a valid integer.")."""
+    value = text(name, 40)
+    if not value:
+        return None
+    return int(value) if _INTEGER.fullmatch(value) else value
+
+
+def amount(name: str, label: str, currency: str) -> int | None:
+    """A money field written in the shop's currency ("12.50") as minor units; None when
+    empty; ``Refused`` naming the field when it is not an amount."""
+    value = text(name, 40)
+    if not value:
+        return None
+    try:
+        return from_text(value, currency)
+    except ValueError as error:
+        raise Refused(f"{label}: {error}") from None
+
+
+def checked(name: str) -> bool:
+    """A checkbox: ticked or not."""
+    return bool(request.form.get(name))
+
+
+def page_number() -> int:
+    """The ``page`` of the query string (1 when missing or not a page number)."""
+    page = request.args.get("page", "1")
+    return int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+
+
+def listing(select: str, table: str, order: str, page: int, params: dict | None = None):
+    """One page of a list: ``({"items", "page", "total"}, pages)``; ``table`` is the FROM
+    (with its WHERE) the total is counted over."""
+    params = params or {}
+    total = db.value(f"SELECT COUNT(*) FROM {table}", params)
+    rows = db.query(
+        f"{select} FROM {table}{order} LIMIT :limit OFFSET :offset",
+        {**params, "limit": PAGE_SIZE, "offset": (page - 1) * PAGE_SIZE},
+    )
+    return {"items": rows, "page": page, "total": total}, max(1, -(-total // PAGE_SIZE))

@@ -1,0 +1,99 @@
+"""The console's store pages (issue 37) through the test client: discount codes, shipping
+methods, tax rates, settings, staff and roles, customers. Each form is loaded through the
+API's schema and written by the API's use case, so the messages are the API's; a refusal
+shows on the form with the input kept and writes nothing; every form needs its CSRF token;
+a page needs its permission."""
+
+import html
+import re
+
+import pytest
+from admin_helpers import console_client, submit
+
+
+@pytest.fixture
+def owner(app, owner_client):
+    """The owner, signed in to the console."""
+    return console_client(app, owner_client.email)
+
+
+def post(client, page, action, **fields):
+    """Post ``action``'s form as shown on ``page`` (its CSRF token), with ``fields``."""
+    return submit(client, page, action, **fields)
+
+
+def error_of(response) -> str:
+    """The refusal a form page shows (its text, unescaped)."""
+    found = re.search(r'id="form-error">([^<]*)<', response.text)
+    assert found, response.text
+    return html.unescape(found.group(1))
+
+
+DISCOUNT = {
+    "code": "SPRING10",
+    "kind": "percent",
+    "value": "10",
+    "min_subtotal": "",
+    "starts_at": "",
+    "ends_at": "",
+    "usage_limit": "",
+    "active": "1",
+}
+
+
+# Discount codes
+
+
+def test_an_owner_creates_and_changes_a_discount_code(owner, owner_client):
+    response = post(owner, "/admin/discounts/new", "/admin/discounts", **DISCOUNT)
+    assert response.status_code == 303, response.text
+    page = owner.get(response.headers["Location"])
+    assert "Discount code created." in page.text
+    [created] = owner_client.get("/discounts").json["items"]
+    assert created["code"] == "SPRING10" and created["value"] == "10" and created["active"]
+    fixed = {**DISCOUNT, "kind": "fixed", "value": "5.00", "min_subtotal": "20", "usage_limit": "3"}
+    url = f"/admin/discounts/{created['id']}"
+    response = post(owner, url, url, **fixed)
+    assert response.status_code == 303, response.text
+    changed = owner_client.get(f"/discounts/{created['id']}").json
+    assert changed["kind"] == "fixed" and changed["value"] == "500"
+    assert changed["min_subtotal_cents"] == 2000 and changed["usage_limit"] == 3
+    assert (
+        "$5.00 off" in owner.get("/admin/discounts").text
+        or "€5.00 off" in owner.get("/admin/discounts").text
+    )
+    response = post(owner, url, f"{url}/active", set_active="0")
+    assert response.status_code == 303
+    assert owner_client.get(f"/discounts/{created['id']}").json["active"] is False
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"code": "no spaces"}, "Code: use 1 to 64 letters, digits, '-' or '_' (ASCII only)."),
+        ({"value": "150"}, "Value: a percent discount takes a decimal string above 0, up to 100."),
+        ({"usage_limit": "0"}, "Usage limit: must be greater than or equal to 1"),
+        ({"usage_limit": "many"}, "Usage limit: not a valid integer."),
+        ({"kind": "fixed", "value": "5.001"}, "Value: "),
+        ({"starts_at": "2027-02-01", "ends_at": "2027-01-01"}, "Ends on: must be after starts_at."),
+    ],
+)
+def test_a_refused_discount_shows_the_api_message_keeps_the_input_and_writes_nothing(
+    owner, owner_client, changes, message
+):
+    response = post(owner, "/admin/discounts/new", "/admin/discounts", **{**DISCOUNT, **changes})
+    assert response.status_code == 400
+    assert message in error_of(response)
+    for value in changes.values():
+        assert f'value="{value}"' in response.text or f'"{value}" selected' in response.text
+    assert owner_client.get("/discounts").json["total"] == 0
+
+
+def test_a_taken_code_is_a_conflict_on_the_form(owner, owner_client):
+    post(owner, "/admin/discounts/new", "/admin/discounts", **DISCOUNT)
+    response = post(
+        owner, "/admin/discounts/new", "/admin/discounts", **{**DISCOUNT, "code": "spring10"}
+    )
+    assert response.status_code == 409
+    assert error_of(response) == "This code exists (codes ignore case)."
+    assert owner_client.get("/discounts").json["total"] == 1
