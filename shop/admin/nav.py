@@ -26,6 +26,7 @@ CATALOGUE: list[Link] = []
 # The shop's customers, prices and rules, and its staff.
 STORE: list[Link] = [
     Link("Discounts", "admin.discounts", "discounts.read"),
+    Link("Shipping", "admin.shipping_methods", "shipping.read"),
 ]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [

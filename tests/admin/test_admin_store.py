@@ -97,3 +97,70 @@ def test_a_taken_code_is_a_conflict_on_the_form(owner, owner_client):
     assert response.status_code == 409
     assert error_of(response) == "This code exists (codes ignore case)."
     assert owner_client.get("/discounts").json["total"] == 1
+
+
+# Shipping methods
+
+METHOD = {
+    "name": "Parcel",
+    "countries": "de, AT",
+    "price": "",
+    "free_over": "50",
+    "tax_class": "standard",
+    "position": "1",
+    "active": "1",
+    "band-0-up_to_grams": "1000",
+    "band-0-price": "4.90",
+    "band-1-up_to_grams": "5000",
+    "band-1-price": "9.90",
+}
+
+
+def test_an_owner_creates_a_shipping_method_with_weight_bands(owner, owner_client):
+    response = post(owner, "/admin/shipping-methods/new", "/admin/shipping-methods", **METHOD)
+    assert response.status_code == 303, error_of(response)
+    [method] = owner_client.get("/shipping-methods").json["items"]
+    assert method["countries"] == ["AT", "DE"] and method["free_over_cents"] == 5000
+    assert method["weight_bands"] == [
+        {"up_to_grams": 1000, "price_cents": 490},
+        {"up_to_grams": 5000, "price_cents": 990},
+    ]
+    url = f"/admin/shipping-methods/{method['id']}"
+    page = owner.get(url).text
+    assert 'value="5000"' in page and 'value="9.90"' in page and 'id="band-4-price"' in page
+    # A third band in an empty row, the second row emptied: the bands are the rows posted.
+    changed = {**METHOD, "band-1-up_to_grams": "", "band-1-price": ""}
+    changed.update({"band-2-up_to_grams": "20000", "band-2-price": "19.00"})
+    assert post(owner, url, url, **changed).status_code == 303
+    bands = owner_client.get(f"/shipping-methods/{method['id']}").json["weight_bands"]
+    assert bands == [
+        {"up_to_grams": 1000, "price_cents": 490},
+        {"up_to_grams": 20000, "price_cents": 1900},
+    ]
+    assert post(owner, url, f"{url}/active", set_active="0").status_code == 303
+    assert owner_client.get(f"/shipping-methods/{method['id']}").json["active"] is False
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"band-1-up_to_grams": "1000"}, "Weight bands: two bands end at the same weight."),
+        ({"band-1-up_to_grams": "0"}, "Band 2, up to (grams): must be greater than or equal to 1"),
+        ({"band-1-price": ""}, "Band 2, price: missing data for required field."),
+        ({"countries": "DE XX"}, "Countries, XX: use an ISO 3166-1 alpha-2 code in capitals"),
+        ({"name": ""}, "Name: "),
+        ({"band-0-price": "4.999"}, "Band 1, price: "),
+    ],
+)
+def test_a_refused_shipping_method_says_why_keeps_the_rows_and_writes_nothing(
+    owner, owner_client, changes, message
+):
+    response = post(
+        owner, "/admin/shipping-methods/new", "/admin/shipping-methods", **{**METHOD, **changes}
+    )
+    assert response.status_code == 400
+    assert error_of(response).startswith(message)
+    kept = {**METHOD, **changes}
+    assert f'value="{kept["name"]}"' in response.text
+    assert f'value="{kept["band-0-price"]}"' in response.text
+    assert owner_client.get("/shipping-methods").json["total"] == 0

@@ -64,7 +64,11 @@ def optional(name: str, limit: int = 2000) -> str | None:
 def integer(name: str):
     """A whole-number field as an int; None when empty; the text itself when it is not a
     number, so that the schema refuses it in the API's words ("Not a valid integer.")."""
-    value = text(name, 40)
+    return as_integer(text(name, 40))
+
+
+def as_integer(value: str):
+    """``integer`` of a text already read."""
     if not value:
         return None
     return int(value) if _INTEGER.fullmatch(value) else value
@@ -73,7 +77,11 @@ def integer(name: str):
 def amount(name: str, label: str, currency: str) -> int | None:
     """A money field written in the shop's currency ("12.50") as minor units; None when
     empty; ``Refused`` naming the field when it is not an amount."""
-    value = text(name, 40)
+    return as_amount(text(name, 40), label, currency)
+
+
+def as_amount(value: str, label: str, currency: str) -> int | None:
+    """``amount`` of a text already read."""
     if not value:
         return None
     try:
