@@ -27,6 +27,7 @@ CATALOGUE: list[Link] = []
 STORE: list[Link] = [
     Link("Discounts", "admin.discounts", "discounts.read"),
     Link("Shipping", "admin.shipping_methods", "shipping.read"),
+    Link("Tax rates", "admin.tax_rate_list", "tax.read"),
 ]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [

@@ -8,7 +8,7 @@ import html
 import re
 
 import pytest
-from admin_helpers import console_client, submit
+from admin_helpers import console_client, hidden_fields, submit
 
 
 @pytest.fixture
@@ -164,3 +164,54 @@ def test_a_refused_shipping_method_says_why_keeps_the_rows_and_writes_nothing(
     assert f'value="{kept["name"]}"' in response.text
     assert f'value="{kept["band-0-price"]}"' in response.text
     assert owner_client.get("/shipping-methods").json["total"] == 0
+
+
+# Tax rates
+
+RATE = {"name": "VAT", "country": "de", "region": "", "tax_class": "standard", "rate": "19"}
+
+
+def test_an_owner_creates_changes_and_deletes_a_tax_rate(owner, owner_client):
+    response = post(owner, "/admin/tax-rates/new", "/admin/tax-rates", **RATE)
+    assert response.status_code == 303, error_of(response)
+    [rate] = owner_client.get("/tax-rates").json["items"]
+    assert (rate["country"], rate["region"], rate["rate"]) == ("DE", None, "19")
+    url = f"/admin/tax-rates/{rate['id']}"
+    assert (
+        post(owner, url, url, **{**RATE, "rate": "7.0", "tax_class": "reduced"}).status_code == 303
+    )
+    changed = owner_client.get(f"/tax-rates/{rate['id']}").json
+    assert (changed["rate"], changed["tax_class"]) == ("7", "reduced")
+    confirm = owner.get(f"{url}/delete")
+    assert "Delete the tax rate VAT?" in confirm.text
+    response = owner.post(f"{url}/delete", data=hidden_fields(confirm.text))
+    assert response.status_code == 303
+    assert owner_client.get("/tax-rates").json["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "changes, message, status",
+    [
+        ({"rate": "120"}, "Rate: give a percentage from 0 to 100 with at most 4 decimals", 400),
+        ({"country": "XX"}, "Country: use an ISO 3166-1 alpha-2 code in capitals (DE), or *", 400),
+        (
+            {"country": "*", "region": "NY"},
+            "Region: a rate for any country (*) has no region.",
+            400,
+        ),
+        ({"tax_class": "Reduced!"}, "Tax class: use 1 to 40 lower-case letters", 400),
+        ({}, "A rate for this country, region and tax class exists: change that one.", 409),
+    ],
+)
+def test_a_refused_tax_rate_says_the_api_message_and_writes_nothing(
+    owner, owner_client, changes, message, status
+):
+    if not changes:
+        post(owner, "/admin/tax-rates/new", "/admin/tax-rates", **RATE)
+    before = owner_client.get("/tax-rates").json["total"]
+    response = post(owner, "/admin/tax-rates/new", "/admin/tax-rates", **{**RATE, **changes})
+    assert response.status_code == status
+    assert error_of(response).startswith(message)
+    for value in changes.values():
+        assert f'value="{value.upper() if len(value) == 2 else value}"' in response.text
+    assert owner_client.get("/tax-rates").json["total"] == before
