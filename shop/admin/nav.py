@@ -28,6 +28,7 @@ STORE: list[Link] = [
     Link("Discounts", "admin.discounts", "discounts.read"),
     Link("Shipping", "admin.shipping_methods", "shipping.read"),
     Link("Tax rates", "admin.tax_rate_list", "tax.read"),
+    Link("Settings", "admin.settings_page", "settings.read"),
 ]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [

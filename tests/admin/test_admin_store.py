@@ -215,3 +215,62 @@ def test_a_refused_tax_rate_says_the_api_message_and_writes_nothing(
     for value in changes.values():
         assert f'value="{value.upper() if len(value) == 2 else value}"' in response.text
     assert owner_client.get("/tax-rates").json["total"] == before
+
+
+# Settings
+
+SETTINGS = {
+    "shop_name": "Tea & Co",
+    "address": "1 Leaf Lane\nLondon",
+    "contact_email": "hello@tea.example",
+    "contact_phone": "",
+    "currency": "GBP",
+    "prices_include_tax": "1",
+    "order_number_prefix": "TEA-",
+}
+
+
+def test_an_owner_saves_the_settings_and_clears_an_optional_one(owner, owner_client):
+    response = post(owner, "/admin/settings", "/admin/settings", **SETTINGS)
+    assert response.status_code == 303, error_of(response)
+    saved = owner_client.get("/settings").json
+    assert saved["shop_name"] == "Tea & Co" and saved["currency"] == "GBP"
+    assert saved["address"] == "1 Leaf Lane\nLondon" and saved["prices_include_tax"] is True
+    assert saved["contact_phone"] is None and saved["require_two_factor"] is False
+    assert "Settings saved." in owner.get(response.headers["Location"]).text
+    response = post(owner, "/admin/settings", "/admin/settings", **{**SETTINGS, "address": ""})
+    assert owner_client.get("/settings").json["address"] is None
+    response = post(owner, "/admin/settings", "/admin/settings", **{**SETTINGS, "address": ""})
+    assert response.headers["Location"].endswith("done=unchanged")
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"contact_email": "not-an-address"}, "Contact e-mail: not a valid email address."),
+        ({"currency": "EURO"}, "Currency: use an ISO 4217 code of three capitals"),
+        ({"order_number_prefix": "SO #"}, "Order number prefix: use up to 20 letters"),
+        ({"shop_name": ""}, "Shop name: length must be between 1 and 200."),
+    ],
+)
+def test_refused_settings_say_the_api_message_and_change_nothing(
+    owner, owner_client, changes, message
+):
+    before = owner_client.get("/settings").json
+    response = post(owner, "/admin/settings", "/admin/settings", **{**SETTINGS, **changes})
+    assert response.status_code == 400
+    assert error_of(response).startswith(message)
+    assert owner_client.get("/settings").json == before  # the valid fields were not saved
+
+
+def test_the_currency_is_shown_locked_once_an_order_exists(app, owner, owner_client):
+    from orders_helpers import order_for_console
+
+    order_for_console(app, owner_client.email, to=())
+    page = owner.get("/admin/settings").text
+    assert "locked" in page and '<select id="currency"' not in page
+    # A form from before the first order still posts a currency: the API's 409.
+    response = owner.post("/admin/settings", data={**hidden_fields(page), **SETTINGS})
+    assert response.status_code == 409
+    assert "the currency is fixed once an order exists" in error_of(response)
+    assert owner_client.get("/settings").json["shop_name"] != "Tea & Co"
