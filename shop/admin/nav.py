@@ -29,6 +29,8 @@ STORE: list[Link] = [
     Link("Shipping", "admin.shipping_methods", "shipping.read"),
     Link("Tax rates", "admin.tax_rate_list", "tax.read"),
     Link("Settings", "admin.settings_page", "settings.read"),
+    Link("Staff", "admin.staff_list", "users.read"),
+    Link("Roles", "admin.role_list", "roles.read"),
 ]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [

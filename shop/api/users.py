@@ -25,9 +25,7 @@ from shop.api.common import (
 )
 from shop.api.store_input import UserCreateSchema, UserUpdateSchema
 from shop.auth import staff
-from shop.auth.roles import check_grant
-from shop.auth.users import USER_SELECT, create_user, get_user, role_named
-from shop.http.context import current_actor
+from shop.auth.users import USER_SELECT, get_user
 from shop.http.decorators import require_permission
 from shop.http.openapi import responds
 
@@ -91,18 +89,7 @@ class Users(MethodView):
     @require_permission("users.create")
     def post(self, data):
         """Create an administrator"""
-        role = role_named(data["role"])
-        check_grant(g.caller, role["permissions"] | set(data.get("permissions", [])))
-        row = create_user(
-            data["email"],
-            data["name"],
-            data["password"],
-            data["role"],
-            data.get("permissions", []),
-            data["active"],
-            actor=current_actor(),
-        )
-        return staff.present(row)
+        return staff.create(data, g.caller)
 
 
 @blp.route("/<id:user_id>")

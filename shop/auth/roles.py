@@ -186,3 +186,9 @@ def delete_role(role_id: str, caller) -> None:
             raise Conflict(f"The role {role['name']!r} is held by {holders} administrator(s).")
         db.execute("DELETE FROM roles WHERE id = :id", {"id": role_id})
         audit.record("role.deleted", {"role_id": role_id, "name": role["name"]}, actor=caller.actor)
+
+
+def holders() -> dict[str, int]:
+    """How many administrators hold each role, by role id (roles nobody holds are absent)."""
+    rows = db.query("SELECT role_id, COUNT(*) AS n FROM users GROUP BY role_id")
+    return {row["role_id"]: row["n"] for row in rows}

@@ -10,7 +10,7 @@ permission each needs:
   deleting one also revokes their API keys; resetting two-factor ends them too.
 
 ``caller`` is the acting administrator: its ``permissions`` are the ceiling, its ``actor``
-is named in the audit log. Creating one is ``users.create_user``'s.
+is named in the audit log.
 """
 
 from shop import audit, db
@@ -18,7 +18,7 @@ from shop.auth import lockout, sessions
 from shop.auth import two_factor as second_factor
 from shop.auth.passwords import hash_password
 from shop.auth.roles import check_grant
-from shop.auth.users import get_user, role_named, set_extra_permissions
+from shop.auth.users import create_user, get_user, role_named, set_extra_permissions
 from shop.clock import now_iso
 from shop.errors import Conflict, Forbidden
 from shop.permissions import OWNER_ROLE
@@ -59,6 +59,23 @@ def guard_target(row: dict, caller) -> None:
     """``Forbidden`` when the administrator ``row`` holds permissions ``caller`` does not."""
     if not set(present(row)["effective_permissions"]) <= caller.permissions:
         raise Forbidden("Access denied: this administrator holds permissions you do not.")
+
+
+def create(data: dict, caller) -> dict:
+    """Create an administrator (email, name, password, role, permissions, active) whose
+    role and extra permissions are within ``caller``'s ceiling; answer it."""
+    role = role_named(data["role"])
+    check_grant(caller, role["permissions"] | set(data.get("permissions", [])))
+    row = create_user(
+        data["email"],
+        data["name"],
+        data["password"],
+        data["role"],
+        data.get("permissions", []),
+        data.get("active", True),
+        actor=caller.actor,
+    )
+    return present(row)
 
 
 def update_user(user_id: str, data: dict, caller) -> dict:

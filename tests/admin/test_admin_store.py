@@ -274,3 +274,155 @@ def test_the_currency_is_shown_locked_once_an_order_exists(app, owner, owner_cli
     assert response.status_code == 409
     assert "the currency is fixed once an order exists" in error_of(response)
     assert owner_client.get("/settings").json["shop_name"] != "Tea & Co"
+
+
+# Staff and roles
+
+
+def test_an_owner_creates_a_staff_member_and_finds_them(owner, owner_client):
+    body = {"name": "Sam Support", "email": "Sam@Example.com", "password": "correct horse 42"}
+    response = post(owner, "/admin/staff/new", "/admin/staff", role="support", active="1", **body)
+    assert response.status_code == 303, error_of(response)
+    assert "Staff member created." in owner.get(response.headers["Location"]).text
+    found = owner.get("/admin/staff?q=sam").text
+    assert "Sam Support" in found and "sam@example.com" in found
+    assert "Owner" not in owner.get("/admin/staff?q=support").text
+    refused = post(
+        owner, "/admin/staff/new", "/admin/staff", role="support", **{**body, "password": "short"}
+    )
+    assert refused.status_code == 400
+    assert error_of(refused).startswith("Password: length must be between")
+    assert 'value="short"' not in refused.text and 'value="Sam Support"' in refused.text
+
+
+def test_an_owner_assigns_a_role_deactivates_and_unlocks(owner, owner_client, make_admin):
+    sam = make_admin("support", email="sam@example.com")
+    url = f"/admin/staff/{sam.user_id}"
+    assert post(owner, url, f"{url}/role", role="admin").status_code == 303
+    assert owner_client.get(f"/users/{sam.user_id}").json["role"] == "admin"
+    assert post(owner, url, f"{url}/active", set_active="0").status_code == 303
+    assert owner_client.get(f"/users/{sam.user_id}").json["active"] is False
+    assert sam.get("/auth/me").status_code == 401  # their session ended
+    response = post(owner, url, f"{url}/unlock")
+    assert response.headers["Location"].endswith("done=not_locked")
+    unknown = post(owner, url, f"{url}/role", role="nobody")
+    assert unknown.status_code == 400 and "Role: unknown role 'nobody'" in error_of(unknown)
+
+
+def test_the_last_owner_cannot_be_deactivated_or_demoted(owner, owner_client):
+    url = f"/admin/staff/{owner_client.user_id}"
+    response = post(owner, url, f"{url}/active", set_active="0")
+    assert response.status_code == 409
+    assert error_of(response) == "This is the last active owner: make another owner first."
+    assert post(owner, url, f"{url}/role", role="admin").status_code == 409
+    assert owner_client.get(f"/users/{owner_client.user_id}").json["active"] is True
+
+
+def test_an_owner_resets_a_lost_second_factor(app, owner, make_admin, clock):
+    from auth.test_two_factor import turn_on
+
+    sam = make_admin("admin", email="sam@example.com")
+    turn_on(sam, clock)
+    url = f"/admin/staff/{sam.user_id}"
+    assert "Reset two-factor" in owner.get(url).text
+    response = post(owner, url, f"{url}/two-factor/reset", confirm="1")
+    assert response.headers["Location"].endswith("done=two_factor")
+    assert sam.get("/auth/me").status_code == 401
+    assert "Reset two-factor" not in owner.get(url).text
+
+
+MANAGER = ("users.read", "users.update", "roles.read", "roles.create", "roles.update")
+
+
+def test_a_role_is_edited_with_checkboxes_within_the_editors_own_ceiling(
+    app, owner, owner_client, make_admin
+):
+    response = post(
+        owner,
+        "/admin/roles/new",
+        "/admin/roles",
+        name="packer",
+        permissions=["orders.read", "orders.update_status", "settings.update"],
+    )
+    assert response.status_code == 303, error_of(response)
+    role_url = response.headers["Location"].split("?")[0]
+    manager = console_client(app, make_admin("support", permissions=MANAGER).email)
+    page = manager.get(role_url).text
+    # What the manager lacks is shown greyed, not offered.
+    assert 'value="settings.update" checked disabled' in page
+    assert 'value="orders.read" checked>' in page
+    # Withdrawing what they hold is fine; what they lack stays.
+    response = post(manager, role_url, role_url, name="packer", permissions=["orders.read"])
+    assert response.status_code == 303, error_of(response)
+    [packer] = [r for r in owner_client.get("/roles").json["items"] if r["name"] == "packer"]
+    assert packer["permissions"] == ["orders.read", "settings.update"]
+    # A forged box for a permission they lack: the API's 403, on the form, nothing written.
+    forged = post(manager, role_url, role_url, name="packer", permissions=["tax.delete"])
+    assert forged.status_code == 403
+    assert error_of(forged) == "Access denied: you cannot grant or withdraw tax.delete."
+    [packer] = [r for r in owner_client.get("/roles").json["items"] if r["name"] == "packer"]
+    assert packer["permissions"] == ["orders.read", "settings.update"]
+    bad = post(owner, role_url, role_url, name="Packers!", permissions=["orders.read"])
+    assert bad.status_code == 400 and error_of(bad).startswith("Name: use 1 to 64 lowercase")
+
+
+def test_roles_the_viewer_cannot_give_are_not_offered(app, make_admin):
+    manager = console_client(app, make_admin("support", permissions=MANAGER).email)
+    page = manager.get("/admin/staff/new")
+    assert page.status_code == 403  # users.create is not theirs
+    sam = make_admin("support", email="sam@example.com")
+    page = manager.get(f"/admin/staff/{sam.user_id}").text
+    assert '<option value="support" selected>' in page and 'value="owner"' not in page
+
+
+# Permissions and CSRF
+
+
+@pytest.mark.parametrize(
+    "role, path, permission",
+    [
+        ("support", "/admin/settings", "settings.read"),
+        ("editor", "/admin/staff", "users.read"),
+        ("admin", "/admin/roles", "roles.read"),
+        ("editor", "/admin/shipping-methods", "shipping.read"),
+        ("editor", "/admin/tax-rates", "tax.read"),
+        ("support", "/admin/discounts/new", "discounts.create"),
+        ("support", "/admin/tax-rates/new", "tax.create"),
+        ("admin", "/admin/staff/new", "users.create"),
+    ],
+)
+def test_a_page_needs_its_permission(app, make_admin, role, path, permission):
+    client = console_client(app, make_admin(role).email)
+    response = client.get(path)
+    assert response.status_code == 403
+    assert permission in response.text
+
+
+def test_links_follow_permissions(app, owner, make_admin):
+    page = owner.get("/admin/settings").text
+    for label in ("Discounts", "Shipping", "Tax rates", "Settings", "Staff", "Roles"):
+        assert f">{label}</a>" in page
+    editor = console_client(app, make_admin("editor").email).get("/admin/discounts").text
+    assert (
+        ">Discounts</a>" in editor and ">Settings</a>" not in editor and ">Staff</a>" not in editor
+    )
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "/admin/discounts",
+        "/admin/shipping-methods",
+        "/admin/tax-rates",
+        "/admin/settings",
+        "/admin/staff",
+        "/admin/roles",
+    ],
+)
+def test_every_form_needs_its_csrf_token(owner, owner_client, action):
+    before = owner_client.get("/settings").json
+    response = owner.post(action, data={"name": "x", "code": "X1", "shop_name": "Forged"})
+    assert response.status_code == 403
+    assert "This form did not come from this console" in response.text
+    assert owner_client.get("/settings").json == before
+    assert owner_client.get("/discounts").json["total"] == 0

@@ -46,7 +46,10 @@ def discounts():
     _require("discounts.read")
     page = forms.page_number()
     result, pages = forms.listing(
-        f"SELECT {codes.COLUMNS}", "discounts", " ORDER BY created_at DESC, id DESC", page
+        f"SELECT {codes.COLUMNS} FROM discounts",
+        "discounts",
+        " ORDER BY created_at DESC, id DESC",
+        page,
     )
     result["items"] = [codes.from_row(row) for row in result["items"]]
     return render_template(

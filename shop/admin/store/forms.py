@@ -12,8 +12,8 @@ from flask import request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from shop import db
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, for_people
+from shop.db.pages import Where, paginate
 from shop.errors import ShopError
 from shop.http.errors import as_http, error_response, fold_messages
 from shop.money import from_text
@@ -101,13 +101,10 @@ def page_number() -> int:
     return int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
 
 
-def listing(select: str, table: str, order: str, page: int, params: dict | None = None):
-    """One page of a list: ``({"items", "page", "total"}, pages)``; ``table`` is the FROM
-    (with its WHERE) the total is counted over."""
-    params = params or {}
-    total = db.value(f"SELECT COUNT(*) FROM {table}", params)
-    rows = db.query(
-        f"{select} FROM {table}{order} LIMIT :limit OFFSET :offset",
-        {**params, "limit": PAGE_SIZE, "offset": (page - 1) * PAGE_SIZE},
-    )
-    return {"items": rows, "page": page, "total": total}, max(1, -(-total // PAGE_SIZE))
+def listing(select: str, table: str, order: str, page: int, where: Where | None = None):
+    """One page of a list as the API pages it (``db.pages.paginate``): ``(result, pages)``,
+    ``result`` holding ``items``, ``page`` and ``total``; ``select`` is ``SELECT ... FROM
+    table``, ``table`` what the total is counted over."""
+    args = {"page": page, "page_size": PAGE_SIZE}
+    result = paginate(select, table, where or Where(), order, args)
+    return result, max(1, -(-result["total"] // PAGE_SIZE))

@@ -48,7 +48,10 @@ def shipping_methods():
     _require("shipping.read")
     page = forms.page_number()
     result, pages = forms.listing(
-        f"SELECT {methods.COLUMNS}", "shipping_methods", " ORDER BY position, name, id", page
+        f"SELECT {methods.COLUMNS} FROM shipping_methods",
+        "shipping_methods",
+        " ORDER BY position, name, id",
+        page,
     )
     result["items"] = [methods.from_row(row) for row in result["items"]]
     currency = site.current()["currency"]

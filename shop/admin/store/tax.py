@@ -32,7 +32,9 @@ def tax_rate_list():
     """Tax rates, by country, region and class."""
     _require("tax.read")
     page = forms.page_number()
-    result, pages = forms.listing(f"SELECT {tax_rates.COLUMNS}", "tax_rates", tax_rates.ORDER, page)
+    result, pages = forms.listing(
+        f"SELECT {tax_rates.COLUMNS} FROM tax_rates", "tax_rates", tax_rates.ORDER, page
+    )
     result["items"] = [tax_rates.present(row) for row in result["items"]]
     return render_template(
         "admin/store/tax_rates.html",
