@@ -25,6 +25,7 @@ ORDERS: list[Link] = [
 CATALOGUE: list[Link] = []
 # The shop's customers, prices and rules, and its staff.
 STORE: list[Link] = [
+    Link("Customers", "admin.customer_list", "customers.read"),
     Link("Discounts", "admin.discounts", "discounts.read"),
     Link("Shipping", "admin.shipping_methods", "shipping.read"),
     Link("Tax rates", "admin.tax_rate_list", "tax.read"),

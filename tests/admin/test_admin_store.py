@@ -426,3 +426,72 @@ def test_every_form_needs_its_csrf_token(owner, owner_client, action):
     assert "This form did not come from this console" in response.text
     assert owner_client.get("/settings").json == before
     assert owner_client.get("/discounts").json["total"] == 0
+
+
+# Customers
+
+
+def test_a_customer_is_found_by_name_with_orders_addresses_and_total_spent(
+    app, owner, owner_client
+):
+    from orders_helpers import order_for_console
+
+    order = order_for_console(app, owner_client.email, to=("paid",))
+    listed = owner.get("/admin/customers?q=lovelace").text
+    assert "ada@example.com" in listed
+    assert "No customer matches." in owner.get("/admin/customers?q=babbage").text
+    [customer] = owner_client.get("/customers?q=ada").json["items"]
+    page = owner.get(f"/admin/customers/{customer['id']}").text
+    assert order["number"] in page and "1 Market Street" in page and "Lyon" in page
+    spent = re.search(r'<dd id="spent">([^<]*)</dd>', page).group(1)
+    assert spent == html.escape(order_money(app, order["total_cents"], order["currency"]))
+
+
+def order_money(app, cents, currency):
+    from shop.money import display
+
+    return display(cents, currency)
+
+
+def test_erasing_asks_for_the_email_and_refuses_while_an_order_is_open(app, owner, owner_client):
+    from orders_helpers import order_for_console
+
+    order_for_console(app, owner_client.email, to=("paid",))
+    [customer] = owner_client.get("/customers?q=ada").json["items"]
+    url = f"/admin/customers/{customer['id']}/erase"
+    response = post(owner, url, url, confirm_email="someone@example.com")
+    assert response.status_code == 400 and "nothing was erased" in error_of(response)
+    response = post(owner, url, url, confirm_email="ADA@example.com")
+    assert response.status_code == 409
+    assert "is still open: deliver, cancel or refund it" in error_of(response)
+    assert owner_client.get(f"/customers/{customer['id']}").status_code == 200
+
+
+def test_a_customer_without_open_orders_is_deactivated_then_erased(app, owner, owner_client):
+    customer = app.test_client()
+    body = {"email": "bob@example.com", "password": "correct horse 42", "name": "Bob"}
+    assert customer.post("/auth/register", json=body).status_code == 201
+    [row] = owner_client.get("/customers?q=bob").json["items"]
+    url = f"/admin/customers/{row['id']}"
+    assert post(owner, url, f"{url}/active", set_active="0").status_code == 303
+    assert owner_client.get(f"{url[6:]}").json["active"] is False
+    assert customer.get("/auth/me").status_code == 401
+    response = post(owner, f"{url}/erase", f"{url}/erase", confirm_email="bob@example.com")
+    assert response.status_code == 303
+    assert owner_client.get(f"/customers/{row['id']}").status_code == 404
+    assert owner.get(url).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "role, path, permission",
+    [
+        ("editor", "/admin/customers", "customers.read"),
+        ("admin", "/admin/customers", None),
+    ],
+)
+def test_customers_need_customers_read(app, make_admin, role, path, permission):
+    client = console_client(app, make_admin(role).email)
+    response = client.get(path)
+    assert response.status_code == (403 if permission else 200)
+    if permission:
+        assert permission in response.text
