@@ -60,3 +60,30 @@ def check_page(driver, name: str | None = None) -> None:
         if name:
             shoot(driver, f"{name}-{width}")
     driver.set_window_size(*WIDTHS[0])
+
+
+def store_records(app) -> dict:
+    """One record of each store page's address (a discount code, a shipping method, a tax
+    rate; the customer, the staff member and the role already there), made through the
+    domain, for the console-wide page checks: ``{"discount_id": ..., ...}``."""
+    from shop import db
+    from shop.actor import NOBODY
+    from shop.discounts import store as discounts
+    from shop.pricing import tax_rates
+    from shop.shipping import store as shipping
+
+    with app.app_context():
+        discount = discounts.create({"code": "WELCOME10", "kind": "percent", "value": "10"}, NOBODY)
+        bands = [{"up_to_grams": 2000, "price_cents": 490}]
+        method = shipping.create(
+            {"name": "Parcel", "price_cents": 0, "weight_bands": bands}, NOBODY
+        )
+        rate = tax_rates.create({"country": "FR", "rate": "20", "name": "TVA"}, NOBODY)
+        return {
+            "discount_id": discount["id"],
+            "method_id": method["id"],
+            "rate_id": rate["id"],
+            "customer_id": db.value("SELECT id FROM customers ORDER BY created_at LIMIT 1"),
+            "user_id": db.value("SELECT id FROM users ORDER BY created_at LIMIT 1"),
+            "role_id": db.value("SELECT id FROM roles WHERE name = 'support'"),
+        }

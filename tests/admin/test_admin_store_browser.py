@@ -134,6 +134,11 @@ def test_an_owner_sets_up_the_store(browser, live):  # noqa: F811 - fixtures
     submit(browser, FORM, "Tax rate TVA")
     assert said(browser) == "Tax rate created."
     check_page(browser, "store-tax-rate")
+    browser.find_element(By.LINK_TEXT, "Delete…").click()
+    arrive(browser, "Delete tax rate TVA")
+    check_page(browser)
+    browser.find_element(By.LINK_TEXT, "Keep it").click()
+    arrive(browser, "Tax rate TVA")
     browser.find_element(By.LINK_TEXT, "← Tax rates").click()
     arrive(browser, "Tax rates")
     check_page(browser, "store-tax-rates")
