@@ -31,7 +31,15 @@ CATALOGUE: list[Link] = [
     Link("Content", "admin.content_list", "content.read"),
 ]
 # The shop's customers, prices and rules, and its staff.
-STORE: list[Link] = []
+STORE: list[Link] = [
+    Link("Customers", "admin.customer_list", "customers.read"),
+    Link("Discounts", "admin.discounts", "discounts.read"),
+    Link("Shipping", "admin.shipping_methods", "shipping.read"),
+    Link("Tax rates", "admin.tax_rate_list", "tax.read"),
+    Link("Settings", "admin.settings_page", "settings.read"),
+    Link("Staff", "admin.staff_list", "users.read"),
+    Link("Roles", "admin.role_list", "roles.read"),
+]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [
     Link("API keys", "admin.keys", "api_key.read"),

@@ -5,20 +5,14 @@
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 
-from shop import audit, db
-from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
+from shop.api.common import WRITE_ONLY, Blueprint, readable
+from shop.api.store_input import INCLUSIVE, SettingsUpdateSchema
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.http.openapi import responds
 from shop.site import settings as site
-
-_INCLUSIVE = (
-    "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"
-    " false: tax is added on top (US-style sales tax)."
-)
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
@@ -46,34 +40,13 @@ class SettingsSchema(Schema):
             " them can only set them up."
         },
     )
-    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
-
-
-class SettingsUpdateSchema(Schema):
-    shop_name = fields.String(validate=validate.Length(min=1, max=200))
-    currency = fields.String(
-        validate=validate.OneOf(
-            sorted(site.CURRENCIES),
-            error="Use an ISO 4217 code of three capitals, such as EUR or USD.",
-        )
-    )
-    contact_email = fields.Email(allow_none=True, validate=validate.Length(max=320))
-    contact_phone = fields.String(allow_none=True, validate=validate.Length(min=1, max=40))
-    address = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000))
-    order_number_prefix = fields.String(
-        validate=validate.Regexp(
-            r"^[A-Za-z0-9_./-]{0,20}$",
-            error="Use up to 20 letters, digits, '-', '_', '.' or '/'.",
-        )
-    )
-    require_two_factor = StrictBoolean()
-    prices_include_tax = StrictBoolean(metadata={"description": _INCLUSIVE})
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
 
 
 class PublicSettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(required=True)
-    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
 
 
 @blp.route("")
@@ -99,20 +72,7 @@ class Settings(MethodView):
         minor units of it and orders keep theirs. Changing it does not convert prices.
         A caller without `settings.read` gets 204 and no body.
         """
-        if not data:
-            abort(400, "Send at least one setting to change.")
-        with db.transaction():
-            changing = (
-                data.get("currency", site.current()["currency"]) != site.current()["currency"]
-            )
-            if changing and db.value("SELECT 1 FROM orders LIMIT 1"):
-                abort(
-                    409,
-                    "currency: the shop has orders in "
-                    f"{site.current()['currency']}; the currency is fixed once an order exists.",
-                )
-            site.update(data)
-            audit.record("settings.updated", data, actor=current_actor())
+        site.change(data, current_actor())
         return readable("settings.read", site.current())
 
 

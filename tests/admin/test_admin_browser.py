@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import PASSWORD, fresh_database
 from live import ROOT, LiveServer
+from store_browser_helpers import store_records
 
 from tests.orders_helpers import order_for_console
 
@@ -112,6 +113,7 @@ def live(make_app, database_url, clock):
     )
     server.key_id, server.webhook_id = key["id"], hook["id"]
     server.order_id = order["id"]
+    server.store_records = store_records(app)  # the store pages' (issue 37)
     yield server
     server.stop()
 
@@ -289,6 +291,7 @@ def console_pages(live) -> list[str]:
 
     app = create_app({"TESTING": True, "DATABASE_URL": "sqlite:///:memory:"})
     records = {"key_id": live.key_id, "webhook_id": live.webhook_id, "order_id": live.order_id}
+    records.update(live.store_records)
     pages = []
     for rule in app.url_map.iter_rules():
         if not rule.endpoint.startswith("admin.") or rule.endpoint in NOT_PAGES:
