@@ -298,6 +298,18 @@ class OrderSchema(PriceBreakdownSchema):
     )
     id = fields.String(required=True)
     number = fields.String(required=True)
+    invoice_number = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The invoice's number (`GET /orders/{id}/invoice`); null until the"
+            " order is invoiced (when it becomes paid, or at its first shipment: the"
+            " `invoice_on` setting)."
+        },
+    )
+    invoiced_at = fields.String(
+        required=True, allow_none=True, metadata={"description": "When it was invoiced."}
+    )
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
     shipping_address = fields.Nested(

@@ -4,8 +4,9 @@
 ``settings.read``. ``PATCH`` changes only the keys it is given; unknown keys are a 400.
 """
 
+from babel import Locale, UnknownLocaleError
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from shop import audit, db
 from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
@@ -13,12 +14,22 @@ from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
 from shop.http.openapi import responds
+from shop.invoices.issuing import INVOICE_ON
 from shop.site import settings as site
 
 _INCLUSIVE = (
     "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"
     " false: tax is added on top (US-style sales tax)."
 )
+
+_VAT_ID = "The shop's VAT id, printed on invoices issued from now on."
+_INVOICE_PREFIX = "Put before new invoice numbers: `INV-` gives `INV-2026-000001`."
+_CN_PREFIX = "Put before new credit-note numbers: `CN-` gives `CN-2026-000001`."
+_INVOICE_ON = (
+    "When an order is invoiced: `paid` (when it becomes paid) or `shipment` (its first"
+    " shipment; a refund before it invoices the order first)."
+)
+_LOCALE = "How invoices write amounts and dates (Babel locale: `en_US`, `de_DE`, `fr_FR`)."
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
 
@@ -47,6 +58,25 @@ class SettingsSchema(Schema):
         },
     )
     prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
+    vat_id = fields.String(required=True, allow_none=True, metadata={"description": _VAT_ID})
+    invoice_prefix = fields.String(required=True, metadata={"description": _INVOICE_PREFIX})
+    credit_note_prefix = fields.String(required=True, metadata={"description": _CN_PREFIX})
+    invoice_on = fields.String(
+        required=True, metadata={"description": _INVOICE_ON, "enum": list(INVOICE_ON)}
+    )
+    locale = fields.String(required=True, metadata={"description": _LOCALE})
+
+
+def _locale(value: str) -> None:
+    try:
+        Locale.parse(value)
+    except (ValueError, UnknownLocaleError):
+        raise ValidationError("Use a locale Babel knows, such as en_US, de_DE or fr_FR.") from None
+
+
+_PREFIX = validate.Regexp(
+    r"^[A-Za-z0-9_./-]{0,20}$", error="Use up to 20 letters, digits, '-', '_', '.' or '/'."
+)
 
 
 class SettingsUpdateSchema(Schema):
@@ -68,6 +98,17 @@ class SettingsUpdateSchema(Schema):
     )
     require_two_factor = StrictBoolean()
     prices_include_tax = StrictBoolean(metadata={"description": _INCLUSIVE})
+    vat_id = fields.String(
+        allow_none=True, validate=validate.Length(min=1, max=40), metadata={"description": _VAT_ID}
+    )
+    invoice_prefix = fields.String(validate=_PREFIX, metadata={"description": _INVOICE_PREFIX})
+    credit_note_prefix = fields.String(validate=_PREFIX, metadata={"description": _CN_PREFIX})
+    invoice_on = fields.String(
+        validate=validate.OneOf(INVOICE_ON), metadata={"description": _INVOICE_ON}
+    )
+    locale = fields.String(
+        validate=[validate.Length(min=2, max=20), _locale], metadata={"description": _LOCALE}
+    )
 
 
 class PublicSettingsSchema(Schema):
