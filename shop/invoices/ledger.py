@@ -44,7 +44,8 @@ def present(row: dict) -> dict:
 
 def documents(start: str | None, end: str | None) -> list[dict]:
     """Invoices and credit notes issued in [``start``, ``end``) (stored timestamps; None:
-    open), by issue date then number: each ``kind``, ``number``, ``issued_at`` and snapshot."""
+    open), by issue date (an invoice before a credit note of the same moment) then number:
+    each ``kind``, ``number``, ``issued_at`` and snapshot."""
     where, params = [], {}
     if start is not None:
         where.append("issued_at >= :start")
@@ -54,11 +55,12 @@ def documents(start: str | None, end: str | None) -> list[dict]:
         params["end"] = end
     condition = (" WHERE " + " AND ".join(where)) if where else ""
     rows = db.query(
-        "SELECT 'invoice' AS kind, number, issued_at, snapshot FROM invoices"
+        "SELECT 'invoice' AS kind, 0 AS rank, number, issued_at, snapshot FROM invoices"
         + condition
-        + " UNION ALL SELECT 'credit_note' AS kind, number, issued_at, snapshot FROM credit_notes"
+        + " UNION ALL SELECT 'credit_note' AS kind, 1 AS rank, number, issued_at, snapshot"
+        + " FROM credit_notes"
         + condition
-        + " ORDER BY issued_at, number",
+        + " ORDER BY issued_at, rank, number",
         params,
     )
     return [{**row, "snapshot": json.loads(row["snapshot"])} for row in rows]
