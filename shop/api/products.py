@@ -21,7 +21,7 @@ from shop.api.catalogue_input import (
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, paginate, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
-from shop.catalogue import products, slugs
+from shop.catalogue import prices, products, slugs
 from shop.catalogue.present import SELECT, get_product, present
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
@@ -203,6 +203,12 @@ def _fetch(ids: list[str]) -> list[dict]:
     return [present(rows[i]) for i in ids if i in rows]
 
 
+def _priced(page: dict) -> dict:
+    """A page of products with their prior prices (``catalogue.prices``), in two statements."""
+    prices.with_product_priors(page["items"])
+    return page
+
+
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
@@ -233,22 +239,24 @@ class Products(MethodView):
                 abort(400, "sort: relevance needs q (a search).")
             if args.get("cursor"):
                 abort(400, "cursor: a search by relevance pages with `page`; or sort by a column.")
-            return ranked_page(query, args, _fetch, SELECT, present)
+            return _priced(ranked_page(query, args, _fetch, SELECT, present))
         kept = None
         if not query.filtered and not query.where.conditions:
             kept = totals.SQL[totals.PRODUCTS]
         elif not query.filtered and args.get("active", True):
             kept = totals.SQL[totals.ACTIVE_PRODUCTS]
-        return paginate(
-            SELECT,
-            "products p",
-            query.filters(),
-            _SORTS[sort],
-            args,
-            convert=present,
-            exact_total=kept,
-            narrow=query.narrow,
-            dense=query.dense_filters(),
+        return _priced(
+            paginate(
+                SELECT,
+                "products p",
+                query.filters(),
+                _SORTS[sort],
+                args,
+                convert=present,
+                exact_total=kept,
+                narrow=query.narrow,
+                dense=query.dense_filters(),
+            )
         )
 
     @blp.doc(operationId="createProduct")
