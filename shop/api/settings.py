@@ -13,7 +13,7 @@ from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
 from shop.http.errors import abort
-from shop.http.openapi import responds
+from shop.http.openapi import enum_field, responds
 from shop.invoices.issuing import INVOICE_ON
 from shop.site import settings as site
 
@@ -61,8 +61,12 @@ class SettingsSchema(Schema):
     vat_id = fields.String(required=True, allow_none=True, metadata={"description": _VAT_ID})
     invoice_prefix = fields.String(required=True, metadata={"description": _INVOICE_PREFIX})
     credit_note_prefix = fields.String(required=True, metadata={"description": _CN_PREFIX})
-    invoice_on = fields.String(
-        required=True, metadata={"description": _INVOICE_ON, "enum": list(INVOICE_ON)}
+    invoice_on = enum_field(
+        "InvoiceOnValue",
+        INVOICE_ON,
+        validate_input=False,
+        required=True,
+        metadata={"description": _INVOICE_ON},
     )
     locale = fields.String(required=True, metadata={"description": _LOCALE})
 
@@ -103,9 +107,7 @@ class SettingsUpdateSchema(Schema):
     )
     invoice_prefix = fields.String(validate=_PREFIX, metadata={"description": _INVOICE_PREFIX})
     credit_note_prefix = fields.String(validate=_PREFIX, metadata={"description": _CN_PREFIX})
-    invoice_on = fields.String(
-        validate=validate.OneOf(INVOICE_ON), metadata={"description": _INVOICE_ON}
-    )
+    invoice_on = enum_field("InvoiceOnValue", INVOICE_ON, metadata={"description": _INVOICE_ON})
     locale = fields.String(
         validate=[validate.Length(min=2, max=20), _locale], metadata={"description": _LOCALE}
     )

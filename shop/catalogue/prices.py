@@ -94,21 +94,26 @@ def product_prior(price_cents: int, variants: list[dict]) -> int | None:
 
 def with_product_priors(products: list[dict]) -> list[dict]:
     """``products`` (as a list shows them, without variants) with their
-    ``prior_price_cents``, in two statements whatever their number."""
+    ``prior_price_cents``: one statement whatever their number (their variants with their
+    recorded prices)."""
     if not products:
         return products
     marks, params = db.in_list("p", [product["id"] for product in products])
-    rows = db.query(
-        "SELECT id, product_id, price_cents, active FROM product_variants"
-        f" WHERE product_id IN {marks}",
+    variants: dict[str, dict] = {}
+    for row in db.query(
+        "SELECT v.id, v.product_id, v.price_cents, v.active, h.price_cents AS was, h.at"
+        " FROM product_variants v LEFT JOIN variant_prices h ON h.variant_id = v.id"
+        f" WHERE v.product_id IN {marks} ORDER BY v.id, h.at, h.id",
         params,
-    )
-    found = priors([row["id"] for row in rows])
-    by_product: dict[str, list] = {}
-    for row in rows:
-        by_product.setdefault(row["product_id"], []).append(
-            {**row, "active": bool(row["active"]), "prior_price_cents": found[row["id"]]}
-        )
+    ):
+        variant = variants.setdefault(row["id"], {**row, "history": []})
+        if row["at"] is not None:
+            variant["history"].append((row["was"], row["at"]))
+    moment, by_product = now(), {}
+    for variant in variants.values():
+        shown = {"active": bool(variant["active"]), "price_cents": variant["price_cents"]}
+        shown["prior_price_cents"] = prior(variant["history"], moment)
+        by_product.setdefault(variant["product_id"], []).append(shown)
     for product in products:
         product["prior_price_cents"] = product_prior(
             product["price_cents"], by_product.get(product["id"], [])
