@@ -20,6 +20,7 @@ class Link(NamedTuple):
 # The shop's daily work: orders first.
 ORDERS: list[Link] = [
     Link("Orders", "admin.orders_list", "orders.read"),
+    Link("Invoices", "admin.invoices_list", "orders.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = []
