@@ -31,6 +31,8 @@ COLUMNS = "id, order_id, number, issued_at, customer_id, currency, total_cents, 
 def on_move(order_id: str, status: str, load) -> dict | None:
     """In the transaction of a move to ``status``: issue the invoice if this move makes the
     order due and it has none; ``load(order_id)`` reads the order. Answer the new invoice."""
+    if status not in _DUE["paid"]:  # the widest: no setting makes a cancel or refund due
+        return None
     values = site.current()
     if status not in _DUE.get(values["invoice_on"], _DUE["paid"]):
         return None
