@@ -110,9 +110,9 @@ class OrderInvoice(MethodView):
     def get(self, args, order_id):
         """An order's invoice (PDF)
 
-        For staff holding `orders.read` (scope `read:order`), the customer whose order it
-        is, or a guest with the order's `token`. Drawn from the invoice as issued: changes of
-        the shop's settings or products since do not change it.
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. Drawn from the invoice as
+        issued: changes of the shop's settings or products since do not change it.
         """
         return _pdf(*downloads.invoice_pdf(order_id, g.caller, args.get("token")))
 
@@ -131,8 +131,10 @@ class RefundCreditNote(MethodView):
     def get(self, args, order_id, refund_id):
         """A refund's credit note (PDF)
 
-        Who may read it as for the invoice. Each refund that gives money back issues one,
-        referring to the order's invoice, with the refunded amount's tax by rate.
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. Each refund that gives money
+        back issues one, referring to the order's invoice, with the refunded amount's tax by
+        rate.
         """
         pdf = downloads.credit_note_pdf(order_id, refund_id, g.caller, args.get("token"))
         return _pdf(*pdf)
