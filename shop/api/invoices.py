@@ -8,7 +8,7 @@ from flask import Response, g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop.api.common import Blueprint, PageQuerySchema, Where, page_schema, paginate
+from shop.api.common import Blueprint, CreatedSinceQuerySchema, Where, page_schema, paginate
 from shop.clock import iso
 from shop.http.decorators import ADMIN_COOKIE, BEARER, CUSTOMER_COOKIE, require_permission
 from shop.http.openapi import DateOrDateTime, responds
@@ -33,7 +33,7 @@ class DocumentQuerySchema(Schema):
     )
 
 
-class InvoiceQuerySchema(PageQuerySchema):
+class InvoiceQuerySchema(CreatedSinceQuerySchema):
     issued_from = DateOrDateTime(
         metadata={"description": "Issued at or after this ISO 8601 date or date-time (UTC)."}
     )
@@ -158,6 +158,8 @@ class Invoices(MethodView):
             where.add("issued_at >= :start", start=start)
         if end:
             where.add("issued_at < :end", end=end)
+        if args.get("created_after"):  # an invoice is created when issued, never changed
+            where.add("issued_at >= :after", after=iso(args["created_after"]))
         return paginate(
             ledger.SELECT, "invoices", where, " ORDER BY issued_at, number", args, ledger.present
         )
