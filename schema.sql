@@ -742,3 +742,42 @@ CREATE TABLE IF NOT EXISTS shipment_lines (
 );
 
 CREATE INDEX IF NOT EXISTS shipment_lines_order ON shipment_lines (order_id, line);
+
+-- 0029: invoices and credit notes (issue 40). An invoice is a frozen snapshot of an order
+-- (JSON) with its gap-free number, issued once; a credit note the same for a refund. Numbers
+-- come from one counter row per series ('invoice', 'credit_note') and calendar year, bumped
+-- in the transaction that issues the document (docs/invoicing.md).
+CREATE TABLE IF NOT EXISTS invoice_counters (
+    series TEXT NOT NULL,
+    year INTEGER NOT NULL,
+    last_number BIGINT NOT NULL,
+    PRIMARY KEY (series, year)
+);
+
+CREATE TABLE IF NOT EXISTS invoices (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL UNIQUE REFERENCES orders (id) ON DELETE CASCADE,
+    number TEXT NOT NULL UNIQUE,
+    issued_at TEXT NOT NULL,
+    customer_id TEXT,
+    currency TEXT NOT NULL,
+    total_cents BIGINT NOT NULL,
+    snapshot TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS invoices_issued ON invoices (issued_at, id);
+
+CREATE TABLE IF NOT EXISTS credit_notes (
+    id TEXT PRIMARY KEY,
+    refund_id TEXT NOT NULL UNIQUE REFERENCES refunds (id) ON DELETE CASCADE,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    invoice_id TEXT NOT NULL REFERENCES invoices (id) ON DELETE CASCADE,
+    number TEXT NOT NULL UNIQUE,
+    issued_at TEXT NOT NULL,
+    currency TEXT NOT NULL,
+    total_cents BIGINT NOT NULL,
+    snapshot TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS credit_notes_issued ON credit_notes (issued_at, id);
+CREATE INDEX IF NOT EXISTS credit_notes_order ON credit_notes (order_id);

@@ -14,7 +14,7 @@ WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.id) = 1
 BEGIN
     UPDATE product_variants SET price_cents = NEW.price_cents, stock = NEW.stock,
         sku = NEW.sku, updated_at = NEW.updated_at,
-        compare_at_price_cents = CASE WHEN compare_at_price_cents >= NEW.price_cents
+        compare_at_price_cents = CASE WHEN compare_at_price_cents > NEW.price_cents
             THEN compare_at_price_cents END
     WHERE product_id = NEW.id AND active = 1 AND (price_cents <> NEW.price_cents
         OR stock <> NEW.stock OR sku IS NOT NEW.sku);
@@ -182,4 +182,32 @@ BEGIN
         WHERE o.name = OLD.name AND o.value = OLD.value AND o.product_id = OLD.product_id
             AND o.variant_id <> OLD.variant_id AND v.active = 1)
     ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+
+
+-- 0029: every price a variant has had, from when it took effect (the variant's updated_at
+-- of the write that set it): the EU prior price (docs/invoicing.md). Written by the triggers
+-- below on every insert and every change of a price, whichever path wrote it (API, console,
+-- import, the product's lone-variant trigger); pruned by the worker (catalogue/prices.py).
+CREATE TABLE IF NOT EXISTS variant_prices (
+    id INTEGER PRIMARY KEY,
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    product_id TEXT NOT NULL,
+    price_cents BIGINT NOT NULL,
+    at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS variant_prices_variant ON variant_prices (variant_id, at, id);
+CREATE INDEX IF NOT EXISTS variant_prices_at ON variant_prices (at);
+
+CREATE TRIGGER IF NOT EXISTS variant_prices_added AFTER INSERT ON product_variants
+BEGIN
+    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
+    VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
+END;
+
+CREATE TRIGGER IF NOT EXISTS variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
+WHEN NEW.price_cents IS NOT OLD.price_cents
+BEGIN
+    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
+    VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
 END;

@@ -22,6 +22,7 @@ class Link(NamedTuple):
 ORDERS: list[Link] = [
     Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
+    Link("Invoices", "admin.invoices_list", "orders.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = [

@@ -20,7 +20,7 @@ from shop.api.common import (
     paginate,
 )
 from shop.api.schemas import ProductSchema
-from shop.catalogue import collections
+from shop.catalogue import collections, prices
 from shop.catalogue.present import SELECT as PRODUCT_SELECT
 from shop.catalogue.present import present as present_product
 from shop.http.context import current_actor
@@ -137,7 +137,8 @@ class CollectionById(MethodView):
             " WHERE c.collection_id = :id AND p.active = 1 ORDER BY c.position",
             {"id": collection_id},
         )
-        return {**collection, "products": [present_product(row) for row in rows]}
+        shown = prices.with_product_priors([present_product(row) for row in rows])
+        return {**collection, "products": shown}
 
     @blp.doc(operationId="updateCollection")
     @responds(409, e409="The `slug` is taken.")

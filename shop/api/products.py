@@ -21,7 +21,7 @@ from shop.api.catalogue_input import (
 from shop.api.common import Blueprint, PageQuerySchema, page_schema, query_prefix
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
-from shop.catalogue import products, slugs
+from shop.catalogue import prices, products, slugs
 from shop.catalogue.present import get_product
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
@@ -186,6 +186,12 @@ def _query(args: dict) -> ProductQuery:
     return ProductQuery({**args, "options": _options()}, only_active=not _sees_inactive())
 
 
+def _priced(page: dict) -> dict:
+    """A page of products with their prior prices (``catalogue.prices``), in two statements."""
+    prices.with_product_priors(page["items"])
+    return page
+
+
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
@@ -209,7 +215,7 @@ class Products(MethodView):
 
         The public sees active products only. Filters combine with AND.
         """
-        return list_page(_query(args), args)
+        return _priced(list_page(_query(args), args))
 
     @blp.doc(operationId="createProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")

@@ -308,6 +308,18 @@ class OrderSchema(PriceBreakdownSchema):
     )
     id = fields.String(required=True)
     number = fields.String(required=True)
+    invoice_number = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The invoice's number (`GET /orders/{id}/invoice`); null until the"
+            " order is invoiced (when it becomes paid, or at its first shipment: the"
+            " `invoice_on` setting)."
+        },
+    )
+    invoiced_at = fields.String(
+        required=True, allow_none=True, metadata={"description": "When it was invoiced."}
+    )
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
     payment_status = order_payment_status(
@@ -364,6 +376,15 @@ class ProductSchema(Schema):
     collection_ids = fields.List(fields.String(), required=True)
     options = fields.List(fields.Nested(OptionSchema), required=True)
     low_stock_threshold = fields.Integer(required=True, allow_none=True)
+    prior_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The lowest price of the 30 days before the current price took"
+            " effect (EU price indication rule), of its cheapest active variant; null when the"
+            " price has not changed in that window (docs/invoicing.md)."
+        },
+    )
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
 
@@ -374,7 +395,20 @@ class VariantSchema(Schema):
     sku = fields.String(required=True, allow_none=True)
     options = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
     price_cents = fields.Integer(required=True)
-    compare_at_price_cents = fields.Integer(required=True, allow_none=True)
+    compare_at_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": 'The merchant\'s own "was" price: above `price_cents`, or null.'},
+    )
+    prior_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The lowest price of the 30 days before the current price took"
+            " effect (EU price indication rule); null when the price has not changed in that"
+            " window (docs/invoicing.md)."
+        },
+    )
     stock = fields.Integer(required=True)
     weight_grams = fields.Integer(required=True, allow_none=True)
     image_id = fields.String(required=True, allow_none=True)

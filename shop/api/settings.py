@@ -8,10 +8,19 @@ from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from shop.api.common import WRITE_ONLY, Blueprint, readable
-from shop.api.store_input import INCLUSIVE, SettingsUpdateSchema
+from shop.api.store_input import (
+    CN_PREFIX,
+    INCLUSIVE,
+    INVOICE_ON_TEXT,
+    INVOICE_PREFIX,
+    LOCALE,
+    VAT_ID,
+    SettingsUpdateSchema,
+)
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.openapi import responds
+from shop.http.openapi import enum_field, responds
+from shop.invoices.issuing import INVOICE_ON
 from shop.site import settings as site
 
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
@@ -41,6 +50,17 @@ class SettingsSchema(Schema):
         },
     )
     prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
+    vat_id = fields.String(required=True, allow_none=True, metadata={"description": VAT_ID})
+    invoice_prefix = fields.String(required=True, metadata={"description": INVOICE_PREFIX})
+    credit_note_prefix = fields.String(required=True, metadata={"description": CN_PREFIX})
+    invoice_on = enum_field(
+        "InvoiceOnValue",
+        INVOICE_ON,
+        validate_input=False,
+        required=True,
+        metadata={"description": INVOICE_ON_TEXT},
+    )
+    locale = fields.String(required=True, metadata={"description": LOCALE})
 
 
 class PublicSettingsSchema(Schema):

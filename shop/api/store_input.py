@@ -4,6 +4,7 @@ their blueprints so that the console's forms load through the same schemas: a fo
 is refused with the API's own words (``shop/admin/store/``), then both call the same use case.
 """
 
+from babel import Locale, UnknownLocaleError
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop.api.catalogue_input import tax_class_field
@@ -13,6 +14,7 @@ from shop.discounts import codes as discounts
 from shop.discounts import store as discount_store
 from shop.http.inbound import StrictBoolean
 from shop.http.openapi import DateOrDateTime, enum_field
+from shop.invoices.issuing import INVOICE_ON
 from shop.shipping.countries import CODES
 from shop.site import settings as site
 
@@ -171,6 +173,26 @@ INCLUSIVE = (
 )
 
 
+VAT_ID = "The shop's VAT id, printed on invoices issued from now on."
+INVOICE_PREFIX = "Put before new invoice numbers: `INV-` gives `INV-2026-000001`."
+CN_PREFIX = "Put before new credit-note numbers: `CN-` gives `CN-2026-000001`."
+INVOICE_ON_TEXT = (
+    "When an order is invoiced: `paid` (when it becomes paid) or `shipment` (its first"
+    " shipment; a refund before it invoices the order first)."
+)
+LOCALE = "How invoices write amounts and dates (Babel locale: `en_US`, `de_DE`, `fr_FR`)."
+_PREFIX = validate.Regexp(
+    r"^[A-Za-z0-9_./-]{0,20}$", error="Use up to 20 letters, digits, '-', '_', '.' or '/'."
+)
+
+
+def _locale(value: str) -> None:
+    try:
+        Locale.parse(value)
+    except (ValueError, UnknownLocaleError):
+        raise ValidationError("Use a locale Babel knows, such as en_US, de_DE or fr_FR.") from None
+
+
 class SettingsUpdateSchema(Schema):
     shop_name = fields.String(validate=validate.Length(min=1, max=200))
     currency = fields.String(
@@ -190,6 +212,15 @@ class SettingsUpdateSchema(Schema):
     )
     require_two_factor = StrictBoolean()
     prices_include_tax = StrictBoolean(metadata={"description": INCLUSIVE})
+    vat_id = fields.String(
+        allow_none=True, validate=validate.Length(min=1, max=40), metadata={"description": VAT_ID}
+    )
+    invoice_prefix = fields.String(validate=_PREFIX, metadata={"description": INVOICE_PREFIX})
+    credit_note_prefix = fields.String(validate=_PREFIX, metadata={"description": CN_PREFIX})
+    invoice_on = enum_field("InvoiceOnValue", INVOICE_ON, metadata={"description": INVOICE_ON_TEXT})
+    locale = fields.String(
+        validate=[validate.Length(min=2, max=20), _locale], metadata={"description": LOCALE}
+    )
 
 
 # Roles (shop/api/roles.py)

@@ -5,7 +5,7 @@ existence check (products and categories) and the variant image check."""
 import json
 
 from shop import db
-from shop.catalogue import images
+from shop.catalogue import images, prices
 from shop.errors import Invalid, NotFound
 from shop.site.settings import CURRENCY_SQL, currency_of
 
@@ -101,7 +101,7 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
     """A product's variants in their order (``position``)."""
     where = " WHERE product_id = :id" + (" AND active = 1" if active_only else "")
     rows = db.query(VARIANTS + where + " ORDER BY position, id", {"id": product_id})
-    return [present_variant(row) for row in rows]
+    return prices.with_variant_priors([present_variant(row) for row in rows])
 
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
@@ -110,9 +110,12 @@ def get_product(product_id: str, *, visible_only: bool = False) -> dict:
     row = db.one(DETAIL[db.get_db().engine, int(visible_only)], {"id": product_id})
     if row is None:
         raise NotFound("Product not found.")
+    variants = prices.with_variant_priors(json.loads(row["variants"]))
+    product = present(row)
     return {
-        **present(row),
-        "variants": json.loads(row["variants"]),
+        **product,
+        "prior_price_cents": prices.product_prior(product["price_cents"], variants),
+        "variants": variants,
         "images": [images.present(image) for image in json.loads(row["images"])],
     }
 

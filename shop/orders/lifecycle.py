@@ -21,6 +21,7 @@ from shop.actor import Actor
 from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
+from shop.invoices import issuing as invoices
 from shop.orders import order_json, payment_sides, progress, restocks, shape
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
@@ -58,6 +59,8 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
     return {
         "id": row["id"],
         "number": row["number"],
+        "invoice_number": None,  # a just-placed order is not invoiced yet
+        "invoiced_at": None,
         "customer": {
             "id": row["customer_id"],
             "email": row["customer_email"],
@@ -257,6 +260,7 @@ def _move(row: dict, status: str, note: str | None, actor: Actor) -> bool:
     record_history(order_id, status, note, moment, actor)
     progress.follow(order_id, status)
     _follow_payment(order_id, status, moment, row)
+    invoices.on_move(order_id, status, load)  # the move that makes it due invoices it
     restocked = status in RESTOCKING and restocks.put_back_rest(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)

@@ -47,6 +47,8 @@ ORDER = (
     "shipments",
     "id",
     "number",
+    "invoice_number",
+    "invoiced_at",
     "customer",
     "status",
     "payment_status",

@@ -24,6 +24,14 @@ DEFAULTS = {
     # Prices (products, shipping) are entered with tax included (VAT shops) or without it
     # (US-style sales tax): shop/pricing/rules.py extracts or adds it.
     "prices_include_tax": False,
+    # Invoices (docs/invoicing.md): the seller's VAT id printed on them, the prefixes of the
+    # two gap-free series (the year and a six-digit count follow), when an order is invoiced
+    # ("paid" or "shipment": its first shipment) and the locale amounts are written in.
+    "vat_id": None,
+    "invoice_prefix": "INV-",
+    "credit_note_prefix": "CN-",
+    "invoice_on": "paid",
+    "locale": "en_US",
 }
 
 # The subset anybody may read at GET /settings/public.

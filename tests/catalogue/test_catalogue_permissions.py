@@ -45,6 +45,10 @@ REQUESTS = {
         "/products/{0}/variants/{0}".format(c.product(options=SIZES, generate=True)["id"]),
         None,
     ),
+    ("get", "/products/{product_id}/variants/{variant_id}/price-history"): lambda c: (
+        "/products/{0}/variants/{0}/price-history".format(c.product()["id"]),
+        None,
+    ),
     ("get", "/products/{product_id}/images"): lambda c: (
         f"/products/{c.product()['id']}/images",
         None,
