@@ -198,9 +198,9 @@ def _read(env) -> dict:
         "STRIPE_BREAKER_COOLDOWN": _seconds(env, "SHOP_STRIPE_BREAKER_COOLDOWN", 15, minimum=0.1),
         # For the test suite's fake Stripe only; unset in production.
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", "").strip() or None,
-        # Product search: the stemming language (shop/catalogue/search.py).
+        # Product search: the stemming language (shop/catalogue/search/).
         "SEARCH_LANGUAGE": _search_language(env),
-        # Rankings each worker keeps, and ids per ranking (shop/catalogue/search_cache.py).
+        # Rankings each worker keeps, and ids per ranking (shop/catalogue/search/cache.py).
         "SEARCH_CACHE_SIZE": _int(env, "SHOP_SEARCH_CACHE_SIZE", 256, minimum=0),
         "SEARCH_CACHE_IDS": _int(env, "SHOP_SEARCH_CACHE_IDS", 200, minimum=100),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

@@ -554,7 +554,7 @@ def test_a_cached_search_answers_the_new_truth_after_every_product_write(
 def test_a_checkout_shows_in_the_next_search_without_a_new_version(
     app, client, owner_client, customer_client, catalogue, sql_count
 ):
-    from shop.catalogue import search_cache
+    from shop.catalogue.search import cache as search_cache
     from tests.orders_helpers import ADDRESS
 
     lamp = catalogue.product(name="Brass Lamp", price_cents=4000, stock=1)
