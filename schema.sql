@@ -484,6 +484,30 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (customer_id, key)
 );
 
+-- A customer's address book (migration 0028): at most one default of each kind per customer.
+CREATE TABLE IF NOT EXISTS customer_addresses (
+    id TEXT PRIMARY KEY,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    line1 TEXT NOT NULL,
+    line2 TEXT,
+    city TEXT NOT NULL,
+    postal_code TEXT NOT NULL,
+    country TEXT NOT NULL,
+    region TEXT,
+    default_shipping INTEGER NOT NULL DEFAULT 0,
+    default_billing INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS customer_addresses_customer
+    ON customer_addresses (customer_id, created_at, id);
+CREATE UNIQUE INDEX IF NOT EXISTS customer_addresses_default_shipping
+    ON customer_addresses (customer_id) WHERE default_shipping = 1;
+CREATE UNIQUE INDEX IF NOT EXISTS customer_addresses_default_billing
+    ON customer_addresses (customer_id) WHERE default_billing = 1;
+
 -- Webhooks (migration 0003) --------------------------------------------------------------
 CREATE TABLE IF NOT EXISTS webhooks (
     id TEXT PRIMARY KEY,

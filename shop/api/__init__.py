@@ -4,6 +4,7 @@
 def register_blueprints(api) -> None:
     """Register every resource's blueprint on the flask-smorest Api."""
     from shop.api import (
+        addresses,
         api_keys,
         audit_log,
         auth,
@@ -56,6 +57,7 @@ def register_blueprints(api) -> None:
         service,
         health,
         auth,
+        addresses,
         two_factor,
         password_reset,
         users,

@@ -1,10 +1,10 @@
 """Customers, as administrators see them. Customers manage themselves at ``/auth/me``.
 
 Deactivating a customer ends their sessions at once. Deleting one erases the personal data
-(email, name, password, shipping addresses, their name in order histories; in the audit log
-their name, address and browser, and the email typed in failed sign-ins with their email)
-and keeps the orders, whose customer is then anonymous; a customer with an order still on
-its way (pending, paid or shipped) cannot be erased until it is settled.
+(email, name, password, shipping addresses, the address book, their name in order histories;
+in the audit log their name, address and browser, and the email typed in failed sign-ins
+with their email) and keeps the orders, whose customer is then anonymous; a customer with an
+order still on its way (pending, paid or shipped) cannot be erased until it is settled.
 """
 
 from flask.views import MethodView
@@ -104,9 +104,9 @@ class CustomerById(MethodView):
     def delete(self, customer_id):
         """Erase a customer's personal data
 
-        The email, name, password, sessions and shipping addresses are erased, and so are
-        their name, address and browser in the audit log and their email in failed sign-ins
-        (the entries stay, anonymous); the orders stay, with an anonymous customer. A
+        The email, name, password, sessions, shipping addresses and saved addresses are erased,
+        and so are their name, address and browser in the audit log and their email in failed
+        sign-ins (the entries stay, anonymous); the orders stay, with an anonymous customer. A
         customer with an order still pending, paid or shipped is a 409: settle it first.
         """
         accounts.erase(customer_id, current_actor())

@@ -350,6 +350,17 @@ class OrderSchema(PriceBreakdownSchema):
     updated_at = fields.String(required=True)
 
 
+class VariantSummarySchema(Schema):
+    """A variant as a list item carries it: enough to show and pick it."""
+
+    id = fields.String(required=True)
+    options = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    price_cents = fields.Integer(required=True)
+    compare_at_price_cents = fields.Integer(required=True, allow_none=True)
+    stock = fields.Integer(required=True)
+    in_stock = fields.Boolean(required=True)
+
+
 class ProductSchema(Schema):
     id = fields.String(required=True)
     name = fields.String(required=True)
@@ -387,6 +398,13 @@ class ProductSchema(Schema):
     )
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
+    variants = fields.List(
+        fields.Nested(VariantSummarySchema),
+        metadata={
+            "description": "Only in `GET /products` with `include=variants`: its active"
+            " variants, in their order, compact."
+        },
+    )
 
 
 class VariantSchema(Schema):

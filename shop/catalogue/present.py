@@ -136,3 +136,33 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
 def check_image(product_id: str, image_id: str | None) -> None:
     """400 unless ``image_id`` is None or one of the product's images."""
     images.check_image(product_id, image_id)
+
+
+# A list item's compact variants (``GET /products?include=variants``): what a storefront
+# needs to pick one, for the whole page in one statement.
+_SUMMARIES = (
+    "SELECT id, product_id, options, price_cents, compare_at_price_cents, stock"
+    " FROM product_variants WHERE product_id IN {marks} AND active = 1"
+    " ORDER BY product_id, position, id"
+)
+
+
+def variant_summaries(product_ids: list[str]) -> dict[str, list[dict]]:
+    """Each product's active variants, compact (id, options, price, availability), in their
+    order; one statement for all of ``product_ids``."""
+    found: dict[str, list[dict]] = {product_id: [] for product_id in product_ids}
+    if not product_ids:
+        return found
+    marks, params = db.in_list("p", sorted(set(product_ids)))
+    for row in db.query(_SUMMARIES.format(marks=marks), params):
+        found[row["product_id"]].append(
+            {
+                "id": row["id"],
+                "options": json.loads(row["options"]),
+                "price_cents": row["price_cents"],
+                "compare_at_price_cents": row["compare_at_price_cents"],
+                "stock": row["stock"],
+                "in_stock": row["stock"] > 0,
+            }
+        )
+    return found

@@ -443,3 +443,23 @@ def product_changed(product_id: str, event: str = "product.updated") -> int | No
     search.refresh(product_id)
     webhooks.emit(event, product_id, load_product)
     return stock
+
+
+def unknown_option_names(names: list[str]) -> list[str]:
+    """Which of ``names`` no variant of any product has as an option (the option filter's
+    400: a misspelt name would otherwise answer an empty page); one statement, an index probe
+    per name (``variant_option_values_lookup``)."""
+    if not names:
+        return []
+    ordered = sorted(set(names))
+    params = {f"n{i}": name for i, name in enumerate(ordered)}
+    found = db.query(
+        " UNION ALL ".join(
+            f"SELECT :n{i} AS name WHERE EXISTS (SELECT 1 FROM variant_option_values"
+            f" WHERE name = :n{i})"
+            for i in range(len(ordered))
+        ),
+        params,
+    )
+    known = {row["name"] for row in found}
+    return [name for name in ordered if name not in known]

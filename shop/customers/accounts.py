@@ -16,6 +16,7 @@ from shop import audit, db
 from shop.actor import Actor
 from shop.auth import sessions
 from shop.clock import now_iso
+from shop.customers import addresses
 from shop.customers.profile import get_customer, present
 from shop.errors import Conflict, Invalid
 
@@ -67,6 +68,7 @@ def erase(customer_id: str, actor: Actor) -> None:
             {"now": moment, "id": customer_id},
         )
         sessions.end_all(sessions.CUSTOMER, customer_id)
+        addresses.erase(customer_id)
         db.execute(
             "UPDATE orders SET shipping_address = NULL WHERE customer_id = :id",
             {"id": customer_id},

@@ -24,6 +24,10 @@ REQUESTS = {
         f"/products/{c.product()['id']}",
         {"stock": 5},
     ),
+    ("patch", "/products/{product_id}"): lambda c: (
+        f"/products/{c.product()['id']}",
+        {"stock": 5},
+    ),
     ("delete", "/products/{product_id}"): lambda c: (f"/products/{c.product()['id']}", None),
     ("get", "/products/{product_id}/variants"): lambda c: (
         f"/products/{c.product()['id']}/variants",

@@ -329,7 +329,11 @@ def test_option_filters_and_option_facets(client, owner_client, wardrobe):
     assert names("option.Size=S&option.Size=L") == ["Hoodie", "Shirt"]  # OR within a name
     assert names("option.Size=M&option.Colour=Red") == ["Shirt"]  # AND across names
     assert names("option.Size=S&option.Colour=Black") == []  # ... on one and the same variant
-    assert names("option.Size=XL") == [] and names("option.Fit=Slim") == []
+    assert names("option.Size=XL") == []  # a value no variant has: nothing
+    # A name no product has is a mistake, not an empty page (issue 38).
+    unknown = client.get("/products?option.Fit=Slim")
+    assert unknown.status_code == 400
+    assert unknown.json["message"] == "option[Fit]: no product has an option of this name."
     assert names("option.Size=M&q=hoodie") == ["Hoodie"]
     shirt = wardrobe["shirt"]
     red_m = next(
@@ -384,8 +388,13 @@ def test_openapi_documents_the_option_parameters(client):
     spec = client.get("/openapi.json").json
     for path in ("/products", "/products/facets"):
         parameters = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"]}
-        assert parameters["option.{name}"]["in"] == "query"
-        assert "same variant" in parameters["option.{name}"]["description"]
+        # One deepObject parameter, as generators build it from a dict (issue 38).
+        option = parameters["option"]
+        assert (option["in"], option["style"], option["explode"]) == ("query", "deepObject", True)
+        assert option["schema"] == {"type": "object", "additionalProperties": {"type": "string"}}
+        assert "same variant" in option["description"]
+        assert "`option.Size=M`, is kept" in option["description"]
+        assert "option.{name}" not in parameters
         assert {"q", "slug", "sku", "updated_after", "category_id"} <= set(parameters)
 
 

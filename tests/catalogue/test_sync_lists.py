@@ -17,7 +17,7 @@ CREATED_ONLY = {
     "listAuditLog",
     "listInvoices",
 }  # no updated_at: changes are audited events
-NOT_SYNCED = {"listProducts", "listSessions"}  # search's own; one's live sessions
+NOT_SYNCED = {"listProducts", "listSessions", "listMyAddresses"}  # search; own sessions, addresses
 
 
 def _lists(spec):
