@@ -182,6 +182,7 @@ BEGIN
         WHERE o.name = OLD.name AND o.value = OLD.value AND o.product_id = OLD.product_id
             AND o.variant_id <> OLD.variant_id AND v.active = 1)
     ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
 
 
 -- 0029: every price a variant has had, from when it took effect (the variant's updated_at
