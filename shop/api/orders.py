@@ -145,8 +145,8 @@ class OrderById(MethodView):
         """One order
 
         A customer may read their own orders only; anybody else's is a 404.
-        Administrators and API keys need `orders.read` (scope `read:order`). A guest's
-        order is read with its `token` and no sign-in; a wrong token is a 404.
+        Administrators and API keys need `orders.read` (scope `read:order`). Public. with
+        `token`: a guest's order is read with it and no sign-in; a wrong token is a 404.
         """
         return json_text(_visible(order_id, args.get("token")))
 
@@ -192,8 +192,8 @@ class OrderCancel(MethodView):
         The stock goes back on the shelf; a card order's PaymentIntent is cancelled at
         Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
         the order is cancelled either way). An order that is no longer `pending` is a 409.
-        A signed-in customer cancels their own orders; a guest's order is cancelled with its
-        `token` (a wrong one is a 404).
+        A signed-in customer cancels their own orders. Public. with `token`: a guest's order
+        is cancelled with it (a wrong one is a 404).
         """
         token, caller = args.get("token"), g.caller
         if token is not None:
