@@ -28,6 +28,7 @@ def test_patch_changes_only_what_it_is_given(app, owner_client):
         "shop_name": "Tea & Co",
         "currency": "GBP",
         "prices_include_tax": False,
+        "cart_reminders": False,
     }
     with app.app_context():
         from shop.site.settings import current
