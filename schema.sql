@@ -59,7 +59,9 @@ CREATE TABLE IF NOT EXISTS customers (
     active INTEGER NOT NULL DEFAULT 1,
     erased_at TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    -- 0025: when the customer proved they hold the address (shop/auth/email_verification.py)
+    email_verified_at TEXT
 );
 
 CREATE INDEX IF NOT EXISTS customers_created_at ON customers (created_at, id);
@@ -363,7 +365,7 @@ CREATE TABLE IF NOT EXISTS counters (
 CREATE TABLE IF NOT EXISTS orders (
     id TEXT PRIMARY KEY,
     number TEXT NOT NULL UNIQUE,
-    customer_id TEXT NOT NULL REFERENCES customers (id),
+    customer_id TEXT REFERENCES customers (id),
     status TEXT NOT NULL,
     subtotal_cents BIGINT NOT NULL,
     total_cents BIGINT NOT NULL,
@@ -379,6 +381,10 @@ CREATE TABLE IF NOT EXISTS orders (
     discount_id TEXT,
     refunded_cents BIGINT NOT NULL DEFAULT 0,
     seq BIGINT,
+    -- 0025: a guest's order (customer_id NULL) belongs to guest_email; token_hash is the
+    -- SHA-256 of the token its holder reads it with (shop/orders/guests.py).
+    guest_email TEXT,
+    token_hash TEXT,
     payment_status TEXT NOT NULL DEFAULT 'pending',
     fulfillment_status TEXT NOT NULL DEFAULT 'unfulfilled'
 );
@@ -392,6 +398,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS orders_seq ON orders (seq);
 CREATE INDEX IF NOT EXISTS orders_payment_status_created ON orders (payment_status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_fulfillment_status_created
     ON orders (fulfillment_status, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_guest_email ON orders (guest_email);
 
 CREATE TABLE IF NOT EXISTS order_items (
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
@@ -805,3 +812,55 @@ CREATE TABLE IF NOT EXISTS credit_notes (
 
 CREATE INDEX IF NOT EXISTS credit_notes_issued ON credit_notes (issued_at, id);
 CREATE INDEX IF NOT EXISTS credit_notes_order ON credit_notes (order_id);
+
+-- 0025: carts (issue 38). A cart's id is 32 random bytes (URL-safe Base64): the address of
+-- the cart, which a guest's storefront and the reminder mail's link carry (a guest's
+-- capability); a signed-in customer's cart has customer_id and is refused to anybody else.
+-- status: 'open' or 'completed' (order_id: the order it made; read-only from then on).
+-- reminders: the visitor agreed to one reminder e-mail; reminded_at: when it was queued.
+CREATE TABLE IF NOT EXISTS carts (
+    id TEXT PRIMARY KEY,
+    customer_id TEXT REFERENCES customers (id) ON DELETE CASCADE,
+    status TEXT NOT NULL DEFAULT 'open',
+    email TEXT,
+    shipping_address TEXT,
+    shipping_method_id TEXT,
+    discount_code TEXT,
+    note TEXT,
+    reminders INTEGER NOT NULL DEFAULT 0,
+    reminded_at TEXT,
+    order_id TEXT REFERENCES orders (id) ON DELETE SET NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS carts_customer ON carts (customer_id, status);
+CREATE INDEX IF NOT EXISTS carts_status_updated ON carts (status, updated_at);
+CREATE INDEX IF NOT EXISTS carts_email ON carts (email);
+
+-- One line per variant of a cart; a deleted variant takes its lines with it.
+CREATE TABLE IF NOT EXISTS cart_lines (
+    id TEXT PRIMARY KEY,
+    cart_id TEXT NOT NULL REFERENCES carts (id) ON DELETE CASCADE,
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    quantity INTEGER NOT NULL CHECK (quantity > 0),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (cart_id, variant_id)
+);
+
+CREATE INDEX IF NOT EXISTS cart_lines_variant ON cart_lines (variant_id);
+
+-- 0025: e-mail verification tokens (only their SHA-256), shop/auth/email_verification.py.
+CREATE TABLE IF NOT EXISTS email_verifications (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    email TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+
+CREATE INDEX IF NOT EXISTS email_verifications_customer
+    ON email_verifications (customer_id, created_at);

@@ -183,6 +183,14 @@ def _read(env) -> dict:
         "METRICS_ALLOW": _networks(env, "SHOP_METRICS"),
         "METRICS_TOKEN": _token(env, "SHOP_METRICS_TOKEN"),
         "SQL_COUNT_HEADERS": _bool(env, "SHOP_DEBUG_SQL_COUNT", False),
+        # Carts (docs/orders.md): seconds after its last change an open cart with an e-mail
+        # and lines gets its one reminder (when the shop and the visitor agreed), and days
+        # after its last change an open cart is deleted; the links of the mails.
+        "CART_REMINDER_AFTER": _int(env, "SHOP_CART_REMINDER_AFTER", 4 * 3600, minimum=1),
+        "CART_TTL_DAYS": _int(env, "SHOP_CART_TTL_DAYS", 30, minimum=1),
+        "CART_URL": env.get("SHOP_CART_URL", "").strip() or None,
+        "ORDER_STATUS_URL": env.get("SHOP_ORDER_STATUS_URL", "").strip() or None,
+        "EMAIL_VERIFICATION_URL": env.get("SHOP_EMAIL_VERIFICATION_URL", "").strip() or None,
         # A pending card order not paid this long is cancelled by the worker (docs/payments.md).
         "UNPAID_ORDER_TTL": _int(env, "SHOP_UNPAID_ORDER_TTL", 3600, minimum=60),
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.

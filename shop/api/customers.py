@@ -1,7 +1,8 @@
 """Customers, as administrators see them. Customers manage themselves at ``/auth/me``.
 
 Deactivating a customer ends their sessions at once. Deleting one erases the personal data
-(email, name, password, shipping addresses, the address book, their name in order histories;
+(email, name, password, shipping addresses, the address book, their name in order histories,
+their carts and the guest orders placed with their email;
 in the audit log their name, address and browser, and the email typed in failed sign-ins
 with their email) and keeps the orders, whose customer is then anonymous; a customer with an
 order still on its way (pending, paid or shipped) cannot be erased until it is settled.
@@ -104,7 +105,8 @@ class CustomerById(MethodView):
     def delete(self, customer_id):
         """Erase a customer's personal data
 
-        The email, name, password, sessions, shipping addresses and saved addresses are erased,
+        The email, name, password, sessions, shipping addresses, saved addresses, carts and the
+        email and address of guest orders placed with their email are erased,
         and so are their name, address and browser in the audit log and their email in failed
         sign-ins (the entries stay, anonymous); the orders stay, with an anonymous customer. A
         customer with an order still pending, paid or shipped is a 409: settle it first.

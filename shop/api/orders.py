@@ -32,12 +32,23 @@ from shop.api.schemas import (
 from shop.auth.caller import require
 from shop.clock import iso
 from shop.db import totals
-from shop.http.decorators import require_auth, require_permission
+from shop.errors import NotFound, Unauthenticated
+from shop.http.context import current_actor
+from shop.http.decorators import (
+    ADMIN_COOKIE,
+    BEARER,
+    CUSTOMER_COOKIE,
+    require_auth,
+    require_permission,
+)
 from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, responds
-from shop.orders import order_json, order_list, shipments
+from shop.orders import guests, order_json, order_list, shipments
 from shop.orders.lifecycle import change_status
 from shop.orders.shipments import ShipmentRequest
+
+# Routes a guest reaches with an order's token and others signed in: either way.
+ANYONE = [{}, ADMIN_COOKIE, CUSTOMER_COOKIE, BEARER]
 
 blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders and their status.")
 
@@ -63,15 +74,30 @@ class OrderQuerySchema(ChangedSinceQuerySchema):
     )
 
 
+class OrderTokenQuerySchema(Schema):
+    token = fields.String(
+        validate=validate.Length(min=1, max=100),
+        metadata={
+            "description": "A guest's order: the `order_token` its cart's completion answered"
+            " (the confirmation mail's link carries it). No sign-in needed with it."
+        },
+    )
+
+
 class OrderStatusChangeSchema(Schema):
     status = order_status(required=True)
     note = fields.String(validate=validate.Length(max=500))
 
 
-def _visible(order_id: str) -> str:
-    """The order's JSON if the caller may read it: 404 to a customer for anybody else's."""
+def _visible(order_id: str, token: str | None = None) -> str:
+    """The order's JSON if the caller may read it: 404 to a customer for anybody else's,
+    and for a guest's order to anyone without its token."""
     caller = g.caller
-    if caller.kind == "customer":
+    if token is not None:
+        order = order_json.body(order_id) if guests.holds(order_id, token) else None
+    elif caller is None:
+        raise Unauthenticated("Authentication required: sign in, or send the order's token.")
+    elif caller.kind == "customer":
         order = order_json.body(order_id, caller.id)
     else:
         _require_orders_read()
@@ -135,16 +161,17 @@ class Orders(MethodView):
 
 @blp.route("/<id:order_id>")
 class OrderById(MethodView):
-    @blp.doc(operationId="getOrder")
+    @blp.doc(operationId="getOrder", security=ANYONE)
+    @blp.arguments(OrderTokenQuerySchema, location="query")
     @blp.response(200, OrderSchema)
-    @require_auth()
-    def get(self, order_id):
+    def get(self, args, order_id):
         """One order
 
         A customer may read their own orders only; anybody else's is a 404.
-        Administrators and API keys need `orders.read` (scope `read:order`).
+        Administrators and API keys need `orders.read` (scope `read:order`). Public. with
+        `token`: a guest's order is read with it and no sign-in; a wrong token is a 404.
         """
-        return json_text(_visible(order_id))
+        return json_text(_visible(order_id, args.get("token")))
 
 
 @blp.route("/<id:order_id>/status")
@@ -178,18 +205,28 @@ class OrderStatus(MethodView):
 
 @blp.route("/<id:order_id>/cancel")
 class OrderCancel(MethodView):
-    @blp.doc(operationId="cancelOrder")
+    @blp.doc(operationId="cancelOrder", security=ANYONE)
     @responds(409, e409="The order is no longer `pending`.")
+    @blp.arguments(OrderTokenQuerySchema, location="query")
     @blp.response(200, OrderSchema)
-    @require_auth("customer")
-    def post(self, order_id):
+    def post(self, args, order_id):
         """Cancel your own pending order
 
         The stock goes back on the shelf; a card order's PaymentIntent is cancelled at
         Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
         the order is cancelled either way). An order that is no longer `pending` is a 409.
+        A signed-in customer cancels their own orders. Public. with `token`: a guest's order
+        is cancelled with it (a wrong one is a 404).
         """
-        return change_status(order_id, "cancelled", None, g.caller.actor, customer_id=g.caller.id)
+        token, caller = args.get("token"), g.caller
+        if token is not None:
+            if not guests.holds(order_id, token):
+                raise NotFound("Order not found.")
+            actor = current_actor().acting_as("anonymous", label="order token")
+            return change_status(order_id, "cancelled", None, actor, reader=None)
+        if caller is None or caller.kind != "customer":
+            raise Unauthenticated("Sign in as the customer, or send the order's token.")
+        return change_status(order_id, "cancelled", None, caller.actor, customer_id=caller.id)
 
 
 @blp.route("/<id:order_id>/shipments")

@@ -11,46 +11,23 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from shop.api.common import Blueprint
 from shop.api.schemas import (
+    CheckoutItemSchema,
     OrderSchema,
     PriceBreakdownSchema,
     ShippingAddressSchema,
     ShippingQuoteAddressSchema,
+    payment_method,
+    payment_method_field,
 )
 from shop.checkout import placing as checkout
 from shop.checkout import quoting
 from shop.http.decorators import require_auth
 from shop.http.extensions import limiter
 from shop.http.openapi import responds
-from shop.payments import providers as payments
 
 blp = Blueprint("payments", __name__, url_prefix="/payments", description="Checkout.")
 
 MAX_LINES = 100
-MAX_QUANTITY = 10_000
-
-
-def _known_method(value: str) -> None:
-    if payments.get(value) is None:
-        raise ValidationError(f"Unknown payment method; use one of: {', '.join(payments.names())}.")
-
-
-class CheckoutItemSchema(Schema):
-    variant_id = fields.String(
-        validate=validate.Length(min=1, max=64),
-        metadata={"description": "The variant to buy; or `product_id` alone."},
-    )
-    product_id = fields.String(
-        validate=validate.Length(min=1, max=64),
-        metadata={"description": "Enough for a product with one variant."},
-    )
-    quantity = fields.Integer(
-        strict=True, required=True, validate=validate.Range(min=1, max=MAX_QUANTITY)
-    )
-
-    @validates_schema
-    def _names_what_to_buy(self, data, **_kwargs):
-        if "variant_id" not in data and "product_id" not in data:
-            raise ValidationError("give a variant_id, or a product_id.", "product_id")
 
 
 class BasketSchema(Schema):
@@ -123,7 +100,7 @@ class QuoteRequestSchema(BasketSchema, SavedAddressSchema):
         metadata={"description": "Required unless `shipping_address_id` is given."},
     )
     payment_method = fields.String(
-        validate=_known_method, metadata={"description": "Accepted and ignored."}
+        validate=payment_method, metadata={"description": "Accepted and ignored."}
     )
 
 
@@ -132,15 +109,7 @@ class CheckoutSchema(BasketSchema, SavedAddressSchema):
         ShippingAddressSchema,
         metadata={"description": "Required unless `shipping_address_id` is given."},
     )
-    payment_method = fields.String(
-        required=True,
-        validate=_known_method,
-        metadata={
-            "description": "`manual`: bank transfer or cash on delivery; `stripe`: card"
-            " payment through Stripe, when the shop has configured it (docs/payments.md).",
-            "enum": payments.names(every=True),
-        },
-    )
+    payment_method = payment_method_field()
 
 
 class IdempotencyHeadersSchema(Schema):

@@ -7,12 +7,13 @@ A blueprint keeps the schemas only it uses; one shared by two lives here, so tha
 blueprint imports another.
 """
 
-from marshmallow import Schema, ValidationError, fields, post_load, validate
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from shop.api.catalogue_input import OptionSchema, v
 from shop.http.openapi import enum_field
 from shop.orders import progress, shipments
 from shop.orders.lifecycle import STATUSES
+from shop.payments import providers as payments
 from shop.permissions import ALL_PERMISSIONS
 from shop.shipping.countries import CODES
 
@@ -25,6 +26,52 @@ def _not_blank(value: str) -> None:
 def text(maximum: int, **kwargs) -> fields.String:
     """A string field of 1 to ``maximum`` characters, not only spaces."""
     return fields.String(validate=[validate.Length(min=1, max=maximum), _not_blank], **kwargs)
+
+
+# The most units of one variant a basket (a checkout, a quote, a cart's line) holds.
+MAX_QUANTITY = 10_000
+
+
+def payment_method(value: str) -> None:
+    """A payment method the shop offers now (the checkout's and a cart's)."""
+    if payments.get(value) is None:
+        raise ValidationError(f"Unknown payment method; use one of: {', '.join(payments.names())}.")
+
+
+def payment_method_field() -> fields.String:
+    """The required ``payment_method`` of a checkout or a cart's completion."""
+    return enum_field(
+        "CheckoutPaymentMethod",  # the name generated clients gave it before it was shared
+        payments.names(every=True),
+        validate_input=False,  # the methods the shop offers now, not every one there is
+        required=True,
+        validate=payment_method,
+        metadata={
+            "description": "`manual`: bank transfer or cash on delivery; `stripe`: card"
+            " payment through Stripe, when the shop has configured it (docs/payments.md)."
+        },
+    )
+
+
+class CheckoutItemSchema(Schema):
+    """A line of a basket: a variant (or a one-variant product) and its quantity."""
+
+    variant_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "The variant to buy; or `product_id` alone."},
+    )
+    product_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "Enough for a product with one variant."},
+    )
+    quantity = fields.Integer(
+        strict=True, required=True, validate=validate.Range(min=1, max=MAX_QUANTITY)
+    )
+
+    @validates_schema
+    def _names_what_to_buy(self, data, **_kwargs):
+        if "variant_id" not in data and "product_id" not in data:
+            raise ValidationError("give a variant_id, or a product_id.", "product_id")
 
 
 def country_code(described: bool = True, **kwargs) -> fields.String:
@@ -84,12 +131,20 @@ class OrderAddressSchema(ShippingAddressSchema):
 
 
 class OrderCustomerSchema(Schema):
-    id = fields.String(required=True)
+    id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "null for a guest's order (a cart completed without an account)."},
+    )
     email = fields.String(
-        required=True, allow_none=True, metadata={"description": "null once erased."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "A guest's order: the cart's e-mail. null once erased."},
     )
     name = fields.String(
-        required=True, allow_none=True, metadata={"description": "null once erased."}
+        required=True,
+        allow_none=True,
+        metadata={"description": "null once erased, and for a guest."},
     )
 
 

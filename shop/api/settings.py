@@ -14,6 +14,7 @@ from shop.api.store_input import (
     INVOICE_ON_TEXT,
     INVOICE_PREFIX,
     LOCALE,
+    REMINDERS,
     VAT_ID,
     SettingsUpdateSchema,
 )
@@ -61,12 +62,17 @@ class SettingsSchema(Schema):
         metadata={"description": INVOICE_ON_TEXT},
     )
     locale = fields.String(required=True, metadata={"description": LOCALE})
+    cart_reminders = fields.Boolean(required=True, metadata={"description": REMINDERS})
 
 
 class PublicSettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(required=True)
     prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
+    cart_reminders = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether a storefront offers the reminder consent on a cart."},
+    )
 
 
 @blp.route("")

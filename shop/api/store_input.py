@@ -180,6 +180,11 @@ INVOICE_ON_TEXT = (
     "When an order is invoiced: `paid` (when it becomes paid) or `shipment` (its first"
     " shipment; a refund before it invoices the order first)."
 )
+REMINDERS = (
+    "A cart left behind with an e-mail and lines gets one reminder e-mail"
+    " (`SHOP_CART_REMINDER_AFTER` after its last change), when its visitor agreed"
+    " (`reminders: true` on the cart). Off by default."
+)
 LOCALE = "How invoices write amounts and dates (Babel locale: `en_US`, `de_DE`, `fr_FR`)."
 _PREFIX = validate.Regexp(
     r"^[A-Za-z0-9_./-]{0,20}$", error="Use up to 20 letters, digits, '-', '_', '.' or '/'."
@@ -221,6 +226,7 @@ class SettingsUpdateSchema(Schema):
     locale = fields.String(
         validate=[validate.Length(min=2, max=20), _locale], metadata={"description": LOCALE}
     )
+    cart_reminders = StrictBoolean(metadata={"description": REMINDERS})
 
 
 # Roles (shop/api/roles.py)

@@ -10,15 +10,19 @@ Why it is built so (locks, order numbers, statements) and its walk: docs/checkou
 """
 
 import json
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from shop import audit, db, idempotency, mail, webhooks
+from shop.actor import Actor
 from shop.catalogue import present as catalogue
 from shop.catalogue import variants
 from shop.clock import iso, now
 from shop.customers import addresses
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid
+from shop.orders import guests
 from shop.orders import lifecycle as orders
 from shop.payments import providers as payments
 from shop.pricing import baskets
@@ -42,6 +46,33 @@ class PlaceOrder:
     discount_code: str | None = None
     idempotency_key: str | None = None
     body: dict | None = None
+    # Where the basket comes from when it is kept (a cart: ``shop/carts``), told inside the
+    # transaction: it may answer the order it already made (a second complete), and hears
+    # of the new one.
+    source: "Source | None" = None
+
+
+class Source(Protocol):
+    """A kept basket the order is placed from (``PlaceOrder.source``)."""
+
+    def claim(self) -> str | None:
+        """First in the checkout's transaction: lock the basket; answer the order it already
+        made (placing then answers that order, writing nothing), or None."""
+
+    def placed(self, order_id: str, token: str | None) -> None:
+        """Last in the checkout's transaction: the order placed from it, and a guest
+        order's token (shown once; only its hash is kept)."""
+
+
+@dataclass(frozen=True)
+class Guest:
+    """A buyer without an account (``place_order``'s actor for a guest checkout): the order
+    belongs to ``email`` and is read with its token (``shop/orders/guests.py``)."""
+
+    email: str
+    actor: Actor = field(default_factory=Actor)
+    id: None = None
+    name: None = None
 
 
 # The parts of the priced breakdown an order keeps in ``orders.pricing`` (JSON); the amounts
@@ -92,8 +123,9 @@ _DECREMENT = {
 
 
 def place_order(command: PlaceOrder, actor) -> tuple[dict, bool]:
-    """Place the order ``command`` asks for, for ``actor`` (a customer's ``Caller``); answer
-    the order as the API shows it and whether it is new (False: a replay of its key).
+    """Place the order ``command`` asks for, for ``actor`` (a customer's ``Caller``, or a
+    ``Guest``); answer the order as the API shows it and whether it is new (False: a replay
+    of its key, or the order its ``source`` already made).
 
     Once the order has committed (or is replayed), its provider's ``after_commit`` runs
     (a card payment is started there, and may answer 503). An unknown or inactive variant is
@@ -130,6 +162,10 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             replayed = _replay(command, customer.id, since)
             if replayed:  # a concurrent request with the key won the race
                 return replayed, None
+        if command.source is not None:
+            made = command.source.claim()
+            if made:  # completed before, or by a concurrent request
+                return made, None
         taken = _take_stock(command.items)
         priced, shop, seq = baskets.price_order(
             taken, address, command.shipping_method_id, discount
@@ -142,13 +178,18 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
         )
         status = "paid" if started.status == "paid" else "pending"
+        # A guest's order is read with a token shown once: only its hash is kept.
+        token = secrets.token_urlsafe(32) if customer.id is None else None
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
-            " shipping_cents, tax_cents, pricing, discount_id, seq) VALUES (:id, :number,"
-            " :customer_id, :status, :subtotal, :total, :currency, :address, :now, :now,"
-            " :discount, :shipping, :tax, :pricing, :discount_id, :seq)",
+            " shipping_cents, tax_cents, pricing, discount_id, seq, guest_email, token_hash)"
+            " VALUES (:id, :number, :customer_id, :status, :subtotal, :total, :currency,"
+            " :address, :now, :now, :discount, :shipping, :tax, :pricing, :discount_id, :seq,"
+            " :guest_email, :token_hash)",
             {
+                "guest_email": customer.email if customer.id is None else None,
+                "token_hash": token and db.sha256(token),
                 "id": order_id,
                 "number": number,
                 "customer_id": customer.id,
@@ -214,7 +255,8 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             lines,
             customer.actor,
         )
-        mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"])
+        link = token and guests.status_link(order_id, token)
+        mail.queue_order_mail(placed, placed=True, shop_name=shop["shop_name"], link=link)
         if key is not None:
             idempotency.remember(customer.id, key, command.body, order_id, moment, since)
         audit.record(
@@ -229,6 +271,8 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             actor=customer.actor,
         )
         webhooks.emit("order.placed", order_id, lambda _: placed)
+        if command.source is not None:
+            command.source.placed(order_id, token)
         if discount:  # last: every checkout locks products, then the code's row until commit
             discounts.claim(command.discount_code, discount, customer.id, order_id)
     return None, placed

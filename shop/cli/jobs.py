@@ -32,6 +32,10 @@ unpaid_card_orders             60 s         unpaid card orders keep their stock 
                                             a cancelled order's PaymentIntent whose cancel
                                             failed stays payable at Stripe longer (money
                                             that still comes goes to review)
+carts.remind_due               60 s         a cart left behind is reminded later (still
+                                            once, and only with the shop's and the
+                                            visitor's consent)
+carts.expire                   1 h          carts past SHOP_CART_TTL_DAYS stay longer
 worker.prune                   1 h          finished deliveries and events stay longer
 mail.prune                     1 h          sent and abandoned mail stays longer
 key_usage.prune                1 h          usage days beyond the 30 shown stay longer
@@ -63,6 +67,7 @@ from shop import db, mail
 from shop.actor import system
 from shop.auth.keys import sweep as key_sweep
 from shop.auth.keys import usage as key_usage
+from shop.carts import reminders as carts
 from shop.catalogue import image_files, prices, search
 from shop.clock import now
 from shop.db import totals
@@ -99,11 +104,13 @@ PERIODIC = (
     (key_sweep.expire_idle, 60),
     (totals.fold_orders, 60),
     (unpaid_card_orders, 60),
+    (carts.remind_due, 60),
     (worker.prune, 3600),
     (mail.prune, 3600),
     (key_usage.prune, 3600),
     (image_files.prune, 3600),
     (prices.prune, 3600),
+    (carts.expire, 3600),
     (optimize, 3600),
     (search.index_missing, 300),
 )

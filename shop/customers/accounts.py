@@ -46,8 +46,15 @@ def update(customer_id: str, data: dict, actor: Actor) -> dict:
     return present(get_customer(customer_id))
 
 
+# What a package above this one erases with a customer, in the same transaction: each
+# takes the customer's row (before erasure) and may refuse with ``Conflict``. Carts register
+# theirs and the guest orders of the customer's e-mail (``shop/carts/__init__.py``).
+ERASED_WITH: list = []
+
+
 def erase(customer_id: str, actor: Actor) -> None:
-    """Erase a customer's personal data (``Conflict`` while an order is open)."""
+    """Erase a customer's personal data (``Conflict`` while an order is open), and what
+    ``ERASED_WITH`` erases with them, in one transaction."""
     with db.transaction():
         row = get_customer(customer_id)
         open_order = db.value(
@@ -64,7 +71,8 @@ def erase(customer_id: str, actor: Actor) -> None:
         moment = now_iso()
         db.execute(
             "UPDATE customers SET email = NULL, name = NULL, password_hash = NULL,"
-            " active = 0, erased_at = :now, updated_at = :now WHERE id = :id",
+            " active = 0, erased_at = :now, updated_at = :now, email_verified_at = NULL"
+            " WHERE id = :id",
             {"now": moment, "id": customer_id},
         )
         sessions.end_all(sessions.CUSTOMER, customer_id)
@@ -89,6 +97,9 @@ def erase(customer_id: str, actor: Actor) -> None:
             {"erased": '{"email": null}', "email": row["email"]},
         )
         db.execute("DELETE FROM idempotency_keys WHERE customer_id = :id", {"id": customer_id})
+        db.execute("DELETE FROM email_verifications WHERE customer_id = :id", {"id": customer_id})
+        for also in ERASED_WITH:
+            also(row)
         audit.record("customer.erased", {"customer_id": customer_id}, actor=actor)
 
 

@@ -10,7 +10,7 @@ statement time limit) is in docs/operations.md. Callers use ``from shop import d
 from flask import current_app
 
 from shop.db.engine import Database
-from shop.db.ids import ID_PATTERN, ID_RE, new_id, sha256
+from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
 from shop.db.sql import for_sqlite, in_list, translate, unique_violation
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "one",
     "query",
     "sha256",
+    "hash_matches",
     "transaction",
     "translate",
     "unique_violation",

@@ -2,8 +2,8 @@
 (``check_may_read``) for the API and any other edge that serves them.
 
 Staff (administrators, API keys) with ``orders.read``; the customer whose order it is; a
-guest holding the order's token (``_guest_token_matches``: guest orders land with issue 40's
-sibling work, which wires it). Anybody else is told the order does not exist.
+guest holding the order's token (``_guest_token_matches``). Anybody else is told the order
+does not exist.
 """
 
 from shop import db
@@ -15,10 +15,9 @@ READ = "orders.read"  # orders.lifecycle.READ: the right to read any order
 
 
 def _guest_token_matches(order: dict, token: str | None) -> bool:
-    """Whether ``token`` is ``order``'s guest token. The hook for guest orders: until the
-    orders table keeps a token, no token matches; wire it to the guest orders' own check
-    (a constant-time comparison of the token's hash) once they exist."""
-    return False
+    """Whether ``token`` is ``order``'s guest token (``orders.token_hash``, constant time:
+    the check ``orders/guests.holds`` makes too)."""
+    return db.hash_matches(order.get("token_hash"), token)
 
 
 def check_may_read(caller: Caller | None, order: dict | None, token: str | None = None) -> None:
@@ -44,7 +43,7 @@ def check_may_read(caller: Caller | None, order: dict | None, token: str | None 
 
 
 def _order(order_id: str) -> dict | None:
-    return db.one("SELECT id, customer_id FROM orders WHERE id = :id", {"id": order_id})
+    return db.one("SELECT id, customer_id, token_hash FROM orders WHERE id = :id", {"id": order_id})
 
 
 def invoice_pdf(order_id: str, caller: Caller | None, token: str | None = None) -> tuple:

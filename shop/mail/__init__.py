@@ -319,13 +319,16 @@ def _display(cents: int, currency: str) -> str:
     return money.display(cents, currency)
 
 
-def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) -> str | None:
+def queue_order_mail(
+    order: dict, placed: bool, shop_name: str | None = None, link: str | None = None
+) -> str | None:
     """Queue the confirmation (``placed``) or status e-mail of an order to its customer.
 
     ``order`` has at least number, status, currency, created_at, items (name, quantity,
     line_total_cents), customer (email, name) and the priced breakdown (subtotal_cents,
     discount_cents, discount_code, shipping_cents, shipping_method, tax_lines,
-    prices_include_tax, total_cents), as the order shows it.
+    prices_include_tax, total_cents), as the order shows it. ``link``: where a guest
+    follows the order (its token is in it), in the confirmation only.
     """
     recipient = order["customer"]["email"]
     if not recipient:  # an erased customer
@@ -344,4 +347,5 @@ def queue_order_mail(order: dict, placed: bool, shop_name: str | None = None) ->
         headline=ORDER_HEADLINES.get(order["status"], f"Your order is {order['status']}."),
         money=functools.partial(_display, currency=currency),
         shop_name=shop_name,
+        link=link,
     )

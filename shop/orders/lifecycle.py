@@ -164,6 +164,7 @@ def change_status(
     actor: Actor,
     customer_id=None,
     notify: bool = True,
+    reader: str | None = READ,
 ) -> dict:
     """Move an order to ``status`` along ``NEXT`` as ``actor``; answer the whole order.
 
@@ -171,7 +172,8 @@ def change_status(
     history entry, the payment's status, the restock and the audit entry are one transaction;
     a cancel then cancels the payment at its provider (``_cancel_payment``), so this runs
     outside any transaction. Without ``notify`` the caller mails the customer itself (a
-    shipment, with its tracking).
+    shipment, with its tracking). ``reader``: the right a refusal's details need (None: the
+    caller may read the order, as a guest holding its token, ``orders/guests.py``).
     """
     with db.transaction():
         lock(order_id)
@@ -184,7 +186,7 @@ def change_status(
             )
         if row is None:
             raise NotFound("Order not found.")
-        reader = READ if customer_id is None else None  # a customer reads their own order
+        reader = reader if customer_id is None else None  # a customer reads their own order
         _check_move(row, status, reader)
         if status == "paid":
             _check_paid_by_hand(row, reader)

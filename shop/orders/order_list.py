@@ -15,13 +15,15 @@ from shop.orders import progress
 
 _SELECT = """
     SELECT o.id, o.number, o.status, o.payment_status, o.fulfillment_status, o.total_cents,
-           o.currency, o.created_at, c.email AS customer_email, c.name AS customer_name
-    FROM orders o JOIN customers c ON c.id = o.customer_id"""
+           o.currency, o.created_at, COALESCE(c.email, o.guest_email) AS customer_email,
+           c.name AS customer_name
+    FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"""
 _FROM = "orders o"
-# ``q``: the number, or a customer whose e-mail or name matches (a subquery, so a list
-# counts its orders alone, ``orders o``).
+# ``q``: the number, a guest order's e-mail, or a customer whose e-mail or name matches (a
+# subquery, so a list counts its orders alone, ``orders o``).
 _SEARCH = (
-    f"(LOWER(o.number) {LIKE} OR o.customer_id IN (SELECT s.id FROM customers s"
+    f"(LOWER(o.number) {LIKE} OR LOWER(o.guest_email) {LIKE}"
+    f" OR o.customer_id IN (SELECT s.id FROM customers s"
     f" WHERE LOWER(s.email) {LIKE} OR LOWER(s.name) {LIKE}))"
 )
 

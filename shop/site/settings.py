@@ -32,10 +32,13 @@ DEFAULTS = {
     "credit_note_prefix": "CN-",
     "invoice_on": "paid",
     "locale": "en_US",
+    # One reminder e-mail for a cart left behind, to visitors who agreed (``reminders`` on
+    # the cart): shop/carts/reminders.py, docs/orders.md.
+    "cart_reminders": False,
 }
 
 # The subset anybody may read at GET /settings/public.
-PUBLIC = ("shop_name", "currency", "prices_include_tax")
+PUBLIC = ("shop_name", "currency", "prices_include_tax", "cart_reminders")
 
 # The shop currency as a scalar subquery, so a list query can carry it without a second
 # statement. Read the column with ``currency_of``.

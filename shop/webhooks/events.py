@@ -14,6 +14,9 @@ EVENTS = {
     "order.refunded": "orders.read",
     "order.payment_review": "orders.read",
     "order.shipped": "orders.read",
+    # A cart left behind, reminded (shop/carts/reminders.py): its e-mail and lines are what
+    # an order would show, so the same right.
+    "cart.abandoned": "orders.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",

@@ -64,3 +64,18 @@ def test_pricing_walkthroughs(live, tmp_path):  # noqa: F811 - live is a fixture
             "USD 3000 799 0 3799",
             "shipping no_tax_rate",
         ]
+
+
+def test_cart_walkthrough(live, tmp_path):  # noqa: F811 - live is a fixture
+    """docs/orders.md's guest cart: filled, priced as the quote, completed twice (201 then
+    200), the order read with its token and refused with a wrong one (issue 38)."""
+    for lines in run_walkthrough(live, tmp_path, "orders-setup", "cart-walkthrough"):
+        assert lines == [
+            "line 201",
+            "line 201",
+            "cart 2 5000 quote 5000",
+            "first 201",
+            "again 200",
+            "pending grace@example.com",
+            "wrong token 404",
+        ]

@@ -10,6 +10,7 @@ def test_defaults_and_public_subset(app, owner_client):
         "shop_name": settings["shop_name"],
         "currency": "EUR",
         "prices_include_tax": False,
+        "cart_reminders": False,
     }
 
 
@@ -27,6 +28,7 @@ def test_patch_changes_only_what_it_is_given(app, owner_client):
         "shop_name": "Tea & Co",
         "currency": "GBP",
         "prices_include_tax": False,
+        "cart_reminders": False,
     }
     with app.app_context():
         from shop.site.settings import current
