@@ -27,6 +27,7 @@ from shop.api.common import (
 )
 from shop.api.schemas import Permissions
 from shop.auth import lockout, sessions
+from shop.auth.keys import cache as key_cache
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
 from shop.auth.roles import check_grant
 from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
@@ -235,6 +236,7 @@ class UserById(MethodView):
                     "id": user_id,
                 },
             )
+            key_cache.changed()  # their keys' ceiling (role, activity) may have moved
             if new_hash is not None or changes.get("active") is False:
                 sessions.end_all(sessions.ADMIN, user_id)
             if new_hash is not None:
@@ -262,6 +264,7 @@ class UserById(MethodView):
                 {"now": now_iso(), "by": g.caller.id, "id": user_id},
             )
             db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
+            key_cache.changed()
             audit.record(
                 "user.deleted", {"user_id": user_id, "email": row["email"]}, actor=current_actor()
             )
