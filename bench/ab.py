@@ -1,6 +1,7 @@
 """Two revisions of the shop in one run, taking turns: is B as fast as A?
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
+                       [--workers 2 --redis-url redis://...]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
@@ -18,6 +19,7 @@ when it refuses.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -83,10 +85,17 @@ def _parse(argv):
         " (repeatable)",
     )
     harness.add_server_arguments(parser)
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("BENCH_REDIS_URL"),
+        help="redis://... the servers need for --workers > 1 (gunicorn.conf.py refuses"
+        " several workers without it; the key cache announces changes over it)",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
-    args.redis_url = None  # limits are off: nothing to count
+    if args.workers > 1 and not args.redis_url:
+        parser.error("--workers > 1 needs --redis-url (or BENCH_REDIS_URL)")
     return args
 
 
