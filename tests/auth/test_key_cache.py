@@ -29,9 +29,7 @@ def nodes(make_app):
     shared = {"REDIS_URL": REDIS_URL, "RATELIMIT_KEY_PREFIX": f"t-{secrets.token_hex(6)}"}
     a = make_app(**shared)
     b = make_app(prepare=False, **shared)
-    yield a, b
-    for app in (a, b):
-        app.extensions["shop.key_cache"].stop()
+    return a, b
 
 
 def admin_client(app, role, email):
@@ -130,7 +128,6 @@ def test_a_node_without_its_subscription_keeps_no_key(make_app):
         assert client.get("/products/nothing-here").status_code == 404
     # Each request reads its key (no id matches the route's pattern: no product read).
     assert app.extensions["shop.db"].stats()["statements"] - before == 3
-    app.extensions["shop.key_cache"].stop()
 
 
 def test_a_keyed_read_with_a_warm_cache_is_one_statement(owner_client, make_key, sql_count):
