@@ -145,6 +145,8 @@ def _read(env) -> dict:
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
         "API_KEY_IDLE_DAYS": _int(env, "SHOP_API_KEY_IDLE_DAYS", 90),
+        # A verified key is kept in memory this long (at most 10 s; docs/api-keys.md).
+        "API_KEY_CACHE_SECONDS": min(_int(env, "SHOP_API_KEY_CACHE_SECONDS", 10, minimum=0), 10),
         # Lists: a total past this many rows is answered as this, not exact (shop/db/pages.py).
         "LIST_TOTAL_CAP": _int(env, "SHOP_LIST_TOTAL_CAP", 1_000, minimum=1),
         # Requests.

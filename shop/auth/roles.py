@@ -13,6 +13,7 @@ is named in the audit log).
 """
 
 from shop import audit, db
+from shop.auth.keys import cache as key_cache
 from shop.clock import now_iso
 from shop.errors import Conflict, Forbidden, NotFound
 from shop.permissions import BUILTIN_ROLES, OWNER_ROLE
@@ -64,6 +65,7 @@ def role_by_name(name: str) -> dict | None:
 
 def grant(role_id: str, permissions) -> None:
     """Add ``permissions`` to a role (one statement for them all)."""
+    key_cache.changed()  # the ceiling of its holders' keys
     db.execute_many(
         "INSERT INTO role_permissions (role_id, permission) VALUES (:role_id, :permission)",
         [{"role_id": role_id, "permission": p} for p in sorted(permissions)],

@@ -16,6 +16,7 @@ is named in the audit log.
 from shop import audit, db
 from shop.auth import lockout, sessions
 from shop.auth import two_factor as second_factor
+from shop.auth.keys import cache as key_cache
 from shop.auth.passwords import hash_password
 from shop.auth.roles import check_grant
 from shop.auth.users import create_user, get_user, role_named, set_extra_permissions
@@ -130,6 +131,7 @@ def update_user(user_id: str, data: dict, caller) -> dict:
                 "id": user_id,
             },
         )
+        key_cache.changed()  # their keys' ceiling (role, activity) may have moved
         if new_hash is not None or changes.get("active") is False:
             sessions.end_all(sessions.ADMIN, user_id)
         if new_hash is not None:
@@ -151,6 +153,7 @@ def delete_user(user_id: str, caller) -> None:
             {"now": now_iso(), "by": caller.id, "id": user_id},
         )
         db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
+        key_cache.changed()
         audit.record(
             "user.deleted", {"user_id": user_id, "email": row["email"]}, actor=caller.actor
         )

@@ -15,6 +15,7 @@ from shop.db.sql import for_sqlite, in_list, translate, unique_violation
 
 __all__ = [
     "ID_PATTERN",
+    "after_commit",
     "ID_RE",
     "Database",
     "execute",
@@ -70,6 +71,11 @@ def execute_many(sql: str, rows) -> None:
 def transaction():
     """All statements in the block commit together or not at all."""
     return get_db().transaction()
+
+
+def after_commit(action) -> None:
+    """Run ``action()`` once the open transaction commits (at once outside one)."""
+    get_db().after_commit(action)
 
 
 def lock(name: str) -> None:

@@ -9,7 +9,6 @@ customer verifies an e-mail address, the guest orders placed with it become thei
 "Guest orders".
 """
 
-
 from flask import current_app
 
 from shop import db
