@@ -17,7 +17,7 @@ BEGIN
     IF (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.id) = 1 THEN
         UPDATE product_variants SET price_cents = NEW.price_cents, stock = NEW.stock,
             sku = NEW.sku, updated_at = NEW.updated_at,
-            compare_at_price_cents = CASE WHEN compare_at_price_cents >= NEW.price_cents
+            compare_at_price_cents = CASE WHEN compare_at_price_cents > NEW.price_cents
                 THEN compare_at_price_cents END
         WHERE product_id = NEW.id AND active = 1 AND (price_cents <> NEW.price_cents
             OR stock <> NEW.stock OR sku IS DISTINCT FROM NEW.sku);
@@ -93,3 +93,148 @@ FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
 
 CREATE TRIGGER product_variants_removed AFTER DELETE ON product_variants
 FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
+
+-- 0027: the facets' counts (schema.sql) kept by every write that moves one.
+-- Add _by to the count of a product in state _active, category _category, at price _price.
+CREATE OR REPLACE FUNCTION facet_price(_by INTEGER, _active INTEGER, _category TEXT,
+    _price BIGINT) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO facet_prices (active, category_id, low, n)
+    SELECT _active, COALESCE(_category, ''), MAX(b.low), _by FROM facet_bands b
+    WHERE b.low <= _price
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = facet_prices.n + excluded.n
+$$;
+
+-- Add _by to the count of every value of the product _product's active variants.
+CREATE OR REPLACE FUNCTION facet_product_options(_by INTEGER, _product TEXT, _active INTEGER,
+    _category TEXT) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT _active, COALESCE(_category, ''), o.name, o.value, _by
+    FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id
+    WHERE v.product_id = _product AND v.active = 1
+    GROUP BY o.name, o.value
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n
+$$;
+
+-- Add _by to the count of each value of the variant _variant (or only _name = _value) that no
+-- other active variant of its product _product has.
+CREATE OR REPLACE FUNCTION facet_variant_options(_by INTEGER, _product TEXT, _variant TEXT,
+    _name TEXT, _value TEXT) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT p.active, COALESCE(p.category_id, ''), mine.name, mine.value, _by
+    FROM products p, (
+        SELECT m.name, m.value FROM variant_option_values m
+        WHERE m.variant_id = _variant AND _name IS NULL
+        UNION ALL
+        SELECT _name, _value WHERE _name IS NOT NULL
+    ) mine
+    WHERE p.id = _product AND NOT EXISTS (
+        SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+        WHERE o.name = mine.name AND o.value = mine.value AND o.product_id = _product
+            AND o.variant_id <> _variant AND v.active = 1)
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n
+$$;
+
+CREATE OR REPLACE FUNCTION facet_products() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM facet_price(-1, OLD.active, OLD.category_id, OLD.price_cents);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM facet_price(1, NEW.active, NEW.category_id, NEW.price_cents);
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM facet_product_options(-1, OLD.id, OLD.active, OLD.category_id);
+        RETURN OLD;
+    END IF;
+    IF TG_OP = 'UPDATE' AND (OLD.active IS DISTINCT FROM NEW.active
+            OR OLD.category_id IS DISTINCT FROM NEW.category_id) THEN
+        PERFORM facet_product_options(-1, OLD.id, OLD.active, OLD.category_id);
+        PERFORM facet_product_options(1, NEW.id, NEW.active, NEW.category_id);
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER facet_products_added AFTER INSERT ON products
+FOR EACH ROW EXECUTE FUNCTION facet_products();
+
+CREATE TRIGGER facet_products_changed AFTER UPDATE OF price_cents, active, category_id
+ON products FOR EACH ROW
+WHEN (OLD.price_cents IS DISTINCT FROM NEW.price_cents OR OLD.active IS DISTINCT FROM NEW.active
+    OR OLD.category_id IS DISTINCT FROM NEW.category_id)
+EXECUTE FUNCTION facet_products();
+
+CREATE TRIGGER facet_products_removed BEFORE DELETE ON products
+FOR EACH ROW EXECUTE FUNCTION facet_products();
+
+-- A variant switched on or off, or removed: each of its values no other active variant has.
+CREATE OR REPLACE FUNCTION facet_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.active = 1 THEN
+            PERFORM facet_variant_options(-1, OLD.product_id, OLD.id, NULL, NULL);
+        END IF;
+        RETURN OLD;
+    END IF;
+    PERFORM facet_variant_options(CASE WHEN NEW.active = 1 THEN 1 ELSE -1 END,
+        NEW.product_id, NEW.id, NULL, NULL);
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER facet_variants_changed BEFORE UPDATE OF active ON product_variants
+FOR EACH ROW WHEN ((OLD.active = 1) IS DISTINCT FROM (NEW.active = 1))
+EXECUTE FUNCTION facet_variants();
+
+CREATE TRIGGER facet_variants_removed BEFORE DELETE ON product_variants
+FOR EACH ROW EXECUTE FUNCTION facet_variants();
+
+-- An active variant's value written or removed: counted when no other active variant of the
+-- product has it.
+CREATE OR REPLACE FUNCTION facet_option_values() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF (SELECT active FROM product_variants WHERE id = NEW.variant_id) = 1 THEN
+            PERFORM facet_variant_options(1, NEW.product_id, NEW.variant_id, NEW.name, NEW.value);
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF (SELECT active FROM product_variants WHERE id = OLD.variant_id) = 1 THEN
+        PERFORM facet_variant_options(-1, OLD.product_id, OLD.variant_id, OLD.name, OLD.value);
+    END IF;
+    RETURN OLD;
+END $$;
+
+CREATE TRIGGER facet_option_values_added BEFORE INSERT ON variant_option_values
+FOR EACH ROW EXECUTE FUNCTION facet_option_values();
+
+CREATE TRIGGER facet_option_values_removed BEFORE DELETE ON variant_option_values
+FOR EACH ROW EXECUTE FUNCTION facet_option_values();
+
+
+-- 0029: every price a variant has had, from when it took effect (the variant's updated_at
+-- of the write that set it): the EU prior price (docs/invoicing.md). Written by the trigger
+-- below on every insert and every change of a price, whichever path wrote it (API, console,
+-- import, the product's lone-variant trigger); pruned by the worker (catalogue/prices.py).
+CREATE TABLE IF NOT EXISTS variant_prices (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    product_id TEXT NOT NULL,
+    price_cents BIGINT NOT NULL,
+    at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS variant_prices_variant ON variant_prices (variant_id, at, id);
+CREATE INDEX IF NOT EXISTS variant_prices_at ON variant_prices (at);
+
+CREATE OR REPLACE FUNCTION variant_prices_record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
+    VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER variant_prices_added AFTER INSERT ON product_variants
+FOR EACH ROW EXECUTE FUNCTION variant_prices_record();
+
+CREATE TRIGGER variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
+FOR EACH ROW WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents)
+EXECUTE FUNCTION variant_prices_record();

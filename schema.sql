@@ -196,8 +196,10 @@ CREATE TABLE IF NOT EXISTS products (
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
 CREATE INDEX IF NOT EXISTS products_category ON products (category_id, active, created_at, id);
-CREATE INDEX IF NOT EXISTS products_active_name ON products (active, name, id);
-CREATE INDEX IF NOT EXISTS products_active_price ON products (active, price_cents, id);
+-- category_id last (0027): a category tree's page walks them without reading rows.
+CREATE INDEX IF NOT EXISTS products_active_name ON products (active, name, id, category_id);
+CREATE INDEX IF NOT EXISTS products_active_price
+    ON products (active, price_cents, id, category_id);
 CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_at, id);
 CREATE INDEX IF NOT EXISTS products_name ON products (name, id);
 CREATE INDEX IF NOT EXISTS products_price ON products (price_cents, id);
@@ -243,6 +245,34 @@ CREATE TABLE IF NOT EXISTS variant_option_values (
 -- The option filters' and facets' lookup, with the variant (0018): no row read per match.
 CREATE INDEX IF NOT EXISTS variant_option_values_lookup
     ON variant_option_values (name, value, product_id, variant_id);
+
+-- The facets' counts (0027): products per state, category ('' for none) and price band's
+-- lower end (facet_bands, the bands of shop/catalogue/facet_counts.py), and per option value
+-- of an active variant; kept by the triggers of schema.<engine>.sql, recounted by every
+-- `flask db upgrade`.
+CREATE TABLE IF NOT EXISTS facet_bands (
+    low BIGINT PRIMARY KEY
+);
+
+INSERT INTO facet_bands (low) VALUES (0), (1000), (2500), (5000), (10000), (25000)
+ON CONFLICT DO NOTHING;
+
+CREATE TABLE IF NOT EXISTS facet_prices (
+    active INTEGER NOT NULL,
+    category_id TEXT NOT NULL,
+    low BIGINT NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (active, category_id, low)
+);
+
+CREATE TABLE IF NOT EXISTS facet_options (
+    active INTEGER NOT NULL,
+    category_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (active, category_id, name, value)
+);
 
 CREATE TABLE IF NOT EXISTS collections (
     id TEXT PRIMARY KEY,
@@ -354,7 +384,9 @@ CREATE TABLE IF NOT EXISTS orders (
     -- 0025: a guest's order (customer_id NULL) belongs to guest_email; token_hash is the
     -- SHA-256 of the token its holder reads it with (shop/orders/guests.py).
     guest_email TEXT,
-    token_hash TEXT
+    token_hash TEXT,
+    payment_status TEXT NOT NULL DEFAULT 'pending',
+    fulfillment_status TEXT NOT NULL DEFAULT 'unfulfilled'
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -363,6 +395,9 @@ CREATE INDEX IF NOT EXISTS orders_updated_at ON orders (updated_at, id);
 CREATE INDEX IF NOT EXISTS orders_status_created ON orders (status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_discount_customer ON orders (discount_id, customer_id);
 CREATE UNIQUE INDEX IF NOT EXISTS orders_seq ON orders (seq);
+CREATE INDEX IF NOT EXISTS orders_payment_status_created ON orders (payment_status, created_at, id);
+CREATE INDEX IF NOT EXISTS orders_fulfillment_status_created
+    ON orders (fulfillment_status, created_at, id);
 CREATE INDEX IF NOT EXISTS orders_guest_email ON orders (guest_email);
 
 CREATE TABLE IF NOT EXISTS order_items (
@@ -455,6 +490,30 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     created_at TEXT NOT NULL,
     PRIMARY KEY (customer_id, key)
 );
+
+-- A customer's address book (migration 0028): at most one default of each kind per customer.
+CREATE TABLE IF NOT EXISTS customer_addresses (
+    id TEXT PRIMARY KEY,
+    customer_id TEXT NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    line1 TEXT NOT NULL,
+    line2 TEXT,
+    city TEXT NOT NULL,
+    postal_code TEXT NOT NULL,
+    country TEXT NOT NULL,
+    region TEXT,
+    default_shipping INTEGER NOT NULL DEFAULT 0,
+    default_billing INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS customer_addresses_customer
+    ON customer_addresses (customer_id, created_at, id);
+CREATE UNIQUE INDEX IF NOT EXISTS customer_addresses_default_shipping
+    ON customer_addresses (customer_id) WHERE default_shipping = 1;
+CREATE UNIQUE INDEX IF NOT EXISTS customer_addresses_default_billing
+    ON customer_addresses (customer_id) WHERE default_billing = 1;
 
 -- Webhooks (migration 0003) --------------------------------------------------------------
 CREATE TABLE IF NOT EXISTS webhooks (
@@ -692,6 +751,19 @@ CREATE TABLE IF NOT EXISTS shipments (
 
 CREATE INDEX IF NOT EXISTS shipments_order ON shipments (order_id, created_at, id);
 
+-- Staff-only notes on an order (issue 37, the console's order page): never in the order's
+-- JSON, its events or its mails.
+CREATE TABLE IF NOT EXISTS order_notes (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS order_notes_order ON order_notes (order_id, created_at, id);
+
 CREATE TABLE IF NOT EXISTS shipment_lines (
     shipment_id TEXT NOT NULL REFERENCES shipments (id) ON DELETE CASCADE,
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
@@ -701,6 +773,45 @@ CREATE TABLE IF NOT EXISTS shipment_lines (
 );
 
 CREATE INDEX IF NOT EXISTS shipment_lines_order ON shipment_lines (order_id, line);
+
+-- 0029: invoices and credit notes (issue 40). An invoice is a frozen snapshot of an order
+-- (JSON) with its gap-free number, issued once; a credit note the same for a refund. Numbers
+-- come from one counter row per series ('invoice', 'credit_note') and calendar year, bumped
+-- in the transaction that issues the document (docs/invoicing.md).
+CREATE TABLE IF NOT EXISTS invoice_counters (
+    series TEXT NOT NULL,
+    year INTEGER NOT NULL,
+    last_number BIGINT NOT NULL,
+    PRIMARY KEY (series, year)
+);
+
+CREATE TABLE IF NOT EXISTS invoices (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL UNIQUE REFERENCES orders (id) ON DELETE CASCADE,
+    number TEXT NOT NULL UNIQUE,
+    issued_at TEXT NOT NULL,
+    customer_id TEXT,
+    currency TEXT NOT NULL,
+    total_cents BIGINT NOT NULL,
+    snapshot TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS invoices_issued ON invoices (issued_at, id);
+
+CREATE TABLE IF NOT EXISTS credit_notes (
+    id TEXT PRIMARY KEY,
+    refund_id TEXT NOT NULL UNIQUE REFERENCES refunds (id) ON DELETE CASCADE,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    invoice_id TEXT NOT NULL REFERENCES invoices (id) ON DELETE CASCADE,
+    number TEXT NOT NULL UNIQUE,
+    issued_at TEXT NOT NULL,
+    currency TEXT NOT NULL,
+    total_cents BIGINT NOT NULL,
+    snapshot TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS credit_notes_issued ON credit_notes (issued_at, id);
+CREATE INDEX IF NOT EXISTS credit_notes_order ON credit_notes (order_id);
 
 -- 0025: carts (issue 38). A cart's id is 32 random bytes (URL-safe Base64): the address of
 -- the cart, which a guest's storefront and the reminder mail's link carry (a guest's

@@ -14,7 +14,7 @@ WHEN (SELECT COUNT(*) FROM product_variants WHERE product_id = NEW.id) = 1
 BEGIN
     UPDATE product_variants SET price_cents = NEW.price_cents, stock = NEW.stock,
         sku = NEW.sku, updated_at = NEW.updated_at,
-        compare_at_price_cents = CASE WHEN compare_at_price_cents >= NEW.price_cents
+        compare_at_price_cents = CASE WHEN compare_at_price_cents > NEW.price_cents
             THEN compare_at_price_cents END
     WHERE product_id = NEW.id AND active = 1 AND (price_cents <> NEW.price_cents
         OR stock <> NEW.stock OR sku IS NOT NEW.sku);
@@ -77,4 +77,138 @@ END;
 CREATE TRIGGER IF NOT EXISTS product_variants_removed AFTER DELETE ON product_variants
 BEGIN
     INSERT INTO product_list_columns (product_id) VALUES (OLD.product_id);
+END;
+
+-- 0027: the facets' counts (schema.sql) kept by every write that moves one.
+CREATE TRIGGER IF NOT EXISTS facet_products_added AFTER INSERT ON products
+BEGIN
+    INSERT INTO facet_prices (active, category_id, low, n)
+    SELECT NEW.active, COALESCE(NEW.category_id, ''), MAX(low), 1 FROM facet_bands
+    WHERE low <= NEW.price_cents
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = n + excluded.n;
+END;
+
+CREATE TRIGGER IF NOT EXISTS facet_products_changed
+AFTER UPDATE OF price_cents, active, category_id ON products
+WHEN OLD.price_cents IS NOT NEW.price_cents OR OLD.active IS NOT NEW.active
+    OR OLD.category_id IS NOT NEW.category_id
+BEGIN
+    INSERT INTO facet_prices (active, category_id, low, n)
+    SELECT OLD.active, COALESCE(OLD.category_id, ''), MAX(low), -1 FROM facet_bands
+    WHERE low <= OLD.price_cents
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = n + excluded.n;
+    INSERT INTO facet_prices (active, category_id, low, n)
+    SELECT NEW.active, COALESCE(NEW.category_id, ''), MAX(low), 1 FROM facet_bands
+    WHERE low <= NEW.price_cents
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = n + excluded.n;
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT moved.active, moved.category_id, o.name, o.value, moved.n
+    FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id,
+        (SELECT OLD.active AS active, COALESCE(OLD.category_id, '') AS category_id, -1 AS n
+         UNION ALL
+         SELECT NEW.active, COALESCE(NEW.category_id, ''), 1) moved
+    WHERE v.product_id = NEW.id AND v.active = 1
+        AND (OLD.active IS NOT NEW.active OR OLD.category_id IS NOT NEW.category_id)
+    GROUP BY moved.active, moved.category_id, moved.n, o.name, o.value
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+CREATE TRIGGER IF NOT EXISTS facet_products_removed BEFORE DELETE ON products
+BEGIN
+    INSERT INTO facet_prices (active, category_id, low, n)
+    SELECT OLD.active, COALESCE(OLD.category_id, ''), MAX(low), -1 FROM facet_bands
+    WHERE low <= OLD.price_cents
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = n + excluded.n;
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT OLD.active, COALESCE(OLD.category_id, ''), o.name, o.value, -1
+    FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id
+    WHERE v.product_id = OLD.id AND v.active = 1
+    GROUP BY o.name, o.value
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+-- A variant switched on or off, or removed: each of its values that no other active variant
+-- of the product has.
+CREATE TRIGGER IF NOT EXISTS facet_variants_changed BEFORE UPDATE OF active ON product_variants
+WHEN (OLD.active = 1) IS NOT (NEW.active = 1)
+BEGIN
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT p.active, COALESCE(p.category_id, ''), mine.name, mine.value,
+        CASE WHEN NEW.active = 1 THEN 1 ELSE -1 END
+    FROM products p JOIN variant_option_values mine ON mine.variant_id = NEW.id
+    WHERE p.id = NEW.product_id AND NOT EXISTS (
+        SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+        WHERE o.name = mine.name AND o.value = mine.value AND o.product_id = NEW.product_id
+            AND o.variant_id <> NEW.id AND v.active = 1)
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+CREATE TRIGGER IF NOT EXISTS facet_variants_removed BEFORE DELETE ON product_variants
+WHEN OLD.active = 1
+BEGIN
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT p.active, COALESCE(p.category_id, ''), mine.name, mine.value, -1
+    FROM products p JOIN variant_option_values mine ON mine.variant_id = OLD.id
+    WHERE p.id = OLD.product_id AND NOT EXISTS (
+        SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+        WHERE o.name = mine.name AND o.value = mine.value AND o.product_id = OLD.product_id
+            AND o.variant_id <> OLD.id AND v.active = 1)
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+-- An active variant's value written or removed: counted when no other active variant of the
+-- product has it.
+CREATE TRIGGER IF NOT EXISTS facet_option_values_added AFTER INSERT ON variant_option_values
+WHEN (SELECT active FROM product_variants WHERE id = NEW.variant_id) = 1
+BEGIN
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT p.active, COALESCE(p.category_id, ''), NEW.name, NEW.value, 1
+    FROM products p
+    WHERE p.id = NEW.product_id AND NOT EXISTS (
+        SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+        WHERE o.name = NEW.name AND o.value = NEW.value AND o.product_id = NEW.product_id
+            AND o.variant_id <> NEW.variant_id AND v.active = 1)
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+CREATE TRIGGER IF NOT EXISTS facet_option_values_removed BEFORE DELETE ON variant_option_values
+WHEN (SELECT active FROM product_variants WHERE id = OLD.variant_id) = 1
+BEGIN
+    INSERT INTO facet_options (active, category_id, name, value, n)
+    SELECT p.active, COALESCE(p.category_id, ''), OLD.name, OLD.value, -1
+    FROM products p
+    WHERE p.id = OLD.product_id AND NOT EXISTS (
+        SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+        WHERE o.name = OLD.name AND o.value = OLD.value AND o.product_id = OLD.product_id
+            AND o.variant_id <> OLD.variant_id AND v.active = 1)
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = n + excluded.n;
+END;
+
+
+-- 0029: every price a variant has had, from when it took effect (the variant's updated_at
+-- of the write that set it): the EU prior price (docs/invoicing.md). Written by the triggers
+-- below on every insert and every change of a price, whichever path wrote it (API, console,
+-- import, the product's lone-variant trigger); pruned by the worker (catalogue/prices.py).
+CREATE TABLE IF NOT EXISTS variant_prices (
+    id INTEGER PRIMARY KEY,
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    product_id TEXT NOT NULL,
+    price_cents BIGINT NOT NULL,
+    at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS variant_prices_variant ON variant_prices (variant_id, at, id);
+CREATE INDEX IF NOT EXISTS variant_prices_at ON variant_prices (at);
+
+CREATE TRIGGER IF NOT EXISTS variant_prices_added AFTER INSERT ON product_variants
+BEGIN
+    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
+    VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
+END;
+
+CREATE TRIGGER IF NOT EXISTS variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
+WHEN NEW.price_cents IS NOT OLD.price_cents
+BEGIN
+    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
+    VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
 END;

@@ -1,6 +1,7 @@
 """Two revisions of the shop in one run, taking turns: is B as fast as A?
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
+                       [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
@@ -18,6 +19,7 @@ when it refuses.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -51,7 +53,10 @@ def main(argv=None) -> int:
         env = harness.server_env(args, url)
         servers = {}
         for label, tree in trees.items():
-            server = harness.start_server(args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0")
+            settings = dict(args.env_a if label == "A" else args.env_b)
+            server = harness.start_server(
+                args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0", **settings
+            )
             cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
         chosen = {s.name: s for s in scenarios.service(seeded)}
@@ -83,11 +88,35 @@ def _parse(argv):
         " (repeatable)",
     )
     harness.add_server_arguments(parser)
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("BENCH_REDIS_URL"),
+        help="redis://... the servers need for --workers > 1 (gunicorn.conf.py refuses"
+        " several workers without it; the key cache announces changes over it)",
+    )
+    for side in ("a", "b"):
+        parser.add_argument(
+            f"--env-{side}",
+            action="append",
+            default=[],
+            type=_setting,
+            metavar="NAME=VALUE",
+            help=f"an environment variable for {side.upper()}'s server only (repeatable): one"
+            " revision twice with a setting changed, e.g. --env-b SHOP_THREADS=2",
+        )
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
-    args.redis_url = None  # limits are off: nothing to count
+    if args.workers > 1 and not args.redis_url:
+        parser.error("--workers > 1 needs --redis-url (or BENCH_REDIS_URL)")
     return args
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
+    return name, value
 
 
 def _git(*arguments: str) -> str:
@@ -126,10 +155,15 @@ def _differences(a: Path, b: Path) -> list[str]:
     return [name for name in SHARED if content(a / name) != content(b / name)]
 
 
+def _named(settings) -> str:
+    return "".join(f" {name}={value}" for name, value in settings)
+
+
 def _table(args, commits: dict, chosen, results: dict) -> str:
     engine = "PostgreSQL" if args.database_url else "SQLite"
     lines = [
-        f"A = {commits['A'][:10]} ({args.rev_a}), B = {commits['B'][:10]} ({args.rev_b});"
+        f"A = {commits['A'][:10]} ({args.rev_a}{_named(args.env_a)}),"
+        f" B = {commits['B'][:10]} ({args.rev_b}{_named(args.env_b)});"
         f" {engine}, gunicorn {args.workers} worker(s) x {args.threads} threads, wrk"
         f" {args.connections} connections x {args.duration}s, {args.rounds} rounds, medians",
         f"{'scenario':<30}  {'A req/s':>7}  {'B req/s':>7}  {'B/A':>5}"

@@ -4,9 +4,17 @@ Served by gunicorn with the same ``gunicorn.conf.py`` as the service (``bench.ba
 on the same database (``DATABASE_URL``). No auth, no schemas, no hooks: whatever the service
 costs beyond these routes is the price of its stack. ``/fixed`` answers fixed JSON without
 touching the database: the Flask ceiling (issue 29), what Flask and gunicorn alone cost.
+
+The references of issue 42 do the same work as a service route with nothing else: the keyed
+read's two reads (the key by its hash, then the product), ``/auth/me``'s session and user,
+and checkout's write (in one transaction the stock of two lines, the order, its lines and a
+payment). ``bench/references.py`` runs each beside its service route, taking turns.
 """
 
+import hashlib
 import os
+import secrets
+from datetime import UTC, datetime
 
 from flask import Flask, request
 
@@ -63,3 +71,87 @@ def products():
         {"offset": (page - 1) * 20},
     )
     return {"items": rows, "page": page, "page_size": 20}
+
+
+@app.get("/keyed/products/<product_id>")
+def keyed_product(product_id):
+    """The keyed read's work: the key by the hash of its secret, then the product."""
+    secret = request.headers.get("Authorization", "").removeprefix("Bearer ")
+    key = database.one(
+        "SELECT id, scopes, revoked_at, expires_at FROM api_keys WHERE token_hash = :hash",
+        {"hash": hashlib.sha256(secret.encode()).hexdigest()},
+    )
+    if key is None or key["revoked_at"]:
+        return {"message": "Invalid API key."}, 401
+    return product(product_id)
+
+
+@app.get("/auth/me")
+def me():
+    """/auth/me's work: the session by the hash of its cookie, with its user."""
+    token = request.cookies.get("shop_admin_session", "")
+    row = database.one(
+        "SELECT u.id, u.email, u.name, s.expires_at FROM user_session s"
+        " JOIN users u ON u.id = s.user_id WHERE s.token_hash = :hash AND s.expires_at > :now",
+        {"hash": hashlib.sha256(token.encode()).hexdigest(), "now": _now()},
+    )
+    if row is None:
+        return {"message": "Sign in."}, 401
+    return row
+
+
+_customer = []
+
+
+@app.post("/checkout")
+def checkout():
+    """Checkout's write, bare: in one transaction the stock of two lines, an order, its two
+    lines and its payment (the body's first product twice when it names one)."""
+    body = request.get_json()
+    ids = [item["product_id"] for item in body["items"]]
+    lines = (ids * 2)[:2]
+    moment = _now()
+    order_id = secrets.token_hex(12)
+    with database.transaction():
+        if not _customer:
+            _customer.append(database.value("SELECT id FROM customers ORDER BY id LIMIT 1"))
+        products = []
+        for pid in lines:
+            taken = database.one(
+                "UPDATE products SET stock = stock - 1 WHERE id = :id AND stock >= 1"
+                " RETURNING name, sku, price_cents",
+                {"id": pid},
+            )
+            if taken is None:
+                raise LookupError(f"product {pid} is out of stock")
+            products.append(taken)
+        total = sum(p["price_cents"] for p in products)
+        database.execute(
+            "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
+            " currency, created_at, updated_at) VALUES (:id, :number, :customer, 'pending',"
+            " :total, :total, 'GBP', :now, :now)",
+            {"id": order_id, "number": f"B-{order_id}", "customer": _customer[0],
+             "total": total, "now": moment},
+        )  # fmt: skip
+        database.execute_many(
+            "INSERT INTO order_items (order_id, line, product_id, name, sku, unit_price_cents,"
+            " quantity, line_total_cents) VALUES (:order, :line, :product, :name, :sku, :price,"
+            " 1, :price)",
+            [
+                {"order": order_id, "line": n + 1, "product": pid, "name": p["name"],
+                 "sku": p["sku"], "price": p["price_cents"]}
+                for n, (pid, p) in enumerate(zip(lines, products, strict=True))
+            ],
+        )  # fmt: skip
+        database.execute(
+            "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
+            " created_at, updated_at) VALUES (:id, :order, 'manual', :total, 'pending', :ref,"
+            " :now, :now)",
+            {"id": secrets.token_hex(12), "order": order_id, "total": total,
+             "ref": f"B-{order_id}", "now": moment},
+        )  # fmt: skip
+    return {"id": order_id, "total_cents": total}, 201
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

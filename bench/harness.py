@@ -79,6 +79,17 @@ def new_database(pg_url, work: Path, name: str, databases: list) -> str:
     return f"{pg_url}{separator}options={quote(f'-csearch_path={schema}')}"
 
 
+def named_schema(pg_url: str, schema: str) -> str:
+    """The URL of the PostgreSQL schema ``schema`` in ``pg_url``'s database (made if new,
+    kept after the run)."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    separator = "&" if "?" in pg_url else "?"
+    return f"{pg_url}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
 def app_on(url: str):
     """The app on ``url``, its schema upgraded (as the Procfile's release step does)."""
     from shop import create_app

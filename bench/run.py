@@ -6,7 +6,9 @@ Seeds the data set through the data module, measures the bare baseline (``bench/
 and then the service under gunicorn with the Procfile's settings on 127.0.0.1 (its worker
 process beside it, ``bench/webhook.py``), each scenario
 at its peak rate and again at half of it, counts the SQL statements of each scenario's request
-(``SHOP_DEBUG_SQL_COUNT=1``), reads the workers' peak RSS, measures what one webhook costs
+(``SHOP_DEBUG_SQL_COUNT=1``), runs the hot routes beside bare Flask doing the same work,
+taking turns (``bench/references.py``: the ratio of worker CPU per request), reads the
+workers' peak RSS, measures what one webhook costs
 checkout (``bench/webhook_cost.py``), the search row (``bench/search.py``), every list filter
 and sort and a deep page (``bench/lists.py``), the catalogue import
 (``bench/catalogue_import.py``) and checks how reads scale with the catalogue and the key
@@ -23,6 +25,7 @@ from pathlib import Path
 from bench import (
     catalogue_import,
     lists,
+    references,
     report,
     scenarios,
     search,
@@ -74,6 +77,7 @@ def main(argv=None) -> int:
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
         counts = _count_statements(args, env, chosen, work)
         rss = _run_service(args, env, chosen, base, counts, work, rows)
+        references.measure(args, env, chosen, work, rows, 2 if args.quick else 3)
         if rss is not None:
             verdict = "met" if rss < RSS_LIMIT_MB else "MISSED"
             footer.append((f"worker peak RSS: {rss:.0f} MB (target < {RSS_LIMIT_MB} MB: {verdict})",

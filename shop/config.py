@@ -179,6 +179,8 @@ def _read(env) -> dict:
         "KEY_LAST_USED_INTERVAL": _int(env, "SHOP_KEY_LAST_USED_INTERVAL", 60, minimum=1),
         "KEY_DORMANT_DAYS": _int(env, "SHOP_KEY_DORMANT_DAYS", 30, minimum=1),
         "API_KEY_IDLE_DAYS": _int(env, "SHOP_API_KEY_IDLE_DAYS", 90),
+        # A verified key is kept in memory this long (at most 10 s; docs/api-keys.md).
+        "API_KEY_CACHE_SECONDS": min(_int(env, "SHOP_API_KEY_CACHE_SECONDS", 10, minimum=0), 10),
         # Lists: a total past this many rows is answered as this, not exact (shop/db/pages.py).
         "LIST_TOTAL_CAP": _int(env, "SHOP_LIST_TOTAL_CAP", 1_000, minimum=1),
         # Requests.
@@ -250,9 +252,9 @@ def _read(env) -> dict:
         # where Stripe.js is loaded from (the test suite's fake Stripe serves its own).
         "STRIPE_PUBLISHABLE_KEY": env.get("STRIPE_PUBLISHABLE_KEY", "").strip() or None,
         "STRIPE_JS_URL": env.get("SHOP_STRIPE_JS_URL", "").strip() or "https://js.stripe.com/v3/",
-        # Product search: the stemming language (shop/catalogue/search.py).
+        # Product search: the stemming language (shop/catalogue/search/).
         "SEARCH_LANGUAGE": _search_language(env),
-        # Rankings each worker keeps, and ids per ranking (shop/catalogue/search_cache.py).
+        # Rankings each worker keeps, and ids per ranking (shop/catalogue/search/cache.py).
         "SEARCH_CACHE_SIZE": _int(env, "SHOP_SEARCH_CACHE_SIZE", 256, minimum=0),
         "SEARCH_CACHE_IDS": _int(env, "SHOP_SEARCH_CACHE_IDS", 200, minimum=100),
         "LOG_LEVEL": env.get("SHOP_LOG_LEVEL", "").strip().upper() or "INFO",

@@ -167,6 +167,7 @@ def make_app(database_url, clock):
     yield make
     for app in apps:
         app.extensions["shop.db"].close_all()
+        app.extensions["shop.key_cache"].stop()  # its Redis listener, if it started one
 
 
 @pytest.fixture

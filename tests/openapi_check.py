@@ -11,7 +11,10 @@ import re
 from datetime import datetime
 
 import jsonschema_rs
+from flask.json.provider import DefaultJSONProvider
 from flask.testing import FlaskClient
+
+from shop.http.json_output import Provider
 
 _cache = {}
 
@@ -85,6 +88,21 @@ def _spec_of(app) -> _Spec:
     return _cache["spec"]
 
 
+class BytesChecked(Provider):
+    """The app's JSON provider, checking that every answer it encodes (with orjson) has the
+    bytes Flask's own provider writes (``json.dumps``, ASCII, compact, keys as given)."""
+
+    def response(self, *args, **kwargs):
+        fast = super().response(*args, **kwargs)
+        reference = DefaultJSONProvider.response(self, *args, **kwargs)
+        if fast.get_data() != reference.get_data():
+            raise UndocumentedResponse(
+                f"JSON not byte-identical to json.dumps: {fast.get_data()[:200]!r}"
+                f" != {reference.get_data()[:200]!r}"
+            )
+        return fast
+
+
 def check(app, method: str, path: str, response) -> None:
     """Raise ``UndocumentedResponse`` unless the description allows ``response``."""
     spec = _spec_of(app)
@@ -127,6 +145,8 @@ class ValidatingClient(FlaskClient):
 
     def open(self, *args, **kwargs):
         """Send the request as FlaskClient does, then check the response."""
+        if type(self.application.json) is not BytesChecked:
+            self.application.json = BytesChecked(self.application)
         response = super().open(*args, **kwargs)
         request = response.request
         if not getattr(response, "is_streamed", False):

@@ -26,6 +26,7 @@ API_PLUMBING = {
     "shop.api.common",
     "shop.api.dump",
     "shop.api.schemas",
+    "shop.api.store_input",
 }
 
 

@@ -1,7 +1,17 @@
-"""The admin console: server-rendered pages for API keys, webhooks and one's own sessions."""
+"""The admin console: server-rendered pages a shop is run from (docs/console.md)."""
 
 # Each module registers its pages on bp.
-from shop.admin import account, keys, orders, signin, webhooks  # noqa: F401
+from shop.admin import (  # noqa: F401
+    account,
+    catalogue,
+    dashboard,
+    invoices,
+    keys,
+    orders,
+    signin,
+    store,
+    webhooks,
+)
 from shop.admin.views import bp, routing_error_page
 
 __all__ = ["bp", "routing_error_page"]

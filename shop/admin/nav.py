@@ -2,8 +2,9 @@
 
 A link shows only to a staff member whose permissions include its ``permission`` (``None``:
 every signed-in administrator). The first link one may use is where one lands after sign-in
-(``landing``). Each section is its own list so that the pages of one area add their links in
-one place.
+(``landing``): the dashboard for who may read orders, otherwise the first link of the
+catalogue, the store or one's account that one may use. Each section is its own list so
+that the pages of one area add their links in one place.
 """
 
 from typing import NamedTuple
@@ -19,12 +20,27 @@ class Link(NamedTuple):
 
 # The shop's daily work: orders first.
 ORDERS: list[Link] = [
+    Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
+    Link("Invoices", "admin.invoices_list", "orders.read"),
 ]
 # The catalogue and its content.
-CATALOGUE: list[Link] = []
+CATALOGUE: list[Link] = [
+    Link("Products", "admin.products_list", "products.read"),
+    Link("Categories", "admin.categories_list", "categories.read"),
+    Link("Collections", "admin.collections_list", "collections.read"),
+    Link("Content", "admin.content_list", "content.read"),
+]
 # The shop's customers, prices and rules, and its staff.
-STORE: list[Link] = []
+STORE: list[Link] = [
+    Link("Customers", "admin.customer_list", "customers.read"),
+    Link("Discounts", "admin.discounts", "discounts.read"),
+    Link("Shipping", "admin.shipping_methods", "shipping.read"),
+    Link("Tax rates", "admin.tax_rate_list", "tax.read"),
+    Link("Settings", "admin.settings_page", "settings.read"),
+    Link("Staff", "admin.staff_list", "users.read"),
+    Link("Roles", "admin.role_list", "roles.read"),
+]
 # Integrations and one's own account.
 ACCOUNT: list[Link] = [
     Link("API keys", "admin.keys", "api_key.read"),

@@ -91,14 +91,6 @@ def logout():
     return redirect(url_for("admin.login", signed_out=1), 303)
 
 
-@bp.route("/")
-def home():
-    """The keys, or one's sessions for an administrator who may not read keys."""
-    if g.caller.can("api_key.read"):
-        return redirect(url_for("admin.keys"), 303)
-    return redirect(url_for("admin.my_sessions"), 303)
-
-
 @bp.route("/password-reset", methods=["GET", "POST"])
 @limiter.limit("10 per minute", methods=["POST"])
 def password_reset_page():

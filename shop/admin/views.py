@@ -117,8 +117,9 @@ def error_page(error):
     """Every error of the console as a small HTML page, with the API's message and status."""
     body, status, headers = error_response(error)
     message = for_people(body["message"])
+    needed = g.get("needed_permission") if status == 403 else None
     page = render_template(
-        "admin/error.html", status=status, message=message, csrf_token=csrf_token
+        "admin/error.html", status=status, message=message, needed=needed, csrf_token=csrf_token
     )
     return page, status, headers
 
@@ -185,7 +186,10 @@ def for_people(message: str, labels: dict[str, str] | None = None) -> str:
 
 
 def _require(permission: str) -> None:
-    """403 unless the signed-in administrator holds ``permission`` (a page of the console)."""
+    """403 unless the signed-in administrator holds ``permission`` (a page of the console):
+    the error page then names it and says who can grant it."""
+    if not g.caller.can(permission):
+        g.needed_permission = permission
     require(g.caller, permission)
 
 

@@ -4,6 +4,7 @@
 def register_blueprints(api) -> None:
     """Register every resource's blueprint on the flask-smorest Api."""
     from shop.api import (
+        addresses,
         api_keys,
         audit_log,
         auth,
@@ -16,6 +17,7 @@ def register_blueprints(api) -> None:
         email_verification,
         health,
         images,
+        invoices,
         orders,
         password_reset,
         payments,
@@ -43,6 +45,7 @@ def register_blueprints(api) -> None:
         categories,
         collections,
         orders,
+        invoices,
         product_files,
         refunds,
         carts,
@@ -57,6 +60,7 @@ def register_blueprints(api) -> None:
         service,
         health,
         auth,
+        addresses,
         two_factor,
         password_reset,
         email_verification,

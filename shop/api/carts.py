@@ -29,8 +29,9 @@ from shop.http.openapi import enum_field, responds
 
 blp = Blueprint("carts", __name__, url_prefix="/carts", description="Carts and guest checkout.")
 
-# A cart's id as the URL carries it (``store.new_cart_id``: 43 URL-safe characters).
-CART = "<string(length=43):cart_id>"
+# A cart's id as the URL carries it (``store.new_cart_id``: 43 URL-safe characters; any
+# other is the 404 of an unknown cart, ``store.find``).
+CART = "<string:cart_id>"
 AVAILABILITY = ("in_stock", "only_n_left", "unavailable")
 
 

@@ -181,19 +181,24 @@ def refuse_unknown_query_parameters() -> None:
         abort(400, " ".join(f"{name or '(empty name)'}: Unknown field." for name in unknown))
 
 
-def query_prefix(prefix: str, description: str):
-    """Let a view take the query parameters named ``<prefix><anything>`` (``option.Size``),
-    documented as one parameter ``<prefix>{name}``: OpenAPI 3.0 cannot name a family of
-    parameters otherwise. The view reads them from ``request.args`` itself."""
+def query_object(name: str, description: str, *, kept_prefixes: tuple[str, ...] = ()):
+    """Let a view take the query parameters ``<name>[<key>]=<value>`` (``option[Size]=M``),
+    documented as the one parameter ``name``, an object of string values in OpenAPI's
+    ``deepObject`` style, which generated clients (openapi-fetch, openapi-python-client)
+    build from a dict. ``kept_prefixes`` are older spellings still taken (``option.Size=M``),
+    described in ``description`` rather than as parameters: OpenAPI cannot name a family of
+    parameters. The view reads them from ``request.args`` itself."""
 
     def decorator(func):
-        func.query_prefixes = (*getattr(func, "query_prefixes", ()), prefix)
+        # Every key starting with ``name`` reaches the view, which refuses a malformed one
+        # (``option=M``) with a message saying how to write it.
+        func.query_prefixes = (*getattr(func, "query_prefixes", ()), name, *kept_prefixes)
         parameter = {
-            "name": prefix + "{name}",
+            "name": name,
             "in": "query",
             "description": description,
-            "schema": {"type": "array", "items": {"type": "string"}},
-            "style": "form",
+            "schema": {"type": "object", "additionalProperties": {"type": "string"}},
+            "style": "deepObject",
             "explode": True,
         }
         func._apidoc = dict(getattr(func, "_apidoc", {}))
@@ -207,7 +212,7 @@ def query_prefix(prefix: str, description: str):
 
 
 def _prefixed_parameters(doc, doc_info, **_kwargs):
-    """The parameters of ``query_prefix``, after those of the view's query schema."""
+    """The parameters of ``query_object``, after those of the view's query schema."""
     for parameter in doc_info.get("prefixed_parameters", ()):
         doc.setdefault("parameters", []).append(parameter)
     return doc

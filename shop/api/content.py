@@ -6,8 +6,6 @@ spaces, UTF-8), so a sync tool can diff against ``GET /content/registry`` withou
 changed.
 """
 
-import json
-
 from flask import current_app, g, request
 from flask.views import MethodView
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -28,25 +26,16 @@ from shop.clock import now_iso
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
+from shop.site import content
 
 blp = Blueprint("content", __name__, url_prefix="/content", description="Content registry.")
 
-MAX_DATA_BYTES = 256 * 1024
+MAX_DATA_BYTES = content.MAX_DATA_BYTES
 MAX_SYNC_ENTRIES = 10_000
 
-_KEY_FORM = validate.Regexp(
-    r"^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$",
-    error="Use 1 to 128 lowercase letters, digits, '-' or '_', starting and ending with a"
-    " letter or digit.",
-)
-Type = validate.Regexp(
-    r"^[a-z][a-z0-9_-]{0,31}$",
-    error="Use 1 to 32 lowercase letters, digits, '-' or '_', starting with a letter.",
-)
-
-
-# Paths of their own under /content, so no entry may take these keys.
-RESERVED_KEYS = frozenset({"registry", "sync"})
+_KEY_FORM = validate.Regexp(content.KEY_PATTERN, error=content.KEY_ERROR)
+Type = validate.Regexp(content.TYPE_PATTERN, error=content.TYPE_ERROR)
+RESERVED_KEYS = content.RESERVED_KEYS
 
 
 def _not_reserved(key: str) -> None:
@@ -54,27 +43,14 @@ def _not_reserved(key: str) -> None:
         raise ValidationError(f"{key!r} is reserved; choose another key.")
 
 
-def canonical(data: dict) -> str:
-    """The canonical JSON of ``data``: what is stored and what the checksum covers."""
-    return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
 class _Data(fields.Dict):
     """A JSON object of at most ``MAX_DATA_BYTES`` in canonical form."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         value = super()._deserialize(value, attr, data, **kwargs)
-        try:
-            text = canonical(value)
-        except ValueError:
-            raise ValidationError("NaN and Infinity are not JSON numbers.") from None
-        size = len(text.encode())  # shop.http.inbound has refused lone surrogates already
-        if size > MAX_DATA_BYTES:
-            raise ValidationError(
-                f"Too large: {size} bytes of canonical JSON, the limit is {MAX_DATA_BYTES}."
-            )
+        problem = content.data_problem(value)  # inbound has refused lone surrogates already
+        if problem:
+            raise ValidationError(problem)
         return value
 
 
@@ -187,49 +163,6 @@ class RegistryQuerySchema(ChangedSinceQuerySchema):
     published = fields.Boolean()
 
 
-def _present(row: dict) -> dict:
-    return {**row, "data": json.loads(row["data"]), "published": bool(row["published"])}
-
-
-def _get(key: str) -> dict | None:
-    return db.one(
-        "SELECT key, type, data, published, checksum, created_at, updated_at"
-        " FROM content_entries WHERE key = :key",
-        {"key": key},
-    )
-
-
-def _row(key: str, entry: dict, moment: str) -> dict:
-    """The parameters of an INSERT or UPDATE of an entry."""
-    text = canonical(entry["data"])
-    return {
-        "key": key,
-        "type": entry["type"],
-        "data": text,
-        "published": entry["published"],
-        "checksum": db.sha256(text),
-        "now": moment,
-    }
-
-
-_INSERT = (
-    "INSERT INTO content_entries (key, type, data, published, checksum, created_at, updated_at)"
-    " VALUES (:key, :type, :data, :published, :checksum, :now, :now)"
-)
-_UPDATE = (
-    "UPDATE content_entries SET type = :type, data = :data, published = :published,"
-    " checksum = :checksum, updated_at = :now WHERE key = :key"
-)
-
-
-def _changed(old: dict, new: dict) -> bool:
-    return (old["checksum"], old["type"], bool(old["published"])) != (
-        new["checksum"],
-        new["type"],
-        bool(new["published"]),
-    )
-
-
 @blp.route("/registry")
 class Registry(MethodView):
     @blp.doc(operationId="listContentRegistry")
@@ -291,9 +224,9 @@ class Sync(MethodView):
                 row["key"]: row
                 for row in db.query("SELECT key, type, published, checksum FROM content_entries")
             }
-            given = {entry["key"]: _row(entry["key"], entry, moment) for entry in data["entries"]}
+            given = {e["key"]: content.row(e["key"], e, moment) for e in data["entries"]}
             created = [k for k in given if k not in existing]
-            updated = [k for k in given if k in existing and _changed(existing[k], given[k])]
+            updated = [k for k in given if k in existing and content.changed(existing[k], given[k])]
             deleted = sorted(k for k in existing if k not in given) if data["prune"] else []
             # Each action against what the caller may do now: a key's write:content stands
             # for create, update and delete only as far as its owner still holds each one.
@@ -304,8 +237,8 @@ class Sync(MethodView):
             if deleted:
                 _require("content.delete", "prune entries")
             if not data["dry_run"]:
-                db.execute_many(_INSERT, [given[k] for k in created])
-                db.execute_many(_UPDATE, [given[k] for k in updated])
+                db.execute_many(content.INSERT, [given[k] for k in created])
+                db.execute_many(content.UPDATE, [given[k] for k in updated])
                 db.execute_many(
                     "DELETE FROM content_entries WHERE key = :key", [{"key": k} for k in deleted]
                 )
@@ -348,10 +281,10 @@ class ContentByKey(MethodView):
 
         Public when published; a draft is a 404 unless you hold `content.read`.
         """
-        row = _get(key)
+        row = content.get(key)
         if row is None or not (row["published"] or (g.caller and g.caller.can("content.read"))):
             abort(404, "Content entry not found.")
-        return _present(row)
+        return content.present(row)
 
     @blp.doc(operationId="putContent")
     @blp.arguments(ContentPutSchema)
@@ -364,41 +297,14 @@ class ContentByKey(MethodView):
         Answers 201 when the key is new (which also needs `content.create`), 200 otherwise.
         `published` defaults to false.
         """
-        try:
-            _KEY_FORM(key)
-        except ValidationError as error:
-            abort(400, f"key: {error.messages[0]}")
-        moment = now_iso()
-        with db.transaction():
-            db.lock("content")
-            existing = db.one(
-                "SELECT type, published, checksum FROM content_entries WHERE key = :key",
-                {"key": key},
-            )
-            row = _row(key, data, moment)
-            if existing is None:
-                _require("content.create", "create entries")
-                db.execute(_INSERT, row)
-                audit.record(
-                    "content.created",
-                    {"key": key, "checksum": row["checksum"]},
-                    actor=current_actor(),
-                )
-            elif _changed(existing, row):
-                db.execute(_UPDATE, row)
-                audit.record(
-                    "content.updated",
-                    {"key": key, "checksum": row["checksum"]},
-                    actor=current_actor(),
-                )
-        return _present(_get(key)), 200 if existing else 201
+        created = content.put(
+            key, data, current_actor(), lambda: _require("content.create", "create entries")
+        )
+        return content.present(content.get(key)), 201 if created else 200
 
     @blp.doc(operationId="deleteContent")
     @blp.response(204)
     @require_permission("content.delete")
     def delete(self, key):
         """Delete an entry"""
-        with db.transaction():
-            if not db.execute("DELETE FROM content_entries WHERE key = :key", {"key": key}):
-                abort(404, "Content entry not found.")
-            audit.record("content.deleted", {"key": key}, actor=current_actor())
+        content.delete(key, current_actor())

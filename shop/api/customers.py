@@ -1,17 +1,16 @@
 """Customers, as administrators see them. Customers manage themselves at ``/auth/me``.
 
 Deactivating a customer ends their sessions at once. Deleting one erases the personal data
-(email, name, password, shipping addresses, their name in order histories, their carts and
-the guest orders placed with their email; in the audit log their name, address and browser,
-and the email typed in failed sign-ins with their email)
-and keeps the orders, whose customer is then anonymous; a customer with an order still on
-its way (pending, paid or shipped) cannot be erased until it is settled.
+(email, name, password, shipping addresses, the address book, their name in order histories,
+their carts and the guest orders placed with their email;
+in the audit log their name, address and browser, and the email typed in failed sign-ins
+with their email) and keeps the orders, whose customer is then anonymous; a customer with an
+order still on its way (pending, paid or shipped) cannot be erased until it is settled.
 """
 
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db
 from shop.api.common import (
     LIKE,
     WRITE_ONLY,
@@ -26,14 +25,10 @@ from shop.api.common import (
     readable,
 )
 from shop.api.schemas import text
-from shop.auth import sessions
-from shop.carts import store as carts
-from shop.clock import now_iso
+from shop.customers import accounts
 from shop.customers.profile import SELECT, get_customer, present
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
-from shop.orders import guests
 
 blp = Blueprint("customers", __name__, url_prefix="/customers", description="Customers.")
 
@@ -101,26 +96,7 @@ class CustomerById(MethodView):
         customer's sessions at once and bars sign-in until reactivated. A caller without
         `customers.read` gets 204 and no body.
         """
-        if not data:
-            abort(400, "Send name or active: there is nothing to change.")
-        with db.transaction():
-            row = get_customer(customer_id)
-            name = data["name"].strip() if "name" in data else row["name"]
-            active = data.get("active", bool(row["active"]))
-            db.execute(
-                "UPDATE customers SET name = :name, active = :active, updated_at = :now"
-                " WHERE id = :id",
-                {"name": name, "active": active, "now": now_iso(), "id": customer_id},
-            )
-            ended = 0 if active else sessions.end_all(sessions.CUSTOMER, customer_id)
-            changes = {k: v for k, v in data.items() if k != "name"}
-            if "name" in data:
-                changes["renamed"] = True  # the name itself is personal data: not in the log
-            audit.record(
-                "customer.updated",
-                {"customer_id": customer_id, **changes, "sessions_ended": ended},
-                actor=current_actor(),
-            )
+        accounts.update(customer_id, data, current_actor())
         return readable("customers.read", present(get_customer(customer_id)))
 
     @blp.doc(operationId="eraseCustomer")
@@ -129,61 +105,10 @@ class CustomerById(MethodView):
     def delete(self, customer_id):
         """Erase a customer's personal data
 
-        The email, name, password, sessions and shipping addresses are erased, and so are
-        their name, address and browser in the audit log and their email in failed sign-ins
-        (the entries stay, anonymous); the orders stay, with an anonymous customer. Their
-        carts are deleted, and the orders placed as a guest with their email lose the email
-        and the address too. A customer with an order still pending, paid or shipped (a
-        guest order with their email included) is a 409: settle it first.
+        The email, name, password, sessions, shipping addresses, saved addresses, carts and the
+        email and address of guest orders placed with their email are erased,
+        and so are their name, address and browser in the audit log and their email in failed
+        sign-ins (the entries stay, anonymous); the orders stay, with an anonymous customer. A
+        customer with an order still pending, paid or shipped is a 409: settle it first.
         """
-        with db.transaction():
-            row = get_customer(customer_id)
-            open_order = db.value(
-                "SELECT number FROM orders WHERE customer_id = :id"
-                " AND status IN ('pending', 'paid', 'partially_shipped', 'shipped')"
-                " ORDER BY created_at LIMIT 1",
-                {"id": customer_id},
-            )
-            open_order = open_order or (row["email"] and guests.open_order_number(row["email"]))
-            if open_order:
-                abort(
-                    409,
-                    f"This customer's order {open_order} is still open: deliver, cancel or"
-                    " refund it before erasing the customer.",
-                )
-            moment = now_iso()
-            db.execute(
-                "UPDATE customers SET email = NULL, name = NULL, password_hash = NULL,"
-                " active = 0, erased_at = :now, updated_at = :now, email_verified_at = NULL"
-                " WHERE id = :id",
-                {"now": moment, "id": customer_id},
-            )
-            sessions.end_all(sessions.CUSTOMER, customer_id)
-            db.execute(
-                "UPDATE orders SET shipping_address = NULL WHERE customer_id = :id",
-                {"id": customer_id},
-            )
-            db.execute(
-                "UPDATE order_status_history SET by_label = NULL"
-                " WHERE by_kind = 'customer' AND by_id = :id",
-                {"id": customer_id},
-            )
-            db.execute(
-                "UPDATE audit_log SET actor_label = NULL, ip = NULL, user_agent = NULL"
-                " WHERE actor_kind = 'customer' AND actor_id = :id",
-                {"id": customer_id},
-            )
-            db.execute(
-                "UPDATE audit_log SET actor_label = NULL, ip = NULL, user_agent = NULL,"
-                " details = :erased WHERE event = 'login.failed' AND actor_label = :email",
-                {"erased": '{"email": null}', "email": row["email"]},
-            )
-            db.execute("DELETE FROM idempotency_keys WHERE customer_id = :id", {"id": customer_id})
-            # Their carts and the guest orders placed with their e-mail (issue 38).
-            carts.erase(customer_id, row["email"])
-            db.execute(
-                "DELETE FROM email_verifications WHERE customer_id = :id", {"id": customer_id}
-            )
-            if row["email"]:
-                guests.erase(row["email"])
-            audit.record("customer.erased", {"customer_id": customer_id}, actor=current_actor())
+        accounts.erase(customer_id, current_actor())

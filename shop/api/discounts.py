@@ -9,38 +9,24 @@ under concurrency. The rules of writing a code are ``discounts/store.py``'s.
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, fields
 
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
-    StrictBoolean,
     Where,
     changed_since,
     page_schema,
     paginate,
 )
+from shop.api.store_input import DiscountCreateSchema, DiscountUpdateSchema
 from shop.discounts import codes as discounts
 from shop.discounts import store as discount_store
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.openapi import DateOrDateTime, enum_field, responds
+from shop.http.openapi import enum_field, responds
 
 blp = Blueprint("discounts", __name__, url_prefix="/discounts", description="Discount codes.")
-
-_IDS = fields.List(
-    fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=500)
-)
-
-
-class ValueField(fields.String):
-    """``value``: a decimal string (percent) or whole minor units (fixed); a JSON number of
-    minor units is taken too."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)
-        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class DiscountSchema(Schema):
@@ -59,42 +45,6 @@ class DiscountSchema(Schema):
     times_used = fields.Integer(required=True, metadata={"description": "Read-only."})
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-def _code(text: str) -> None:
-    if not discounts.is_code(text):
-        raise ValidationError(f"Use {discounts.CODE_RULE}.")
-
-
-_CODE = {"validate": _code, "metadata": {"pattern": discounts.CODE_PATTERN}}
-
-
-class DiscountUpdateSchema(Schema):
-    code = fields.String(**_CODE)
-    kind = enum_field("DiscountKind", discount_store.KINDS)
-    value = ValueField(
-        metadata={
-            "description": "`percent`: a decimal string from 0 to 100 (`12.5`); `fixed`: whole"
-            " minor units (`500` is 5.00 EUR); `free_shipping`: ignored (`0`)."
-        }
-    )
-    min_subtotal_cents = fields.Integer(
-        strict=True, allow_none=True, validate=validate.Range(min=0, max=10**12)
-    )
-    starts_at = DateOrDateTime(allow_none=True)
-    ends_at = DateOrDateTime(allow_none=True)
-    usage_limit = fields.Integer(
-        strict=True, allow_none=True, validate=validate.Range(min=1, max=10**12)
-    )
-    once_per_customer = StrictBoolean()
-    product_ids = _IDS
-    category_ids = _IDS
-    active = StrictBoolean()
-
-
-class DiscountCreateSchema(DiscountUpdateSchema):
-    code = fields.String(required=True, **_CODE)
-    kind = enum_field("DiscountKind", discount_store.KINDS, required=True)
 
 
 @blp.route("")

@@ -13,11 +13,10 @@ from flask import current_app, g, request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db, webhooks
+from shop import db
 from shop.api.common import Blueprint
 from shop.api.schemas import ImageSchema
-from shop.catalogue import images
-from shop.catalogue.present import load_product
+from shop.catalogue import images, products
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
@@ -160,8 +159,7 @@ def _upload() -> tuple[bytes, str]:
 
 
 def _changed(product_id: str, event: str, details: dict) -> None:
-    audit.record(event, {"product_id": product_id, **details}, actor=current_actor())
-    webhooks.emit("product.updated", product_id, load_product)
+    products.image_changed(product_id, event, details, current_actor())
 
 
 @blp.route("/products/<id:product_id>/images")

@@ -22,7 +22,13 @@ from shop.api.common import (
     readable,
 )
 from shop.api.dump import json_page, json_text
-from shop.api.schemas import OrderSchema, ShipmentCreateSchema, order_status
+from shop.api.schemas import (
+    OrderSchema,
+    ShipmentCreateSchema,
+    order_fulfillment_status,
+    order_payment_status,
+    order_status,
+)
 from shop.auth.caller import require
 from shop.clock import iso
 from shop.db import totals
@@ -37,7 +43,7 @@ from shop.http.decorators import (
 )
 from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, responds
-from shop.orders import guests, order_json, shipments
+from shop.orders import guests, order_json, order_list, shipments
 from shop.orders.lifecycle import change_status
 from shop.orders.shipments import ShipmentRequest
 
@@ -49,6 +55,19 @@ blp = Blueprint("orders", __name__, url_prefix="/orders", description="Orders an
 
 class OrderQuerySchema(ChangedSinceQuerySchema):
     status = order_status()
+    payment_status = order_payment_status(
+        metadata={"description": "Only orders whose money stands so (`payment_status`)."}
+    )
+    fulfillment_status = order_fulfillment_status(
+        metadata={"description": "Only orders whose parcel stands so (`fulfillment_status`)."}
+    )
+    q = fields.String(
+        validate=validate.Length(max=200),
+        metadata={
+            "description": "Part of the order number, of the customer's e-mail or of the"
+            " customer's name (case-insensitive)."
+        },
+    )
     customer_id = fields.String(validate=validate.Length(max=64))
     created_before = DateOrDateTime(
         metadata={"description": "ISO 8601 date or date-time (UTC unless given), exclusive."}
@@ -115,12 +134,16 @@ class Orders(MethodView):
             where.add("o.customer_id = :own", own=caller.id)
         else:
             _require_orders_read()
-        if args.get("status"):
-            where.add("o.status = :status", status=args["status"])
-        if args.get("customer_id"):
-            where.add("o.customer_id = :customer_id", customer_id=args["customer_id"])
-        if args.get("created_before"):
-            where.add("o.created_at < :before", before=_utc(args["created_before"]))
+        before = args.get("created_before")
+        order_list.narrow(
+            where,
+            status=args.get("status"),
+            payment_status=args.get("payment_status"),
+            fulfillment_status=args.get("fulfillment_status"),
+            customer_id=args.get("customer_id"),
+            q=args.get("q", ""),
+            created_before=_utc(before) if before else None,
+        )
         order = changed_since(where, args, "o.") or " ORDER BY o.created_at DESC, o.id DESC"
         kept = None if where.conditions else totals.SQL[totals.ORDERS]
         page = paginate(
@@ -145,8 +168,8 @@ class OrderById(MethodView):
         """One order
 
         A customer may read their own orders only; anybody else's is a 404.
-        Administrators and API keys need `orders.read` (scope `read:order`). A guest's
-        order is read with its `token` and no sign-in; a wrong token is a 404.
+        Administrators and API keys need `orders.read` (scope `read:order`). Public. with
+        `token`: a guest's order is read with it and no sign-in; a wrong token is a 404.
         """
         return json_text(_visible(order_id, args.get("token")))
 
@@ -192,8 +215,8 @@ class OrderCancel(MethodView):
         The stock goes back on the shelf; a card order's PaymentIntent is cancelled at
         Stripe once the cancel is recorded (retried by the worker if Stripe cannot be reached:
         the order is cancelled either way). An order that is no longer `pending` is a 409.
-        A signed-in customer cancels their own orders; a guest's order is cancelled with its
-        `token` (a wrong one is a 404).
+        A signed-in customer cancels their own orders. Public. with `token`: a guest's order
+        is cancelled with it (a wrong one is a 404).
         """
         token, caller = args.get("token"), g.caller
         if token is not None:

@@ -69,15 +69,46 @@ class BasketSchema(Schema):
             seen.add(thing)
 
 
-class QuoteRequestSchema(BasketSchema):
-    shipping_address = fields.Nested(ShippingQuoteAddressSchema, required=True)
+class SavedAddressSchema(Schema):
+    """``shipping_address`` or a saved one's id: exactly one of them."""
+
+    shipping_address_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "Instead of `shipping_address`: one of the signed-in customer's"
+            " saved addresses (`GET /auth/me/addresses`), copied into the order."
+        },
+    )
+
+    @validates_schema
+    def _one_address(self, data, **_kwargs):
+        given = [k for k in ("shipping_address", "shipping_address_id") if k in data]
+        if not given:
+            raise ValidationError(
+                "Missing data for required field: give it, or shipping_address_id.",
+                "shipping_address",
+            )
+        if len(given) == 2:
+            raise ValidationError(
+                "give shipping_address or shipping_address_id, not both.", "shipping_address_id"
+            )
+
+
+class QuoteRequestSchema(BasketSchema, SavedAddressSchema):
+    shipping_address = fields.Nested(
+        ShippingQuoteAddressSchema,
+        metadata={"description": "Required unless `shipping_address_id` is given."},
+    )
     payment_method = fields.String(
         validate=payment_method, metadata={"description": "Accepted and ignored."}
     )
 
 
-class CheckoutSchema(BasketSchema):
-    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
+class CheckoutSchema(BasketSchema, SavedAddressSchema):
+    shipping_address = fields.Nested(
+        ShippingAddressSchema,
+        metadata={"description": "Required unless `shipping_address_id` is given."},
+    )
     payment_method = payment_method_field()
 
 
@@ -119,7 +150,10 @@ class Checkout(MethodView):
     def post(self, headers, data):
         """Place an order
 
-        Prices the basket as `POST /payments/quote` does (the same function), then takes the
+        The address is `shipping_address`, or `shipping_address_id`: one of your saved
+        addresses (`GET /auth/me/addresses`), copied into the order (a 400 naming the field
+        when it is not yours). Prices the basket as `POST /payments/quote` does (the same
+        function), then takes the
         stock and the discount code's use, numbers the order and records its payment, all in
         one transaction: an unknown or inactive product or variant is a 400 and too little
         stock a 409, both naming it, and nothing is written. A line names a `variant_id`, or
@@ -138,7 +172,8 @@ class Checkout(MethodView):
         """
         command = checkout.PlaceOrder(
             items=data["items"],
-            shipping_address=data["shipping_address"],
+            shipping_address=data.get("shipping_address"),
+            shipping_address_id=data.get("shipping_address_id"),
             payment_method=data["payment_method"],
             shipping_method_id=data.get("shipping_method_id"),
             discount_code=data.get("discount_code"),
@@ -163,12 +198,14 @@ class Quote(MethodView):
         would get, computed by the same function: per line discount, tax and total, the
         totals, the tax by rate and the rules applied. Writes nothing. Public, for guests'
         baskets; a signed-in customer's once-per-customer codes are checked against their
-        orders. Limited to 60 requests a minute per client address.
+        orders, and `shipping_address_id` names one of their saved addresses. Limited to 60
+        requests a minute per client address.
         """
         return quoting.quote(
             data["items"],
-            data["shipping_address"],
+            data.get("shipping_address"),
             data.get("shipping_method_id"),
             data.get("discount_code"),
             g.caller,
+            shipping_address_id=data.get("shipping_address_id"),
         )

@@ -30,8 +30,7 @@ blp = Blueprint(
 )
 
 FORMATS = list(WRITERS)
-# Imports (dry runs too) per caller: each reads and checks a whole catalogue (issue 35).
-IMPORT_LIMIT = "6 per minute"
+IMPORT_LIMIT = catalogue_import.IMPORT_LIMIT
 _COLUMNS = ", ".join(f"`{name}`" for name in HEADER)
 # A body's media type -> its format.
 _MEDIA = {

@@ -1,8 +1,9 @@
 """Products (spec 4.2): the catalogue's items, priced in the shop currency.
 
 The public sees active products only; callers holding ``products.read`` (or a key with
-``read:product``) see all and may filter on ``active``. ``PUT`` changes only the fields it is
-given, so ``{"stock": 5}`` is a whole update. Deleting a product is safe for orders: they keep
+``read:product``) see all and may filter on ``active``. ``PATCH`` (and ``PUT``, kept, the
+same partial update) changes only the fields it is given, so ``{"stock": 5}`` is a whole
+update. Deleting a product is safe for orders: they keep
 their own copy of its name and price.
 """
 
@@ -18,17 +19,19 @@ from shop.api.catalogue_input import (
     ProductUpdateSchema,
     Sku,
 )
-from shop.api.common import Blueprint, PageQuerySchema, page_schema, query_prefix
+from shop.api.common import Blueprint, PageQuerySchema, page_schema, query_object
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
-from shop.catalogue import listing, products, slugs
-from shop.catalogue.present import get_product
+from shop.catalogue import prices, products, slugs, variants
+from shop.catalogue.present import get_product, variant_summaries
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUES,
+    SORTS,
     ProductQuery,
     facets,
+    list_page,
 )
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission, shows_more_with
@@ -36,6 +39,8 @@ from shop.http.errors import abort
 from shop.http.openapi import DateOrDateTime, enum_field, responds
 
 blp = Blueprint("products", __name__, url_prefix="/products", description="Products.")
+
+_SORTS = SORTS
 
 
 def _id_or_slug(meaning: str) -> fields.String:
@@ -105,9 +110,18 @@ class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
     # Scalar fields and no hooks: a load depends on the query string alone (common.Parser).
     LOADS_KEPT = True
 
+    include = enum_field(
+        "ProductInclude",
+        ["variants"],
+        metadata={
+            "description": "`variants`: each item also carries `variants`, a compact summary"
+            " of its active variants (id, options, price, stock), so a storefront picks one"
+            " without a call per product. Off by default."
+        },
+    )
     sort = enum_field(
         "ProductSort",
-        list(listing.SORTS),
+        list(_SORTS),
         metadata={
             "description": "`name`, `price`, `created_at` or `updated_at` (with `id` as the"
             " tie-break, so the order is stable); `-` for descending; `relevance` (needs `q`)."
@@ -116,34 +130,54 @@ class ProductQuerySchema(PageQuerySchema, ProductFilterSchema):
     )
 
 
-OPTION = "option."
+OPTION, KEPT_OPTION = "option", "option."
 _OPTION_DOC = (
-    "Option values, e.g. `option.Size=M`: products with an active variant of that value."
-    " Repeat a name for any of several values (`option.Size=M&option.Size=L`: M or L);"
+    "Option values, e.g. `option[Size]=M`: products with an active variant of that value."
+    " Repeat a name for any of several values (`option[Size]=M&option[Size]=L`: M or L);"
     " different names must all hold for one and the same variant"
-    " (`option.Size=M&option.Colour=Red`: a red M). Names and values are exact."
+    " (`option[Size]=M&option[Colour]=Red`: a red M). Names and values are exact; a name"
+    " that no product has is a 400 naming it."
     f" At most {MAX_OPTION_NAMES} names and {MAX_OPTION_VALUES} values per name."
+    " The first spelling, `option.Size=M`, is kept and means the same."
 )
 
 
+def _option_name(key: str) -> str | None:
+    """The option name of a query parameter (``option[Size]`` or ``option.Size``), or None
+    when it is no option filter; 400 for any other ``option...`` (``option=M``, no bracket).
+    """
+    if key.startswith(KEPT_OPTION):
+        return key.removeprefix(KEPT_OPTION)
+    if not key.startswith(OPTION):
+        return None
+    if not key.startswith(OPTION + "[") or not key.endswith("]"):
+        abort(400, f"{key}: write option[<name>]=<value>, e.g. option[Size]=M.")
+    return key[len(OPTION) + 1 : -1]
+
+
 def _options() -> dict[str, list[str]]:
-    """The ``option.<name>=<value>`` parameters: each name with its values (400 if bad)."""
-    found = {}
+    """The ``option[<name>]=<value>`` (or ``option.<name>=<value>``) parameters: each name
+    with its values (400 if bad, or if no product has an option of that name)."""
+    found: dict[str, set[str]] = {}
     for key, values in request.args.lists():
-        if not key.startswith(OPTION):
+        name = _option_name(key)
+        if name is None:
             continue
-        name = key.removeprefix(OPTION)
         if not name or len(name) > MAX_OPTION_TEXT:
             abort(400, f"{key}: name an option of at most {MAX_OPTION_TEXT} characters,"
-                  " e.g. option.Size=M.")  # fmt: skip
+                  " e.g. option[Size]=M.")  # fmt: skip
         if any(not value or len(value) > MAX_OPTION_TEXT for value in values):
             abort(400, f"{key}: each value is 1 to {MAX_OPTION_TEXT} characters.")
-        found[name] = sorted(set(values))
+        found.setdefault(name, set()).update(values)
         if len(found[name]) > MAX_OPTION_VALUES:
             abort(400, f"{key}: at most {MAX_OPTION_VALUES} values.")
     if len(found) > MAX_OPTION_NAMES:
-        abort(400, f"{OPTION}*: at most {MAX_OPTION_NAMES} option names.")
-    return found
+        abort(400, f"{OPTION}: at most {MAX_OPTION_NAMES} option names.")
+    unknown = variants.unknown_option_names(list(found))
+    if unknown:
+        named = ", ".join(f"option[{name}]" for name in unknown)
+        abort(400, f"{named}: no product has an option of this name.")
+    return {name: sorted(values) for name, values in found.items()}
 
 
 # The issue's names of the filters and the names the list had first: both work. One filter
@@ -182,6 +216,19 @@ def _query(args: dict) -> ProductQuery:
     return ProductQuery({**args, "options": _options()}, only_active=not _sees_inactive())
 
 
+def _priced(page: dict) -> dict:
+    """A page of products with their prior prices (``catalogue.prices``), in two statements."""
+    prices.with_product_priors(page["items"])
+    return page
+
+
+def _update(product_id: str, data: dict) -> dict:
+    """PATCH's and PUT's change: the fields given, then the product as it now reads."""
+    with db.transaction():
+        products.update_product(product_id, data, current_actor())
+    return get_product(product_id)
+
+
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
     return g.caller is not None and g.caller.can("products.read")
@@ -191,7 +238,7 @@ def _sees_inactive() -> bool:
 class Products(MethodView):
     @blp.doc(operationId="listProducts")
     @shows_more_with("products.read", "inactive products and may filter on `active`")
-    @query_prefix(OPTION, _OPTION_DOC)
+    @query_object(OPTION, _OPTION_DOC, kept_prefixes=(KEPT_OPTION,))
     @blp.arguments(ProductQuerySchema, location="query")
     @blp.response(200, page_schema(ProductSchema))
     @responds(
@@ -203,9 +250,14 @@ class Products(MethodView):
     def get(self, args):
         """List products, newest first
 
-        The public sees active products only. Filters combine with AND.
+        The public sees active products only. Filters combine with AND. With
+        `include=variants` each item carries its active variants, compact.
         """
-        return listing.page(_query(args), args)
+        page = _priced(list_page(_query(args), args))
+        if args.get("include") == "variants":
+            summaries = variant_summaries([item["id"] for item in page["items"]])
+            page["items"] = [{**item, "variants": summaries[item["id"]]} for item in page["items"]]
+        return page
 
     @blp.doc(operationId="createProduct")
     @responds(409, e409="The `sku` or `slug` is taken.")
@@ -233,11 +285,28 @@ class CategoryFacetSchema(Schema):
 
 
 class PriceBandSchema(Schema):
-    min_price = fields.Integer(required=True, metadata={"description": "In minor units."})
+    """A band, named as the list's filters are: `?price_min=<price_min>&price_max=<price_max>`
+    lists its products."""
+
+    price_min = fields.Integer(
+        required=True, metadata={"description": "The list's `price_min`, in minor units."}
+    )
+    price_max = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The list's `price_max`, in minor units, inclusive; null for the"
+            " top band (leave `price_max` out)."
+        },
+    )
+    min_price = fields.Integer(
+        required=True,
+        metadata={"description": "`price_min` (kept for compatibility).", "deprecated": True},
+    )
     max_price = fields.Integer(
         required=True,
         allow_none=True,
-        metadata={"description": "In minor units, inclusive; null for the top band."},
+        metadata={"description": "`price_max` (kept for compatibility).", "deprecated": True},
     )
     count = fields.Integer(required=True)
 
@@ -267,7 +336,7 @@ class ProductFacetsSchema(Schema):
 class ProductFacets(MethodView):
     @blp.doc(operationId="getProductFacets")
     @shows_more_with("products.read", "inactive products and may filter on `active`")
-    @query_prefix(OPTION, _OPTION_DOC)
+    @query_object(OPTION, _OPTION_DOC, kept_prefixes=(KEPT_OPTION,))
     @blp.arguments(ProductFilterSchema, location="query")
     @blp.response(200, ProductFacetsSchema)
     @responds(
@@ -286,7 +355,12 @@ class ProductFacets(MethodView):
         (a shopper who chose a band still sees the others' counts).
         """
         query = _query(args)  # the same rules for `active` and the options
-        return facets(query.args, only_active=not _sees_inactive())
+        found = facets(query.args, only_active=not _sees_inactive())
+        found["price_bands"] = [
+            {"price_min": band["min_price"], "price_max": band["max_price"], **band}
+            for band in found["price_bands"]
+        ]
+        return found
 
 
 @blp.route("/<id:product_id>")
@@ -307,17 +381,28 @@ class ProductById(MethodView):
     @blp.arguments(ProductUpdateSchema)
     @blp.response(200, ProductDetailSchema)
     @require_permission("products.update")
-    def put(self, data, product_id):
+    def patch(self, data, product_id):
         """Change a product
 
-        Only the fields given change (as Shopify's PUT does): `{"stock": 5}` is a valid update.
+        Only the fields given change: `{"stock": 5}` is a valid update.
         `price_cents`, `stock` and `sku` are its variant's while it has one; with several
         variants they are a 400 naming them. Removing an option value that variants use is
         a 409 naming them.
         """
-        with db.transaction():
-            products.update_product(product_id, data, current_actor())
-        return get_product(product_id)
+        return _update(product_id, data)
+
+    @blp.doc(operationId="updateProductByPut")
+    @responds(409, e409="The `sku` or `slug` is taken, or variants use an option value removed.")
+    @blp.arguments(ProductUpdateSchema)
+    @blp.response(200, ProductDetailSchema)
+    @require_permission("products.update")
+    def put(self, data, product_id):
+        """Change a product (as PATCH)
+
+        Kept for clients written before `PATCH`: a partial update too, as Shopify's PUT is
+        (only the fields given change), not a replacement. Use `PATCH /products/{id}`.
+        """
+        return _update(product_id, data)
 
     @blp.doc(operationId="deleteProduct")
     @blp.response(204)

@@ -11,7 +11,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from shop.api.catalogue_input import OptionSchema, v
 from shop.http.openapi import enum_field
-from shop.orders import shipments
+from shop.orders import progress, shipments
 from shop.orders.lifecycle import STATUSES
 from shop.payments import providers as payments
 from shop.permissions import ALL_PERMISSIONS
@@ -228,6 +228,16 @@ def order_status(**kwargs) -> fields.String:
     return enum_field("OrderStatusValue", STATUSES, **kwargs)
 
 
+def order_payment_status(**kwargs) -> fields.String:
+    """Where an order's money stands: the ``OrderPaymentStatusValue`` enum."""
+    return enum_field("OrderPaymentStatusValue", progress.PAYMENT, **kwargs)
+
+
+def order_fulfillment_status(**kwargs) -> fields.String:
+    """Where an order's parcel stands: the ``FulfillmentStatusValue`` enum."""
+    return enum_field("FulfillmentStatusValue", progress.FULFILLMENT, **kwargs)
+
+
 class ActorSchema(Schema):
     kind = fields.String(required=True)
     id = fields.String(required=True, allow_none=True)
@@ -353,8 +363,36 @@ class OrderSchema(PriceBreakdownSchema):
     )
     id = fields.String(required=True)
     number = fields.String(required=True)
+    invoice_number = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The invoice's number (`GET /orders/{id}/invoice`); null until the"
+            " order is invoiced (when it becomes paid, or at its first shipment: the"
+            " `invoice_on` setting)."
+        },
+    )
+    invoiced_at = fields.String(
+        required=True, allow_none=True, metadata={"description": "When it was invoiced."}
+    )
     customer = fields.Nested(OrderCustomerSchema, required=True)
     status = order_status(required=True)
+    payment_status = order_payment_status(
+        required=True,
+        metadata={
+            "description": "Where the money stands, whatever `status` says: `pending` (not"
+            " paid yet), `paid`, `partially_refunded`, `refunded`, `review` (money arrived"
+            " that does not match the order: a person refunds or honours it), `voided`"
+            " (cancelled before any money was taken)."
+        },
+    )
+    fulfillment_status = order_fulfillment_status(
+        required=True,
+        metadata={
+            "description": "Where the parcel stands: `unfulfilled`, `partially_shipped`,"
+            " `shipped` (every unit has left), `delivered`. Refunds and cancels leave it."
+        },
+    )
     shipping_address = fields.Nested(
         OrderAddressSchema,
         required=True,
@@ -365,6 +403,17 @@ class OrderSchema(PriceBreakdownSchema):
     status_history = fields.List(fields.Nested(StatusChangeSchema), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
+
+
+class VariantSummarySchema(Schema):
+    """A variant as a list item carries it: enough to show and pick it."""
+
+    id = fields.String(required=True)
+    options = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    price_cents = fields.Integer(required=True)
+    compare_at_price_cents = fields.Integer(required=True, allow_none=True)
+    stock = fields.Integer(required=True)
+    in_stock = fields.Boolean(required=True)
 
 
 class ProductSchema(Schema):
@@ -393,8 +442,24 @@ class ProductSchema(Schema):
     collection_ids = fields.List(fields.String(), required=True)
     options = fields.List(fields.Nested(OptionSchema), required=True)
     low_stock_threshold = fields.Integer(required=True, allow_none=True)
+    prior_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The lowest price of the 30 days before the current price took"
+            " effect (EU price indication rule), of its cheapest active variant; null when the"
+            " price has not changed in that window (docs/invoicing.md)."
+        },
+    )
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
+    variants = fields.List(
+        fields.Nested(VariantSummarySchema),
+        metadata={
+            "description": "Only in `GET /products` with `include=variants`: its active"
+            " variants, in their order, compact."
+        },
+    )
 
 
 class VariantSchema(Schema):
@@ -403,7 +468,20 @@ class VariantSchema(Schema):
     sku = fields.String(required=True, allow_none=True)
     options = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
     price_cents = fields.Integer(required=True)
-    compare_at_price_cents = fields.Integer(required=True, allow_none=True)
+    compare_at_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": 'The merchant\'s own "was" price: above `price_cents`, or null.'},
+    )
+    prior_price_cents = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The lowest price of the 30 days before the current price took"
+            " effect (EU price indication rule); null when the price has not changed in that"
+            " window (docs/invoicing.md)."
+        },
+    )
     stock = fields.Integer(required=True)
     weight_grams = fields.Integer(required=True, allow_none=True)
     image_id = fields.String(required=True, allow_none=True)

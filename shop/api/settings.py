@@ -5,38 +5,29 @@
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 
-from shop import audit, db
-from shop.api.common import WRITE_ONLY, Blueprint, StrictBoolean, readable
+from shop.api.common import WRITE_ONLY, Blueprint, readable
+from shop.api.store_input import (
+    BANK,
+    BRAND,
+    CN_PREFIX,
+    INCLUSIVE,
+    INVOICE_ON_TEXT,
+    INVOICE_PREFIX,
+    LOCALE,
+    LOGO,
+    REMINDERS,
+    VAT_ID,
+    SettingsUpdateSchema,
+)
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
-from shop.http.openapi import responds
+from shop.http.openapi import enum_field, responds
+from shop.invoices.issuing import INVOICE_ON
 from shop.site import settings as site
 
-_INCLUSIVE = (
-    "Prices (products, shipping methods) include tax, which is extracted from them (VAT);"
-    " false: tax is added on top (US-style sales tax)."
-)
-
-_REMINDERS = (
-    "A cart left behind with an e-mail and lines gets one reminder e-mail"
-    " (`SHOP_CART_REMINDER_AFTER` after its last change), when its visitor agreed"
-    " (`reminders: true` on the cart). Off by default."
-)
-
 blp = Blueprint("settings", __name__, url_prefix="/settings", description="Site settings.")
-
-
-_BANK = (
-    "What a buyer who pays by the `manual` method is told (bank details, the reference to"
-    " give), on the storefront's confirmation and order pages."
-)
-
-
-_BRAND = "The storefront's brand colour, `#rrggbb` (its CSS variable `--brand`)."
-_LOGO = "The storefront's logo: one of the shop's images (`/images/{id}`) or an https address."
 
 
 class SettingsSchema(Schema):
@@ -62,56 +53,30 @@ class SettingsSchema(Schema):
             " them can only set them up."
         },
     )
-    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
-    cart_reminders = fields.Boolean(required=True, metadata={"description": _REMINDERS})
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
+    vat_id = fields.String(required=True, allow_none=True, metadata={"description": VAT_ID})
+    invoice_prefix = fields.String(required=True, metadata={"description": INVOICE_PREFIX})
+    credit_note_prefix = fields.String(required=True, metadata={"description": CN_PREFIX})
+    invoice_on = enum_field(
+        "InvoiceOnValue",
+        INVOICE_ON,
+        validate_input=False,
+        required=True,
+        metadata={"description": INVOICE_ON_TEXT},
+    )
+    locale = fields.String(required=True, metadata={"description": LOCALE})
+    cart_reminders = fields.Boolean(required=True, metadata={"description": REMINDERS})
     bank_transfer_instructions = fields.String(
-        required=True, allow_none=True, metadata={"description": _BANK}
+        required=True, allow_none=True, metadata={"description": BANK}
     )
-    brand_color = fields.String(required=True, metadata={"description": _BRAND})
-    logo_url = fields.String(required=True, allow_none=True, metadata={"description": _LOGO})
-
-
-class SettingsUpdateSchema(Schema):
-    shop_name = fields.String(validate=validate.Length(min=1, max=200))
-    currency = fields.String(
-        validate=validate.OneOf(
-            sorted(site.CURRENCIES),
-            error="Use an ISO 4217 code of three capitals, such as EUR or USD.",
-        )
-    )
-    contact_email = fields.Email(allow_none=True, validate=validate.Length(max=320))
-    contact_phone = fields.String(allow_none=True, validate=validate.Length(min=1, max=40))
-    address = fields.String(allow_none=True, validate=validate.Length(min=1, max=1000))
-    bank_transfer_instructions = fields.String(
-        allow_none=True, validate=validate.Length(min=1, max=2000), metadata={"description": _BANK}
-    )
-    brand_color = fields.String(
-        validate=validate.Regexp(r"^#[0-9a-fA-F]{6}$", error="Use #rrggbb, e.g. #1f5f4a."),
-        metadata={"description": _BRAND},
-    )
-    logo_url = fields.String(
-        allow_none=True,
-        validate=validate.Regexp(
-            r"^(/images/[A-Za-z0-9_-]{1,64}|https://[^\s\"'<>()]{1,500})$",
-            error="Use one of the shop's images (/images/{{id}}) or an https:// address.",
-        ),
-        metadata={"description": _LOGO},
-    )
-    order_number_prefix = fields.String(
-        validate=validate.Regexp(
-            r"^[A-Za-z0-9_./-]{0,20}$",
-            error="Use up to 20 letters, digits, '-', '_', '.' or '/'.",
-        )
-    )
-    require_two_factor = StrictBoolean()
-    prices_include_tax = StrictBoolean(metadata={"description": _INCLUSIVE})
-    cart_reminders = StrictBoolean(metadata={"description": _REMINDERS})
+    brand_color = fields.String(required=True, metadata={"description": BRAND})
+    logo_url = fields.String(required=True, allow_none=True, metadata={"description": LOGO})
 
 
 class PublicSettingsSchema(Schema):
     shop_name = fields.String(required=True)
     currency = fields.String(required=True)
-    prices_include_tax = fields.Boolean(required=True, metadata={"description": _INCLUSIVE})
+    prices_include_tax = fields.Boolean(required=True, metadata={"description": INCLUSIVE})
     cart_reminders = fields.Boolean(
         required=True,
         metadata={"description": "Whether a storefront offers the reminder consent on a cart."},
@@ -141,20 +106,7 @@ class Settings(MethodView):
         minor units of it and orders keep theirs. Changing it does not convert prices.
         A caller without `settings.read` gets 204 and no body.
         """
-        if not data:
-            abort(400, "Send at least one setting to change.")
-        with db.transaction():
-            changing = (
-                data.get("currency", site.current()["currency"]) != site.current()["currency"]
-            )
-            if changing and db.value("SELECT 1 FROM orders LIMIT 1"):
-                abort(
-                    409,
-                    "currency: the shop has orders in "
-                    f"{site.current()['currency']}; the currency is fixed once an order exists.",
-                )
-            site.update(data)
-            audit.record("settings.updated", data, actor=current_actor())
+        site.change(data, current_actor())
         return readable("settings.read", site.current())
 
 

@@ -5,30 +5,28 @@ Staff manage them with ``shipping.*`` (keys: ``read:shipping`` / ``write:shippin
 address, as the checkout would charge them (``pricing/rules.py`` decides).
 """
 
-import json
-
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
-from shop import audit, db
-from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
-    StrictBoolean,
     Where,
     changed_since,
     page_schema,
     paginate,
 )
 from shop.api.schemas import country_code
-from shop.clock import now_iso
+from shop.api.store_input import (
+    ShippingMethodCreateSchema,
+    ShippingMethodUpdateSchema,
+    WeightBandSchema,
+)
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.pricing import baskets
 from shop.pricing.rules import Refusal, price
-from shop.shipping import methods
+from shop.shipping import methods, store
 from shop.site import settings as site
 
 blp = Blueprint(
@@ -37,19 +35,6 @@ blp = Blueprint(
     url_prefix="/shipping-methods",
     description="Shipping methods and their prices.",
 )
-
-MAX_CENTS = 10**12
-_CENTS = validate.Range(min=0, max=MAX_CENTS)
-
-
-class WeightBandSchema(Schema):
-    up_to_grams = fields.Integer(
-        strict=True,
-        required=True,
-        validate=validate.Range(min=1, max=10**9),
-        metadata={"description": "Inclusive: a basket of exactly this weight is in the band."},
-    )
-    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
 
 
 class ShippingMethodSchema(Schema):
@@ -68,39 +53,6 @@ class ShippingMethodSchema(Schema):
     position = fields.Integer(required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-class ShippingMethodUpdateSchema(Schema):
-    name = fields.String(validate=validate.Length(min=1, max=200))
-    countries = fields.List(country_code(), validate=validate.Length(max=250))
-    price_cents = fields.Integer(
-        strict=True, validate=_CENTS, metadata={"description": "Without weight bands."}
-    )
-    free_over_cents = fields.Integer(
-        strict=True,
-        allow_none=True,
-        validate=_CENTS,
-        metadata={"description": "A subtotal after discounts at or above it ships free."},
-    )
-    weight_bands = fields.List(
-        fields.Nested(WeightBandSchema),
-        validate=validate.Length(max=50),
-        metadata={"description": "Price by weight; a basket heavier than every band is refused."},
-    )
-    tax_class = tax_class_field()
-    active = StrictBoolean()
-    position = fields.Integer(strict=True, validate=validate.Range(min=-1_000_000, max=1_000_000))
-
-    @validates_schema  # after the fields: skipped when a band is itself invalid
-    def _distinct_bands(self, data, **_kwargs):
-        weights = [band["up_to_grams"] for band in data.get("weight_bands") or []]
-        if len(set(weights)) != len(weights):
-            raise ValidationError("two bands end at the same weight.", "weight_bands")
-
-
-class ShippingMethodCreateSchema(ShippingMethodUpdateSchema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    price_cents = fields.Integer(strict=True, required=True, validate=_CENTS)
 
 
 class AvailableQuerySchema(Schema):
@@ -128,28 +80,6 @@ class AvailableMethodsSchema(Schema):
     items = fields.List(fields.Nested(AvailableMethodSchema), required=True)
 
 
-def _get(method_id: str) -> dict:
-    method = methods.load(method_id)
-    if method is None:
-        abort(404, "Shipping method not found.")
-    return method
-
-
-def _values(data: dict) -> dict:
-    return {
-        "name": data["name"],
-        "countries": json.dumps(sorted(set(data.get("countries") or []))),
-        "price_cents": data["price_cents"],
-        "free_over_cents": data.get("free_over_cents"),
-        "weight_bands": json.dumps(
-            sorted(data.get("weight_bands") or [], key=lambda band: band["up_to_grams"])
-        ),
-        "tax_class": data.get("tax_class", "standard"),
-        "active": int(data.get("active", True)),
-        "position": data.get("position", 0),
-    }
-
-
 @blp.route("")
 class ShippingMethods(MethodView):
     @blp.doc(operationId="listShippingMethods")
@@ -171,18 +101,7 @@ class ShippingMethods(MethodView):
     @require_permission("shipping.create")
     def post(self, data):
         """Create a shipping method"""
-        method_id, moment = db.new_id(), now_iso()
-        with db.transaction():
-            db.execute(
-                f"INSERT INTO shipping_methods ({methods.COLUMNS}) VALUES (:id, :name, :countries,"
-                " :price_cents, :free_over_cents, :weight_bands, :tax_class, :active,"
-                " :position, :now, :now)",
-                {**_values(data), "id": method_id, "now": moment},
-            )
-            audit.record(
-                "shipping_method.created", {"shipping_method_id": method_id}, actor=current_actor()
-            )
-        return _get(method_id)
+        return store.create(data, current_actor())
 
 
 @blp.route("/available")
@@ -232,7 +151,7 @@ class ShippingMethodById(MethodView):
     @require_permission("shipping.read")
     def get(self, method_id):
         """One shipping method"""
-        return _get(method_id)
+        return store.get(method_id)
 
     @blp.doc(operationId="updateShippingMethod")
     @blp.arguments(ShippingMethodUpdateSchema)
@@ -243,19 +162,7 @@ class ShippingMethodById(MethodView):
 
         Fields left out stay as they are. Orders placed keep what they were charged.
         """
-        with db.transaction():
-            merged = {**_get(method_id), **data}
-            db.execute(
-                "UPDATE shipping_methods SET name = :name, countries = :countries,"
-                " price_cents = :price_cents, free_over_cents = :free_over_cents,"
-                " weight_bands = :weight_bands, tax_class = :tax_class, active = :active,"
-                " position = :position, updated_at = :now WHERE id = :id",
-                {**_values(merged), "id": method_id, "now": now_iso()},
-            )
-            audit.record(
-                "shipping_method.updated", {"shipping_method_id": method_id}, actor=current_actor()
-            )
-        return _get(method_id)
+        return store.update(method_id, data, current_actor())
 
     @blp.doc(operationId="deleteShippingMethod")
     @blp.response(204)
@@ -265,9 +172,4 @@ class ShippingMethodById(MethodView):
 
         Orders placed with it keep its name and what they were charged.
         """
-        with db.transaction():
-            _get(method_id)
-            db.execute("DELETE FROM shipping_methods WHERE id = :id", {"id": method_id})
-            audit.record(
-                "shipping_method.deleted", {"shipping_method_id": method_id}, actor=current_actor()
-            )
+        store.delete(method_id, current_actor())

@@ -5,13 +5,9 @@ a line (country + region, then country, then ``*``); several taxes on one line (
 and a city) are entered as their sum. ``tax.*`` permissions, ``read:tax`` / ``write:tax``.
 """
 
-from decimal import Decimal
-
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields
 
-from shop import audit, db
-from shop.api.catalogue_input import tax_class_field
 from shop.api.common import (
     Blueprint,
     ChangedSinceQuerySchema,
@@ -20,34 +16,13 @@ from shop.api.common import (
     page_schema,
     paginate,
 )
-from shop.clock import now_iso
+from shop.api.store_input import TaxRateCreateSchema, TaxRateUpdateSchema
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.http.openapi import responds
-from shop.shipping.countries import CODES
+from shop.pricing import tax_rates
 
 blp = Blueprint("tax_rates", __name__, url_prefix="/tax-rates", description="Tax rates.")
-
-_COLUMNS = "id, country, region, tax_class, rate, name, created_at, updated_at"
-_TAKEN = "A rate for this country, region and tax class exists: change that one."
-
-
-# A percentage from 0 to 100 with at most 4 decimals, said in the description's pattern.
-_rate = validate.Regexp(
-    r"^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$",
-    error="Give a percentage from 0 to 100 with at most 4 decimals, such as 20 or 5.5.",
-)
-_COUNTRY_ERROR = "Use an ISO 3166-1 alpha-2 code in capitals (DE), or * for any."
-
-
-def _known_country(value: str) -> None:
-    if value != "*" and value not in CODES:
-        raise ValidationError(_COUNTRY_ERROR)
-
-
-# The pattern for the description (a plain string, not a 250-value enum), then the codes.
-_country = [validate.Regexp(r"^(\*|[A-Z]{2})$", error=_COUNTRY_ERROR), _known_country]
 
 
 class TaxRateSchema(Schema):
@@ -61,67 +36,6 @@ class TaxRateSchema(Schema):
     updated_at = fields.String(required=True)
 
 
-class TaxRateUpdateSchema(Schema):
-    country = fields.String(
-        validate=_country,
-        metadata={"description": "ISO 3166-1 alpha-2 code, or `*` for every other country."},
-    )
-    region = fields.String(
-        allow_none=True,
-        validate=validate.Regexp(r"^[A-Za-z0-9-]{1,50}$", error="Use a code such as NY."),
-        metadata={"description": "A state or province code (an address's `region`)."},
-    )
-    tax_class = tax_class_field()
-    rate = fields.String(validate=_rate, metadata={"description": "Percent: `20`, `5.5`."})
-    name = fields.String(validate=validate.Length(min=1, max=100))
-
-    @validates_schema
-    def _no_region_for_any(self, data, **_kwargs):
-        if data.get("country") == "*" and data.get("region"):
-            raise ValidationError("a rate for any country (*) has no region.", "region")
-
-
-class TaxRateCreateSchema(TaxRateUpdateSchema):
-    country = fields.String(required=True, validate=_country)
-    rate = fields.String(required=True, validate=_rate)
-    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-
-
-def _present(row: dict) -> dict:
-    return {**row, "region": row["region"] or None}
-
-
-def _get(rate_id: str) -> dict:
-    row = db.one(f"SELECT {_COLUMNS} FROM tax_rates WHERE id = :id", {"id": rate_id})
-    if row is None:
-        abort(404, "Tax rate not found.")
-    return _present(row)
-
-
-def _store(statement: str, values: dict) -> None:
-    """Write a rate; 409 when its (country, region, class) is taken."""
-    if values["country"] == "*" and values["region"]:
-        abort(400, "region: a rate for any country (*) has no region.")
-    clash = db.value(
-        "SELECT id FROM tax_rates WHERE country = :country AND region = :region"
-        " AND tax_class = :tax_class AND id <> :id",
-        values,
-    )
-    if clash:
-        abort(409, _TAKEN)
-    db.execute(statement, values)
-
-
-def _values(data: dict) -> dict:
-    return {
-        "country": data["country"],
-        "region": (data.get("region") or "").upper(),
-        "tax_class": data.get("tax_class") or "standard",
-        "rate": format(Decimal(data["rate"]).normalize(), "f"),  # "20.0" is "20"
-        "name": data["name"],
-    }
-
-
 @blp.route("")
 class TaxRates(MethodView):
     @blp.doc(operationId="listTaxRates")
@@ -131,30 +45,21 @@ class TaxRates(MethodView):
     def get(self, args):
         """List tax rates, by country, region and class"""
         where = Where()
-        order = changed_since(where, args) or " ORDER BY country, region, tax_class, id"
-        page = paginate(f"SELECT {_COLUMNS} FROM tax_rates", "tax_rates", where, order, args)
-        page["items"] = [_present(row) for row in page["items"]]
+        order = changed_since(where, args) or tax_rates.ORDER
+        page = paginate(
+            f"SELECT {tax_rates.COLUMNS} FROM tax_rates", "tax_rates", where, order, args
+        )
+        page["items"] = [tax_rates.present(row) for row in page["items"]]
         return page
 
     @blp.doc(operationId="createTaxRate")
-    @responds(409, e409=_TAKEN)
+    @responds(409, e409=tax_rates.TAKEN)
     @blp.arguments(TaxRateCreateSchema)
     @blp.response(201, TaxRateSchema)
     @require_permission("tax.create")
     def post(self, data):
         """Create a tax rate"""
-        rate_id, moment = db.new_id(), now_iso()
-        with db.transaction():
-            db.lock("tax_rates")
-            _store(
-                f"INSERT INTO tax_rates ({_COLUMNS}) VALUES (:id, :country, :region,"
-                " :tax_class, :rate, :name, :now, :now)",
-                {**_values(data), "id": rate_id, "now": moment},
-            )
-            audit.record(
-                "tax_rate.created", {"tax_rate_id": rate_id, **_values(data)}, actor=current_actor()
-            )
-        return _get(rate_id)
+        return tax_rates.create(data, current_actor())
 
 
 @blp.route("/<id:rate_id>")
@@ -164,10 +69,10 @@ class TaxRateById(MethodView):
     @require_permission("tax.read")
     def get(self, rate_id):
         """One tax rate"""
-        return _get(rate_id)
+        return tax_rates.get(rate_id)
 
     @blp.doc(operationId="updateTaxRate")
-    @responds(409, e409=_TAKEN)
+    @responds(409, e409=tax_rates.TAKEN)
     @blp.arguments(TaxRateUpdateSchema)
     @blp.response(200, TaxRateSchema)
     @require_permission("tax.update")
@@ -176,26 +81,11 @@ class TaxRateById(MethodView):
 
         Fields left out stay as they are. Orders placed keep the tax they were charged.
         """
-        with db.transaction():
-            db.lock("tax_rates")
-            values = _values({**_get(rate_id), **data})
-            _store(
-                "UPDATE tax_rates SET country = :country, region = :region,"
-                " tax_class = :tax_class, rate = :rate, name = :name, updated_at = :now"
-                " WHERE id = :id",
-                {**values, "id": rate_id, "now": now_iso()},
-            )
-            audit.record(
-                "tax_rate.updated", {"tax_rate_id": rate_id, **values}, actor=current_actor()
-            )
-        return _get(rate_id)
+        return tax_rates.update(rate_id, data, current_actor())
 
     @blp.doc(operationId="deleteTaxRate")
     @blp.response(204)
     @require_permission("tax.delete")
     def delete(self, rate_id):
         """Delete a tax rate"""
-        with db.transaction():
-            _get(rate_id)
-            db.execute("DELETE FROM tax_rates WHERE id = :id", {"id": rate_id})
-            audit.record("tax_rate.deleted", {"tax_rate_id": rate_id}, actor=current_actor())
+        tax_rates.delete(rate_id, current_actor())

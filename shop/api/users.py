@@ -13,29 +13,21 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db
 from shop.api.common import (
     LIKE,
     Blueprint,
     ChangedSinceQuerySchema,
-    StrictBoolean,
     Where,
     changed_since,
     like_pattern,
     page_schema,
     paginate,
 )
-from shop.api.schemas import Permissions
-from shop.auth import lockout, sessions
-from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, hash_password
-from shop.auth.roles import check_grant
-from shop.auth.users import USER_SELECT, create_user, get_user, role_named, set_extra_permissions
-from shop.clock import now_iso
-from shop.http.context import current_actor
+from shop.api.store_input import UserCreateSchema, UserUpdateSchema
+from shop.auth import staff
+from shop.auth.users import USER_SELECT, get_user
 from shop.http.decorators import require_permission
-from shop.http.errors import abort
 from shop.http.openapi import responds
-from shop.permissions import OWNER_ROLE
 
 blp = Blueprint("users", __name__, url_prefix="/users", description="Administrators.")
 
@@ -56,26 +48,6 @@ class UserSchema(Schema):
     updated_at = fields.String(required=True)
 
 
-class UserCreateSchema(Schema):
-    email = fields.Email(required=True, validate=validate.Length(max=320))
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    password = fields.String(
-        required=True, validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH)
-    )
-    role = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    permissions = Permissions
-    active = StrictBoolean(load_default=True)
-
-
-class UserUpdateSchema(Schema):
-    email = fields.Email(validate=validate.Length(max=320))
-    name = fields.String(validate=validate.Length(min=1, max=200))
-    password = fields.String(validate=validate.Length(min=MIN_LENGTH, max=MAX_LENGTH))
-    role = fields.String(validate=validate.Length(min=1, max=64))
-    permissions = Permissions
-    active = StrictBoolean()
-
-
 class UserQuerySchema(ChangedSinceQuerySchema):
     q = fields.String(
         validate=validate.Length(max=200),
@@ -83,41 +55,6 @@ class UserQuerySchema(ChangedSinceQuerySchema):
     )
     role = fields.String(validate=validate.Length(max=64))
     active = fields.Boolean()
-
-
-def _present(row: dict) -> dict:
-    extra = set((row["extra_permissions"] or "").split())
-    role_perms = set((row["role_permissions"] or "").split())
-    return {
-        "id": row["id"],
-        "email": row["email"],
-        "name": row["name"],
-        "role": row["role"],
-        "permissions": sorted(extra),
-        "effective_permissions": sorted(extra | role_perms),
-        "active": bool(row["active"]),
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-    }
-
-
-def _guard_last_owner(row: dict) -> None:
-    """409 when ``row`` is the last active owner (call before demoting, disabling, deleting)."""
-    if row["role"] != OWNER_ROLE or not row["active"]:
-        return
-    others = db.value(
-        "SELECT COUNT(*) FROM users u JOIN roles r ON r.id = u.role_id"
-        " WHERE r.name = :owner AND u.active = 1 AND u.id <> :id",
-        {"owner": OWNER_ROLE, "id": row["id"]},
-    )
-    if not others:
-        abort(409, "This is the last active owner: make another owner first.")
-
-
-def _guard_target(row: dict) -> None:
-    """403 when the target holds permissions the caller does not."""
-    if not set(_present(row)["effective_permissions"]) <= g.caller.permissions:
-        abort(403, "Access denied: this administrator holds permissions you do not.")
 
 
 @blp.route("")
@@ -142,7 +79,7 @@ class Users(MethodView):
             where,
             order,
             args,
-            convert=_present,
+            convert=staff.present,
         )
 
     @blp.doc(operationId="createUser")
@@ -152,18 +89,7 @@ class Users(MethodView):
     @require_permission("users.create")
     def post(self, data):
         """Create an administrator"""
-        role = role_named(data["role"])
-        check_grant(g.caller, role["permissions"] | set(data.get("permissions", [])))
-        row = create_user(
-            data["email"],
-            data["name"],
-            data["password"],
-            data["role"],
-            data.get("permissions", []),
-            data["active"],
-            actor=current_actor(),
-        )
-        return _present(row)
+        return staff.create(data, g.caller)
 
 
 @blp.route("/<id:user_id>")
@@ -173,7 +99,7 @@ class UserById(MethodView):
     @require_permission("users.read")
     def get(self, user_id):
         """One administrator"""
-        return _present(get_user(user_id))
+        return staff.present(get_user(user_id))
 
     @blp.doc(operationId="updateUser")
     @responds(409, e409="The email is taken, or this would leave no active owner.")
@@ -186,61 +112,7 @@ class UserById(MethodView):
         Fields left out stay as they are. A new password, or `active: false`, ends the
         administrator's sessions.
         """
-        new_hash = hash_password(data["password"]) if "password" in data else None
-        with db.transaction():
-            db.lock("users")
-            row = get_user(user_id)
-            _guard_target(row)
-            changes = {}
-            if "role" in data and data["role"] != row["role"]:
-                role = role_named(data["role"])
-                check_grant(g.caller, role["permissions"])
-                _guard_last_owner(row)
-                db.execute(
-                    "UPDATE users SET role_id = :role_id WHERE id = :id",
-                    {"role_id": role["id"], "id": user_id},
-                )
-                changes["role"] = data["role"]
-            if "permissions" in data:
-                old = set((row["extra_permissions"] or "").split())
-                new = set(data["permissions"])
-                check_grant(g.caller, old ^ new)
-                set_extra_permissions(user_id, new)
-                changes["permissions"] = sorted(new)
-            if "active" in data and bool(data["active"]) != bool(row["active"]):
-                if not data["active"]:
-                    _guard_last_owner(row)
-                changes["active"] = data["active"]
-            if "email" in data:
-                email = data["email"].strip().lower()
-                taken = db.value(
-                    "SELECT 1 FROM users WHERE email = :email AND id <> :id",
-                    {"email": email, "id": user_id},
-                )
-                if taken:
-                    abort(409, f"An administrator with the email {email} already exists.")
-                changes["email"] = email
-            if "name" in data:
-                changes["name"] = data["name"].strip()
-            db.execute(
-                "UPDATE users SET email = :email, name = :name, active = :active,"
-                " password_hash = COALESCE(:hash, password_hash), updated_at = :now"
-                " WHERE id = :id",
-                {
-                    "email": changes.get("email", row["email"]),
-                    "name": changes.get("name", row["name"]),
-                    "active": changes.get("active", bool(row["active"])),
-                    "hash": new_hash,
-                    "now": now_iso(),
-                    "id": user_id,
-                },
-            )
-            if new_hash is not None or changes.get("active") is False:
-                sessions.end_all(sessions.ADMIN, user_id)
-            if new_hash is not None:
-                changes["password_changed"] = True
-            audit.record("user.updated", {"user_id": user_id, **changes}, actor=current_actor())
-        return _present(get_user(user_id))
+        return staff.update_user(user_id, data, g.caller)
 
     @blp.doc(operationId="deleteUser")
     @responds(409, e409="The last active owner.")
@@ -251,20 +123,7 @@ class UserById(MethodView):
 
         Their sessions end and their API keys are revoked at once.
         """
-        with db.transaction():
-            db.lock("users")
-            row = get_user(user_id)
-            _guard_target(row)
-            _guard_last_owner(row)
-            db.execute(
-                "UPDATE api_keys SET revoked_at = :now, revoked_by = :by"
-                " WHERE owner_id = :id AND revoked_at IS NULL",
-                {"now": now_iso(), "by": g.caller.id, "id": user_id},
-            )
-            db.execute("DELETE FROM users WHERE id = :id", {"id": user_id})
-            audit.record(
-                "user.deleted", {"user_id": user_id, "email": row["email"]}, actor=current_actor()
-            )
+        staff.delete_user(user_id, g.caller)
 
 
 @blp.route("/<id:user_id>/unlock")
@@ -279,12 +138,4 @@ class UserUnlock(MethodView):
         email) and the repeats that lengthen the next cool-down. Answers 204 whether or not
         a lockout was in force (audited).
         """
-        row = get_user(user_id)
-        _guard_target(row)
-        was_locked = lockout.clear(lockout.account("admin", user_id))
-        with db.transaction():
-            audit.record(
-                "user.unlocked",
-                {"user_id": user_id, "email": row["email"], "was_locked": was_locked},
-                actor=current_actor(),
-            )
+        staff.unlock_user(user_id, g.caller)

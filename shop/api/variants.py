@@ -13,7 +13,7 @@ from shop import db
 from shop.api.catalogue_input import GenerateSchema, VariantCreateSchema, VariantUpdateSchema
 from shop.api.common import Blueprint
 from shop.api.schemas import VariantSchema
-from shop.catalogue import variants
+from shop.catalogue import prices, variants
 from shop.catalogue.present import variants_of
 from shop.http.decorators import require_permission, shows_more_with
 from shop.http.errors import abort
@@ -115,3 +115,35 @@ class VariantById(MethodView):
         with db.transaction():
             db.lock("products")
             variants.delete_variant(product_id, variant_id)
+
+
+class PriceChangeSchema(Schema):
+    price_cents = fields.Integer(required=True)
+    at = fields.String(required=True, metadata={"description": "When this price took effect."})
+
+
+class PriceHistorySchema(Schema):
+    items = fields.List(
+        fields.Nested(PriceChangeSchema),
+        required=True,
+        metadata={"description": "Newest first: the first is the current price."},
+    )
+
+
+@blp.route("/<id:product_id>/variants/<id:variant_id>/price-history")
+class VariantPriceHistory(MethodView):
+    @blp.doc(operationId="getVariantPriceHistory")
+    @shows_more_with("products.read", "inactive variants and products")
+    @blp.response(200, PriceHistorySchema)
+    def get(self, product_id, variant_id):
+        """A variant's price changes
+
+        Every price it has had and when it took effect, newest first, kept at least 61
+        days (what the prior price needs: docs/invoicing.md). Visible as the variant is.
+        """
+        staff = _visible(product_id)
+        if not staff and not db.value(
+            "SELECT 1 FROM product_variants WHERE id = :id AND active = 1", {"id": variant_id}
+        ):
+            abort(404, "Variant not found.")
+        return {"items": prices.history(product_id, variant_id)}

@@ -259,16 +259,21 @@ def reset_by_operator(email: str) -> dict | None:
     """The owner's way back for a lost device (``flask users reset-two-factor``): remove the
     user's second factor (on or pending) and end all their sessions, audited as the CLI's.
     None when no administrator has that email."""
+    user = db.one("SELECT id FROM users WHERE LOWER(email) = LOWER(:e)", {"e": email})
+    return reset(user["id"], CLI_ACTOR) if user is not None else None
+
+
+def reset(user_id: str, actor) -> dict:
+    """Remove an administrator's second factor (on or pending) and end all their sessions,
+    audited as ``actor``'s (the CLI, or an administrator in the console)."""
     with db.transaction():
-        user = db.one("SELECT id, email FROM users WHERE LOWER(email) = LOWER(:e)", {"e": email})
-        if user is None:
-            return None
+        user = db.one("SELECT id, email FROM users WHERE id = :id", {"id": user_id})
         was_on = is_enabled(user["id"])
         turn_off(user["id"])
         ended = sessions.end_all(sessions.ADMIN, user["id"])
         audit.record(
             "two_factor.reset",
             {"user_id": user["id"], "was_on": was_on, "sessions_ended": ended},
-            actor=CLI_ACTOR,
+            actor=actor,
         )
     return {"email": user["email"], "was_on": was_on, "sessions_ended": ended}

@@ -3,6 +3,7 @@ create``) and the tests share, and the reads it needs."""
 
 from shop import audit, db
 from shop.actor import NOBODY, Actor
+from shop.auth.keys import cache as key_cache
 from shop.auth.passwords import hash_password
 from shop.auth.roles import role_by_name
 from shop.clock import now_iso
@@ -37,6 +38,7 @@ def role_named(name: str) -> dict:
 
 def set_extra_permissions(user_id: str, permissions) -> None:
     """Replace an administrator's extra permissions (inside the caller's transaction)."""
+    key_cache.changed()  # the ceiling of the keys they own
     db.execute("DELETE FROM user_permissions WHERE user_id = :id", {"id": user_id})
     db.execute_many(
         "INSERT INTO user_permissions (user_id, permission) VALUES (:user_id, :permission)",

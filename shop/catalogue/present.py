@@ -5,7 +5,7 @@ existence check (products and categories) and the variant image check."""
 import json
 
 from shop import db
-from shop.catalogue import images
+from shop.catalogue import images, prices
 from shop.errors import Invalid, NotFound
 from shop.site.settings import CURRENCY_SQL, currency_of
 
@@ -101,7 +101,7 @@ def variants_of(product_id: str, *, active_only: bool = False) -> list[dict]:
     """A product's variants in their order (``position``)."""
     where = " WHERE product_id = :id" + (" AND active = 1" if active_only else "")
     rows = db.query(VARIANTS + where + " ORDER BY position, id", {"id": product_id})
-    return [present_variant(row) for row in rows]
+    return prices.with_variant_priors([present_variant(row) for row in rows])
 
 
 def get_product(product_id: str, *, visible_only: bool = False) -> dict:
@@ -110,9 +110,12 @@ def get_product(product_id: str, *, visible_only: bool = False) -> dict:
     row = db.one(DETAIL[db.get_db().engine, int(visible_only)], {"id": product_id})
     if row is None:
         raise NotFound("Product not found.")
+    variants = prices.with_variant_priors(json.loads(row["variants"]))
+    product = present(row)
     return {
-        **present(row),
-        "variants": json.loads(row["variants"]),
+        **product,
+        "prior_price_cents": prices.product_prior(product["price_cents"], variants),
+        "variants": variants,
         "images": [images.present(image) for image in json.loads(row["images"])],
     }
 
@@ -133,3 +136,33 @@ def check_exists(category_id: str | None, field: str = "category_id") -> None:
 def check_image(product_id: str, image_id: str | None) -> None:
     """400 unless ``image_id`` is None or one of the product's images."""
     images.check_image(product_id, image_id)
+
+
+# A list item's compact variants (``GET /products?include=variants``): what a storefront
+# needs to pick one, for the whole page in one statement.
+_SUMMARIES = (
+    "SELECT id, product_id, options, price_cents, compare_at_price_cents, stock"
+    " FROM product_variants WHERE product_id IN {marks} AND active = 1"
+    " ORDER BY product_id, position, id"
+)
+
+
+def variant_summaries(product_ids: list[str]) -> dict[str, list[dict]]:
+    """Each product's active variants, compact (id, options, price, availability), in their
+    order; one statement for all of ``product_ids``."""
+    found: dict[str, list[dict]] = {product_id: [] for product_id in product_ids}
+    if not product_ids:
+        return found
+    marks, params = db.in_list("p", sorted(set(product_ids)))
+    for row in db.query(_SUMMARIES.format(marks=marks), params):
+        found[row["product_id"]].append(
+            {
+                "id": row["id"],
+                "options": json.loads(row["options"]),
+                "price_cents": row["price_cents"],
+                "compare_at_price_cents": row["compare_at_price_cents"],
+                "stock": row["stock"],
+                "in_stock": row["stock"] > 0,
+            }
+        )
+    return found

@@ -9,8 +9,12 @@ the ``total`` the list answers when that value replaces the group's filter
 
 from shop import db
 from shop.catalogue import search
+from shop.catalogue.facet_counts import PRICE_BANDS
+from shop.catalogue.present import SELECT, present
 from shop.clock import iso
-from shop.db.pages import IF_FEW, Where
+from shop.db import totals
+from shop.db.pages import IF_FEW, Where, paginate
+from shop.errors import Invalid
 
 # The category :category_id and every category below it. A list reads the tree's ids first
 # and filters on them as values: the planners then estimate the category's products from
@@ -41,18 +45,22 @@ IN_COLLECTION_ID = """p.id IN (SELECT cp.product_id FROM collection_products cp
 IN_COLLECTION = f"""p.id IN (SELECT cp.product_id FROM collection_products cp
     WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}))"""
 
-# Price bands of the facets, in minor units: (min_price, max_price), both inclusive as the
-# list's filters are; the last band has no upper end. Chosen for a shop whose currency has
-# cents (EUR, USD): 0-9.99, 10-24.99, 25-49.99, 50-99.99, 100-249.99, 250 and up.
-PRICE_BANDS = (
-    (0, 999),
-    (1000, 2499),
-    (2500, 4999),
-    (5000, 9999),
-    (10000, 24999),
-    (25000, None),
-)
-
+# The list's sorts: a column with ``id`` as the tie-break, so the order is stable.
+SORTS = {
+    "name": "p.name, p.id",
+    "-name": "p.name DESC, p.id DESC",
+    "price": "p.price_cents, p.id",
+    "-price": "p.price_cents DESC, p.id DESC",
+    "created_at": "p.created_at, p.id",
+    "-created_at": "p.created_at DESC, p.id DESC",
+    "updated_at": "p.updated_at, p.id",
+    "-updated_at": "p.updated_at DESC, p.id DESC",
+    "relevance": None,  # the search's rank: the default with q, refused without
+}
+# The console's ``low_stock`` filter (not the API's): a variant at or under its product's
+# low-stock threshold (``stock_low``, kept by ``variants.mark_low_stock``) or sold out.
+LOW_STOCK = """p.id IN (SELECT v.product_id FROM product_variants v
+    WHERE v.active = 1 AND (v.stock_low = 1 OR v.stock = 0))"""
 
 # The filters that pick out few products through an index of their own. Not a category: it
 # may hold a large part of the catalogue, and PostgreSQL found a big one's page quicker by
@@ -86,10 +94,15 @@ def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) ->
     return conditions, params
 
 
+def _tree_ids(tree: str, key: str, value: str) -> list[str]:
+    """The ids of the category ``value`` names and of every category below it."""
+    return [row["id"] for row in db.query(tree, {key: value})]
+
+
 def _in_tree(tree: str, key: str, value: str) -> tuple[str, dict]:
     """The condition (and its values) that a product is in the category ``value`` names or
     below it: the tree's ids, read now; nothing matches an unknown category."""
-    ids = [row["id"] for row in db.query(tree, {key: value})]
+    ids = _tree_ids(tree, key, value)
     if not ids:
         return "1 = 0", {}
     marks, params = db.in_list(key, ids)
@@ -163,6 +176,8 @@ class ProductQuery:
         if args.get("options"):
             sql, params = _option_products(args["options"], "opt")
             where.add(f"p.id IN ({sql})", **params)
+        if args.get("low_stock"):
+            where.add(LOW_STOCK)
         if "updated_after" in args:
             where.add("p.updated_at >= :updated_after", updated_after=iso(args["updated_after"]))
         if "created_after" in args:
@@ -178,6 +193,7 @@ class ProductQuery:
             self.match is not None
             or any(name in self.args for name in _NARROWING)
             or (self.args.get("in_stock") is False or bool(self.args.get("options")))
+            or bool(self.args.get("low_stock"))
         ):
             return True
         if any(name in self.args for name in _COUNT_DECIDES):
@@ -228,6 +244,42 @@ class ProductQuery:
         return "SELECT COUNT(*) FROM products p" + self.sql()
 
 
+def fetch(ids: list[str]) -> list[dict]:
+    """The products of ``ids``, in that order, as the list shows them."""
+    marks, params = db.in_list("id", ids)
+    rows = {row["id"]: row for row in db.query(SELECT + f" WHERE p.id IN {marks}", params)}
+    return [present(rows[i]) for i in ids if i in rows]
+
+
+def list_page(query: ProductQuery, args: dict) -> dict:
+    """A page of the product list (``GET /products`` and the console's): ``args`` holds
+    ``sort`` (``SORTS``; by default ``relevance`` with a search, else ``-created_at``) and
+    the page (``page``, ``page_size``, ``cursor``; a search by relevance pages by number)."""
+    sort = args.get("sort") or ("relevance" if "q" in args else "-created_at")
+    if sort == "relevance":
+        if query.match is None:
+            raise Invalid("sort: relevance needs q (a search).")
+        if args.get("cursor"):
+            raise Invalid("cursor: a search by relevance pages with `page`; or sort by a column.")
+        return ranked_page(query, args, fetch, SELECT, present)
+    kept = None
+    if not query.filtered and not query.where.conditions:
+        kept = totals.SQL[totals.PRODUCTS]
+    elif not query.filtered and args.get("active", True):
+        kept = totals.SQL[totals.ACTIVE_PRODUCTS]
+    return paginate(
+        SELECT,
+        "products p",
+        query.filters(),
+        SORTS[sort],
+        args,
+        convert=present,
+        exact_total=kept,
+        narrow=query.narrow,
+        dense=query.dense_filters(),
+    )
+
+
 def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) -> dict:
     """A page of a search sorted by relevance: the ids of the page, ranked, with the total of
     the matches in the same pass (the rank sorts every match anyway), then ``fetch(ids)``
@@ -260,11 +312,61 @@ def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) ->
     return {"items": items, "total": total, **done}
 
 
+# The filters the kept counts tell apart (``shop.catalogue.facet_counts``): a category and
+# the state. A facet group whose other filters are among them is read from the counts.
+_KEPT = {"category", "category_id", "active", "options"}
+
+
+def _kept(args: dict) -> bool:
+    """Whether the kept counts answer for the products ``args`` select."""
+    return (
+        set(args) <= _KEPT
+        and not args.get("options")
+        and not ("category" in args and "category_id" in args)
+    )
+
+
 def facets(args: dict, *, only_active: bool) -> dict:
-    """The facets of the products ``args`` select (see the module's docstring)."""
-    query = ProductQuery(args, only_active=only_active)
-    total = db.value(query.count_sql(), query.where.params)
-    priced = ProductQuery(_without(args, "min_price", "max_price"), only_active=only_active)
+    """The facets of the products ``args`` select (see the module's docstring). A group
+    whose other filters name at most a category and the state (the whole catalogue, a
+    category page, a category page with a price band or one option chosen) is read from
+    the counts the writes keep (``_Kept``); any other is counted from the products."""
+    kept = _Kept(only_active)
+    priced_args = _without(args, "min_price", "max_price")
+    if _kept(priced_args):
+        bands = kept.bands(priced_args)
+    else:
+        bands = _counted_bands(ProductQuery(priced_args, only_active=only_active))
+    if _kept(args):  # the bands of all its products when no price filters
+        total = sum(n or 0 for n in bands) if args == priced_args else kept.total(args)
+    else:
+        query = ProductQuery(args, only_active=only_active)
+        total = db.value(query.count_sql(), query.where.params)
+    placed_args = _without(args, "category_id", "category")
+    if _kept(placed_args):
+        direct = kept.direct(placed_args)
+    else:
+        placed = ProductQuery(placed_args, only_active=only_active)
+        rows = db.query(
+            "SELECT m.category_id, COUNT(*) AS n"
+            f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
+            " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+            placed.where.params,
+        )
+        direct = {r["category_id"]: r["n"] for r in rows}
+    return {
+        "total": total,
+        "categories": _categories(direct),
+        "price_bands": [
+            {"min_price": low, "max_price": high, "count": bands[i] or 0}
+            for i, (low, high) in enumerate(PRICE_BANDS)
+        ],
+        "options": _option_facets(args, only_active, kept),
+    }
+
+
+def _counted_bands(priced: ProductQuery) -> list:
+    """The products per price band, counted from the products ``priced`` selects."""
     bands, params = [], dict(priced.where.params)
     for i, (low, high) in enumerate(PRICE_BANDS):
         params[f"low{i}"], params[f"high{i}"] = low, high
@@ -277,27 +379,67 @@ def facets(args: dict, *, only_active: bool) -> dict:
         + priced.sql(),
         params,
     )
-    placed = ProductQuery(_without(args, "category_id", "category"), only_active=only_active)
-    direct = db.query(
-        "SELECT m.category_id, COUNT(*) AS n"
-        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
-        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
-        placed.where.params,
-    )
-    return {
-        "total": total,
-        "categories": _categories({r["category_id"]: r["n"] for r in direct}),
-        "price_bands": [
-            {"min_price": low, "max_price": high, "count": row[f"b{i}"] or 0}
-            for i, (low, high) in enumerate(PRICE_BANDS)
-        ],
-        "options": _option_facets(args, only_active),
-    }
+    return [row[f"b{i}"] for i in range(len(PRICE_BANDS))]
 
 
-def _option_facets(args: dict, only_active: bool) -> list[dict]:
+class _Kept:
+    """The facet groups read from the counts the writes keep (``facet_prices``,
+    ``facet_options``): a few hundred rows, not every product; for ``args`` that ``_kept``
+    accepts."""
+
+    def __init__(self, only_active: bool):
+        self.only_active = only_active
+
+    def _where(self, args: dict, tree: bool = True) -> Where:
+        where = Where()
+        if "active" in args:
+            where.add("active = :active", active=int(args["active"]))
+        elif self.only_active:
+            where.add("active = 1")
+        for key, query in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
+            if tree and key in args:
+                marks, params = db.in_list("tree", _tree_ids(query, key, args[key]) or [""])
+                where.add(f"category_id IN {marks}", **params)
+        return where
+
+    def bands(self, args: dict) -> list:
+        where = self._where(args)
+        found = {
+            row["low"]: row["n"]
+            for row in db.query(
+                f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low",
+                where.params,
+            )
+        }
+        return [found.get(low) for low, _ in PRICE_BANDS]
+
+    def total(self, args: dict) -> int:
+        return sum(n or 0 for n in self.bands(args))
+
+    def direct(self, args: dict) -> dict[str, int]:
+        where = self._where(args, tree=False)
+        where.add("category_id <> ''")
+        rows = db.query(
+            f"SELECT category_id, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY category_id",
+            where.params,
+        )
+        return {row["category_id"]: row["n"] for row in rows if row["n"]}
+
+    def values(self, args: dict, condition: str, named: dict) -> list[dict]:
+        """Per name (those ``condition`` on ``name`` selects) and value, the products."""
+        where = self._where(args)
+        where.add(condition, **named)
+        return db.query(
+            f"SELECT name, value, SUM(n) AS n FROM facet_options{where.sql()}"
+            " GROUP BY name, value HAVING SUM(n) > 0",
+            where.params,
+        )
+
+
+def _option_facets(args: dict, only_active: bool, kept: _Kept) -> list[dict]:
     """Per option name, per value, the products with an active variant of that value that
-    also meets the other names' filters (the same variant) and every other filter."""
+    also meets the other names' filters (the same variant) and every other filter; from the
+    kept counts when those filters are a category and the state alone."""
     chosen = args.get("options") or {}
     others = ProductQuery({**args, "options": {}}, only_active=only_active)
     # The names without a filter of their own share one query; each filtered name has its own.
@@ -306,24 +448,42 @@ def _option_facets(args: dict, only_active: bool) -> list[dict]:
     ]
     counts: dict[str, dict[str, int]] = {}
     for own, applied in groups:
-        conditions, params = _variant_condition(applied, "o2v", "fo")
         if own is None:
             marks, named = db.in_list("fx", list(chosen))
-            conditions.append(f"ov.name NOT IN {marks}" if chosen else "1 = 1")
+            names = f"name NOT IN {marks}" if chosen else "name IS NOT NULL"
         else:
-            conditions.append("ov.name = :fown")
-            named = {"fown": own}
+            names, named = "name = :fown", {"fown": own}
+        if not applied and _kept(others.args):
+            for row in kept.values(others.args, names, named):
+                counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+            continue
+        conditions, params = _variant_condition(applied, "o2v", "fo")
+        conditions.append(f"ov.{names}")
+        if applied:  # from the few variants with the other names' values, then their products
+            tables = "product_variants o2v CROSS JOIN variant_option_values ov"
+            joined = "ov.variant_id = o2v.id"
+            products = f"EXISTS (SELECT 1 FROM products p{others.sql()} AND p.id = ov.product_id)"
+            if not others.where.conditions and not others.match:
+                products = "1 = 1"
+        else:
+            tables = "variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
+            joined = "1 = 1"
+            products = f"ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
         rows = db.query(
-            "SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n"
-            " FROM variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
-            " WHERE o2v.active = 1 AND "
+            f"SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n FROM {tables}"
+            f" WHERE {joined} AND o2v.active = 1 AND "
             + " AND ".join(conditions)
-            + f" AND ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
-            " GROUP BY ov.name, ov.value",
+            + f" AND {products} GROUP BY ov.name, ov.value",
             {**others.where.params, **params, **named},
         )
         for row in rows:
             counts.setdefault(row["name"], {})[row["value"]] = row["n"]
+    return _most_common(counts)
+
+
+def _most_common(counts: dict[str, dict[str, int]]) -> list[dict]:
+    """The option facets of ``counts`` (name: value: count): per name its values, the most
+    common first, ``MAX_FACET_VALUES`` at most."""
     return [
         {
             "name": name,

@@ -144,3 +144,10 @@ def delete_product(product_id: str, actor: Actor) -> None:
     totals.bump(totals.PRODUCTS, -1)
     totals.bump(totals.ACTIVE_PRODUCTS, -row.pop("active"))
     audit.record("product.deleted", {"product_id": product_id, **row}, actor=actor)
+
+
+def image_changed(product_id: str, event: str, details: dict, actor: Actor) -> None:
+    """The end of a write of a product's images (``product.image_added``, ``_updated``,
+    ``_deleted``): its audit entry and ``product.updated``, in the write's transaction."""
+    audit.record(event, {"product_id": product_id, **details}, actor=actor)
+    webhooks.emit("product.updated", product_id, load_product)

@@ -10,6 +10,8 @@ variants' options), an image's removal. A new variant's insert waits for its pro
 anyway (the foreign key's share lock), before its trigger writes the product.
 """
 
+import json
+
 from shop import db
 
 
@@ -58,3 +60,15 @@ def put_back(lines) -> list[str]:
             by_product,
         )
     return products
+
+
+def low_variants(limit: int = 10) -> list[dict]:
+    """Variants marked low on stock (at or under their product's ``low_stock_threshold``,
+    ``variants.mark_low_stock``), the emptiest first: the console's dashboard."""
+    rows = db.query(
+        "SELECT v.id, v.product_id, v.sku, v.options, v.stock, p.name AS product_name"
+        " FROM product_variants v JOIN products p ON p.id = v.product_id"
+        " WHERE v.stock_low = 1 ORDER BY v.stock, p.name, v.id LIMIT :limit",
+        {"limit": limit},
+    )
+    return [{**row, "options": json.loads(row["options"] or "{}")} for row in rows]

@@ -18,7 +18,7 @@ import itertools
 import json
 
 from shop import db, webhooks
-from shop.catalogue import search, stock
+from shop.catalogue import prices, search, stock
 from shop.catalogue.input import GENERATE, MAX_GENERATED, VARIANT, check
 from shop.catalogue.present import VARIANTS as SELECT
 from shop.catalogue.present import check_image, load_product, present_variant
@@ -38,7 +38,7 @@ def load_variant(variant_id: str) -> dict:
     row = db.one(SELECT + " WHERE id = :id", {"id": variant_id})
     if row is None:
         raise NotFound("Variant not found.")
-    return present_variant(row)
+    return prices.with_variant_priors([present_variant(row)])[0]
 
 
 def _variant(product_id: str, variant_id: str) -> dict:
@@ -107,8 +107,13 @@ def _check_free(product_id: str, key: str, own_id: str = "") -> None:
 
 
 def check_compare(price: int, compare_at: int | None) -> None:
-    if compare_at is not None and compare_at < price:
-        raise Invalid("compare_at_price_cents: must be at least price_cents.")
+    """400 unless a compare-at ("was") price is above the price: it announces a reduction
+    (issue 40; it was allowed equal before)."""
+    if compare_at is not None and compare_at <= price:
+        raise Invalid(
+            f"compare_at_price_cents: must be above price_cents ({price}): it is the price"
+            " the reduction is from; leave it null when there is none."
+        )
 
 
 _INSERT_VALUES = (
@@ -438,3 +443,23 @@ def product_changed(product_id: str, event: str = "product.updated") -> int | No
     search.refresh(product_id)
     webhooks.emit(event, product_id, load_product)
     return stock
+
+
+def unknown_option_names(names: list[str]) -> list[str]:
+    """Which of ``names`` no variant of any product has as an option (the option filter's
+    400: a misspelt name would otherwise answer an empty page); one statement, an index probe
+    per name (``variant_option_values_lookup``)."""
+    if not names:
+        return []
+    ordered = sorted(set(names))
+    params = {f"n{i}": name for i, name in enumerate(ordered)}
+    found = db.query(
+        " UNION ALL ".join(
+            f"SELECT :n{i} AS name WHERE EXISTS (SELECT 1 FROM variant_option_values"
+            f" WHERE name = :n{i})"
+            for i in range(len(ordered))
+        ),
+        params,
+    )
+    known = {row["name"] for row in found}
+    return [name for name in ordered if name not in known]

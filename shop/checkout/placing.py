@@ -19,6 +19,7 @@ from shop.actor import Actor
 from shop.catalogue import present as catalogue
 from shop.catalogue import variants
 from shop.clock import iso, now
+from shop.customers import addresses
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid
 from shop.orders import guests
@@ -32,13 +33,15 @@ class PlaceOrder:
     """A checkout as the customer asked for it (``POST /payments/checkout``'s body, parsed).
 
     ``items`` are ``{"variant_id", "quantity"}``, or ``{"product_id", "quantity"}`` for a
-    product with one variant, each once. ``body`` is the request's body as sent: with an
-    ``idempotency_key`` its hash tells a replay from another order.
+    product with one variant, each once. The address is ``shipping_address``, or one of
+    the customer's saved ones by ``shipping_address_id``. ``body`` is the request's body as
+    sent: with an ``idempotency_key`` its hash tells a replay from another order.
     """
 
     items: list[dict]
-    shipping_address: dict
+    shipping_address: dict | None
     payment_method: str
+    shipping_address_id: str | None = None
     shipping_method_id: str | None = None
     discount_code: str | None = None
     idempotency_key: str | None = None
@@ -148,6 +151,8 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
     """The checkout's transaction: ``(None, the new order)``, or ``(its id, None)`` when a
     concurrent request with the key placed it first."""
     key, address = command.idempotency_key, command.shipping_address
+    if command.shipping_address_id is not None:
+        address = addresses.address_for_checkout(customer.id, command.shipping_address_id)
     # The code's terms, read before the transaction (outside SQLite's writer lock): whether
     # it may be used is asked once, when its use is taken (``discounts.claim``).
     discount = discounts.terms(command.discount_code) if command.discount_code else None

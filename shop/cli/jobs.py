@@ -43,6 +43,8 @@ image_files.prune              1 h          with SHOP_IMAGE_DIR: files of delete
                                             take disk space longer
 optimize                       1 h          SQLite's planner statistics go staler (each
                                             connection also runs it when it closes)
+prices.prune                   1 h          price history beyond what prior prices need
+                                            (61 days) stays longer
 search.index_missing           5 min        products created by a node of the previous
                                             release (rolling upgrade) are found by search
                                             later
@@ -66,7 +68,7 @@ from shop.actor import system
 from shop.auth.keys import sweep as key_sweep
 from shop.auth.keys import usage as key_usage
 from shop.carts import reminders as carts
-from shop.catalogue import image_files, search
+from shop.catalogue import image_files, prices, search
 from shop.clock import now
 from shop.db import totals
 from shop.outages import Unavailable, note_outage
@@ -107,6 +109,7 @@ PERIODIC = (
     (mail.prune, 3600),
     (key_usage.prune, 3600),
     (image_files.prune, 3600),
+    (prices.prune, 3600),
     (carts.expire, 3600),
     (optimize, 3600),
     (search.index_missing, 300),

@@ -10,11 +10,12 @@ statement time limit) is in docs/operations.md. Callers use ``from shop import d
 from flask import current_app
 
 from shop.db.engine import Database
-from shop.db.ids import ID_PATTERN, ID_RE, new_id, sha256
+from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
 from shop.db.sql import for_sqlite, in_list, translate, unique_violation
 
 __all__ = [
     "ID_PATTERN",
+    "after_commit",
     "ID_RE",
     "Database",
     "execute",
@@ -27,6 +28,7 @@ __all__ = [
     "one",
     "query",
     "sha256",
+    "hash_matches",
     "transaction",
     "translate",
     "unique_violation",
@@ -69,6 +71,11 @@ def execute_many(sql: str, rows) -> None:
 def transaction():
     """All statements in the block commit together or not at all."""
     return get_db().transaction()
+
+
+def after_commit(action) -> None:
+    """Run ``action()`` once the open transaction commits (at once outside one)."""
+    get_db().after_commit(action)
 
 
 def lock(name: str) -> None:

@@ -356,6 +356,7 @@ class Database:
             conn = local.conn
             local.marks = set()
             local.memos = {}
+            local.after = []
         elif depth == 0:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -365,6 +366,7 @@ class Database:
                 raise Unavailable("database", busy(self.limit())) from error
             local.marks = set()
             local.memos = {}
+            local.after = []
         else:
             self._in_transaction(conn, f"SAVEPOINT sp{depth}")
         local.depth = depth + 1
@@ -374,6 +376,8 @@ class Database:
             local.depth = depth
             local.marks = set()  # what was marked may have been rolled back
             local.memos = {}
+            if depth == 0:
+                local.after = []
             if self.engine == "postgresql" and conn.closed:
                 raise
             undo = "ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}"
@@ -382,6 +386,18 @@ class Database:
         else:
             local.depth = depth
             self._in_transaction(conn, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+            if depth == 0:
+                after, local.after = local.after, []
+                for action in after:
+                    action()
+
+    def after_commit(self, action) -> None:
+        """Run ``action()`` once the open transaction has committed (at once outside one);
+        never after a rollback. It must not raise: the transaction is already committed."""
+        if getattr(self._local, "depth", 0):
+            self._local.after.append(action)
+        else:
+            action()
 
     def first_in_transaction(self, name: str) -> bool:
         """Whether ``name`` is new to the open transaction (and mark it): True once per

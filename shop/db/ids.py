@@ -1,6 +1,7 @@
 """Identifiers and digests: the one format of every id the service makes."""
 
 import hashlib
+import hmac
 import re
 import secrets
 import threading
@@ -41,3 +42,10 @@ def new_id() -> str:
 def sha256(text: str) -> str:
     """Hex SHA-256 of a secret; the only form in which secrets are stored."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def hash_matches(stored: str | None, secret: str | None) -> bool:
+    """Whether ``secret`` is the one whose ``sha256`` is ``stored``, in constant time."""
+    if not stored or not secret or len(secret) > 100:
+        return False
+    return hmac.compare_digest(stored, sha256(secret))

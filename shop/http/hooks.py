@@ -20,6 +20,7 @@ from flask import Flask, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
 from shop import db, metrics
+from shop.http import json_output
 from shop.http.context import ANONYMOUS_ENDPOINTS
 from shop.http.errors import abort
 from shop.schema import migrate
@@ -35,6 +36,7 @@ class App(Flask):
     """
 
     KEPT = 4096
+    json_provider_class = json_output.Provider  # orjson, the same bytes (shop/http/json_output)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

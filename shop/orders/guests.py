@@ -9,8 +9,6 @@ customer verifies an e-mail address, the guest orders placed with it become thei
 "Guest orders".
 """
 
-import hmac
-
 from flask import current_app
 
 from shop import db
@@ -34,7 +32,7 @@ def holds(order_id: str, token: str | None) -> bool:
     if not token or len(token) > 100:
         return False
     stored = db.value("SELECT token_hash FROM orders WHERE id = :id", {"id": order_id})
-    return stored is not None and hmac.compare_digest(stored, db.sha256(token))
+    return db.hash_matches(stored, token)
 
 
 # The customer who has verified a guest order's e-mail (none while unverified or erased).

@@ -21,7 +21,8 @@ from shop.actor import Actor
 from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, NotFound
-from shop.orders import order_json, payment_sides, restocks, shape
+from shop.invoices import issuing as invoices
+from shop.orders import order_json, payment_sides, progress, restocks, shape
 
 # The lifecycle: each status and the statuses it may move to. Empty means final.
 NEXT = {
@@ -58,12 +59,17 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
     return {
         "id": row["id"],
         "number": row["number"],
+        "invoice_number": None,  # a just-placed order is not invoiced yet
+        "invoiced_at": None,
         "customer": {
             "id": row["customer_id"],
             "email": row["customer_email"],
             "name": row["customer_name"],
         },
         "status": row["status"],
+        # Where the money and the parcel stand (``progress``), each on its own.
+        "payment_status": row["order_payment_status"],
+        "fulfillment_status": row["fulfillment_status"],
         "items": items,
         "subtotal_cents": row["subtotal_cents"],
         "discount_cents": row["discount_cents"],
@@ -112,14 +118,19 @@ def present_new(row: dict, payment: dict, lines: list[dict], history: list[dict]
     ``row`` holds the order's columns and its customer's (``customer_email``,
     ``customer_name``), ``payment`` the payment's."""
     payment_columns = {f"payment_{k}": v for k, v in payment.items()}
+    # A new order: paid at once (a provider that took the money while placing) or not yet.
+    new = {"order_payment_status": "paid" if row["status"] == "paid" else "pending"}
+    new["fulfillment_status"] = "unfulfilled"
     items = [{k: line[k] for k in shape.ITEM} for line in lines]
-    return {**_present({**row, **payment_columns}, items, history), "shipments": []}
+    return {**_present({**row, **payment_columns, **new}, items, history), "shipments": []}
 
 
 def open_order(row: dict, payment: dict, lines: list[dict], actor: Actor) -> dict:
     """A just-placed order (written in the caller's transaction): its first history entry,
     by ``actor``, and the order as ``load`` would read it back."""
     history = record_history(row["id"], row["status"], None, row["created_at"], actor)
+    if row["status"] == "paid":  # the column's default is pending
+        progress.follow(row["id"], "paid")
     return present_new(row, payment, lines, [history])
 
 
@@ -249,7 +260,9 @@ def _move(row: dict, status: str, note: str | None, actor: Actor) -> bool:
     if not moved:
         return False
     record_history(order_id, status, note, moment, actor)
+    progress.follow(order_id, status)
     _follow_payment(order_id, status, moment, row)
+    invoices.on_move(order_id, status, load)  # the move that makes it due invoices it
     restocked = status in RESTOCKING and restocks.put_back_rest(order_id, moment)
     details = {"order_id": order_id, "number": row["number"], "from": row["status"]}
     details.update(to=status, restocked=restocked)
@@ -274,6 +287,7 @@ def record_refund_status(order: dict, status: str, note: str | None, actor: Acto
     landed anyway and was refunded) keeps its status; only its payment follows.
     """
     moment = now_iso()
+    progress.follow(order["id"], status)  # the payment status, whatever the order's status
     if order["status"] in ("pending", "cancelled"):
         _follow_payment(order["id"], status, moment)
         return False

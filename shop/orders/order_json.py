@@ -194,8 +194,13 @@ def _order(engine: str) -> str:
             "shipments": shipments,
             "id": "o.id",
             "number": "o.number",
+            # The invoice (issue 40): null until issued.
+            "invoice_number": "(SELECT n.number FROM invoices n WHERE n.order_id = o.id)",
+            "invoiced_at": "(SELECT n.issued_at FROM invoices n WHERE n.order_id = o.id)",
             "customer": _shaped(engine, shape.CUSTOMER, customer),
             "status": "o.status",
+            "payment_status": "o.payment_status",
+            "fulfillment_status": "o.fulfillment_status",
             "shipping_address": shipping_address,
             "payment": payment,
             "status_history": history,

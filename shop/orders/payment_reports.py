@@ -1,15 +1,15 @@
 """What a payment provider reports about an order's money, and how the order reacts.
 
-Payments tell orders what happened (``Succeeded``, ``Failed``, ``Refunded``) and orders
-never calls back into payments; ``apply`` makes the order react under its lock, in the
-caller's transaction when there is one.
+Payments tell orders what happened (``Succeeded``, ``Failed``, ``Refunded``, ``InReview``)
+and orders never calls back into payments; ``apply`` makes the order react under its lock,
+in the caller's transaction when there is one.
 """
 
 from dataclasses import dataclass
 
 from shop import db
 from shop.actor import Actor
-from shop.orders import lifecycle
+from shop.orders import lifecycle, progress
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class Refunded:
     note: str | None
 
 
+@dataclass(frozen=True)
+class InReview:
+    """Money arrived that does not match the order (or the order was cancelled meanwhile):
+    the order's payment status becomes ``review`` until a person refunds or honours it.
+    The order's status stays as it is."""
+
+    order_id: str
+
+
 def apply(report, actor: Actor) -> bool:
     """Make the order react to ``report`` under its lock, as ``actor`` (who brought the
     report: the provider's webhook, a job, a person); answer whether the order moved."""
@@ -54,6 +63,11 @@ def apply(report, actor: Actor) -> bool:
             if order["status"] == status:
                 return False
             return lifecycle.record_refund_status(order, status, report.note, actor)
+    if isinstance(report, InReview):
+        with db.transaction():
+            lifecycle.lock(report.order_id)
+            progress.review(report.order_id)
+        return False
     if isinstance(report, Failed):
         return False  # the payment keeps the failure; the order waits for another attempt
     raise TypeError(f"not a payment report: {report!r}")

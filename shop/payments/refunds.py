@@ -16,6 +16,7 @@ from shop import audit, db, idempotency, mail, money, webhooks
 from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
+from shop.invoices import credit_notes
 from shop.orders import lifecycle as orders
 from shop.orders import payment_reports, restocks
 from shop.payments import providers
@@ -363,6 +364,7 @@ def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
     if refund["amount_cents"] == 0:
         return
     payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]), actor)
+    credit_notes.issue(order_id, refund_id, orders.load)
     audit.record(
         "order.refunded",
         {"order_id": order_id, "number": order["number"], "refund_id": refund_id}

@@ -11,6 +11,7 @@ import json
 from shop import db
 from shop.errors import Invalid
 from shop.pricing.rules import Refusal, price
+from shop.shipping import methods as shipping_methods
 from shop.site import settings
 
 
@@ -153,6 +154,15 @@ def shop_data(method_id: str | None, next_number: bool = False) -> dict:
     return {"shop": settings.from_rows(stored), "rates": rates, "methods": methods, "seq": seq}
 
 
+def _serving(methods: list[dict], country: str) -> list[dict]:
+    """The methods of ``methods`` that ship to ``country`` (no countries: everywhere); a 400
+    saying so when none does, rather than asking the buyer to choose one that does not."""
+    serving = [m for m in methods if not m["countries"] or country in m["countries"]]
+    if not serving:
+        raise Invalid(f"shipping_address.country: no shipping method ships to {country}.")
+    return serving
+
+
 def price_order(
     lines: list[dict], address: dict, method_id: str | None, discount: dict | None
 ) -> tuple[dict, dict, int]:
@@ -184,7 +194,8 @@ def price_basket(
             raise Invalid(f"shipping_method_id: unknown: there is no active method {method_id}.")
         method = methods[0]
     elif require_method and methods:
-        names = ", ".join(f"{m['id']} ({m['name']})" for m in methods)
+        serving = _serving(methods, address["country"])
+        names = ", ".join(f"{m['id']} ({m['name']})" for m in serving)
         raise Invalid(f"shipping_method_id: required: choose one of {names}.")
     try:
         result = price(
@@ -198,6 +209,8 @@ def price_basket(
             currency=shop["currency"],
         )
     except Refusal as refusal:
+        if refusal.reason == "not_served" and len(data["methods"]) == 1:  # the one asked for
+            _serving(shipping_methods.active(), address["country"])
         raise Invalid(str(refusal)) from None
     for given, priced in zip(lines, result["lines"], strict=True):
         for key in ("product_id", "variant_id", "name", "sku", "options"):

@@ -352,14 +352,14 @@ def load_schema(database: Database) -> None:
 
 @_as_long_as_it_takes
 def finish(database: Database) -> None:
-    """What follows every upgrade: the built-in roles, the list totals and the search index
-    (rebuilt only when its definition changed), one transaction.
+    """What follows every upgrade: the built-in roles, the list totals, the facets' counts and
+    the search index (rebuilt only when its definition changed), one transaction.
 
     Running ``flask db upgrade`` again is how an operator recounts the totals after writing
     rows by other means (a bulk import, the benchmark's seeding).
     """
     from shop.auth.roles import seed_builtin_roles
-    from shop.catalogue import search
+    from shop.catalogue import facet_counts, search
     from shop.db import totals
 
     try:
@@ -367,6 +367,7 @@ def finish(database: Database) -> None:
             database.lock("seed")
             seed_builtin_roles()
             totals.recount()
+            facet_counts.recount()
             search.build_if_changed()
     except search.SearchLanguageError as error:
         raise MigrationError(str(error)) from error

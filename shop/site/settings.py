@@ -1,14 +1,16 @@
 """Site settings: one row per key in ``settings``, over these defaults.
 
-The settings API (``shop/api/settings.py``) edits them; every other module reads them with
-``current()``.
+The settings API (``shop/api/settings.py``) and the console change them with ``change``;
+every other module reads them with ``current()``.
 """
 
 import functools
 import json
 
-from shop import db
+from shop import audit, db
+from shop.actor import Actor
 from shop.clock import now_iso
+from shop.errors import Conflict, Invalid
 
 DEFAULTS = {
     "shop_name": "My Shop",
@@ -22,6 +24,14 @@ DEFAULTS = {
     # Prices (products, shipping) are entered with tax included (VAT shops) or without it
     # (US-style sales tax): shop/pricing/rules.py extracts or adds it.
     "prices_include_tax": False,
+    # Invoices (docs/invoicing.md): the seller's VAT id printed on them, the prefixes of the
+    # two gap-free series (the year and a six-digit count follow), when an order is invoiced
+    # ("paid" or "shipment": its first shipment) and the locale amounts are written in.
+    "vat_id": None,
+    "invoice_prefix": "INV-",
+    "credit_note_prefix": "CN-",
+    "invoice_on": "paid",
+    "locale": "en_US",
     # What a buyer who chose the manual method is told (bank details, reference), shown on
     # the storefront's confirmation and order pages.
     "bank_transfer_instructions": None,
@@ -84,3 +94,25 @@ def update(changes: dict) -> None:
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
         [{"key": k, "value": json.dumps(v), "now": moment} for k, v in sorted(changes.items())],
     )
+
+
+def change(changes: dict, actor: Actor) -> None:
+    """Store the settings given (audited as ``actor``'s), in one transaction: ``Invalid``
+    when none is, ``Conflict`` when the currency would change once an order exists (amounts
+    are minor units of it and orders keep theirs; changing it converts no price)."""
+    if not changes:
+        raise Invalid("Send at least one setting to change.")
+    with db.transaction():
+        currency = current()["currency"]
+        if changes.get("currency", currency) != currency and currency_locked():
+            raise Conflict(
+                f"currency: the shop has orders in {currency}; the currency is fixed once an"
+                " order exists."
+            )
+        update(changes)
+        audit.record("settings.updated", changes, actor=actor)
+
+
+def currency_locked() -> bool:
+    """Whether the currency is fixed: an order exists."""
+    return bool(db.value("SELECT 1 FROM orders LIMIT 1"))

@@ -4,7 +4,7 @@ own functions (``shop/catalogue/listing.py`` is the API's list too)."""
 
 from flask import current_app, render_template, request, url_for
 
-from shop.catalogue import browse, images, listing
+from shop.catalogue import browse, images
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
@@ -12,6 +12,7 @@ from shop.catalogue.product_query import (
     PRICE_BANDS,
     ProductQuery,
     facets,
+    list_page,
 )
 from shop.errors import Invalid
 from shop.site import pages, settings
@@ -32,7 +33,7 @@ def home():
     featured = next((c for c in collections if c["slug"] == "featured"), None)
     featured = featured or (collections[0] if collections else None)
     args = {"collection_id": featured["id"]} if featured else {}
-    found = listing.page(ProductQuery(args, only_active=True), _paging({}, 8))
+    found = list_page(ProductQuery(args, only_active=True), _paging({}, 8))
     return render_template(
         "store/home.html",
         shop=settings.current(),
@@ -82,7 +83,7 @@ def search():
         return render_template("store/search.html", shop=settings.current(), words="", found=None)
     args = {"q": words}
     page_number = _page_number()
-    found = listing.page(
+    found = list_page(
         ProductQuery(args, only_active=True),
         {"page": page_number, "page_size": PAGE_SIZE, "sort": "relevance"},
     )
@@ -149,7 +150,7 @@ def _listing(template: str, fixed: dict, *, title, description="", trail=()):
     if sort not in SORTS:
         raise Invalid(f"sort: choose one of {', '.join(SORTS)}.")
     query = ProductQuery(args, only_active=True)
-    found = listing.page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
+    found = list_page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
     counted = facets(args, only_active=True)
     kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}
     return render_template(

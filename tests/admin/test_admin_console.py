@@ -182,11 +182,34 @@ def test_an_administrator_without_api_key_create_gets_no_form_and_403_posting_it
     )
 
 
-def test_an_administrator_without_api_key_read_sees_only_their_sessions(app, make_admin):
-    console = console_client(app, make_admin("support").email)
-    home = console.get("/admin/")
-    assert home.headers["Location"] == "/admin/sessions"
-    assert console.get("/admin/api-keys").status_code == 403
+def test_each_administrator_lands_where_their_permissions_lead(app, make_admin, owner_client):
+    """Who may read orders lands on the dashboard; anyone else on their first usable link
+    (an editor: the catalogue's, else their API keys); one with no page of their own on
+    their sessions (issue 37)."""
+    from shop.admin import nav
+
+    support = console_client(app, make_admin("support").email)
+    home = support.get("/admin/")
+    assert home.status_code == 200 and "<h1>Dashboard</h1>" in home.text
+    assert support.get("/admin/api-keys").status_code == 403
+    editor = console_client(app, make_admin("editor").email)
+    landing = editor.get("/admin/")
+    assert landing.status_code == 303 and landing.headers["Location"] != "/admin/"
+    assert editor.get(landing.headers["Location"]).status_code == 200
+    with app.test_request_context():
+        from flask import url_for
+
+        links = [link for link in nav.CATALOGUE if "products" in link.endpoint]
+        expected = url_for(links[0].endpoint) if links else "/admin/api-keys"
+    assert landing.headers["Location"] == expected
+    assert "/admin/orders" not in editor.get(landing.headers["Location"]).text
+    role = {"name": "clerk", "permissions": ["customers.read"]}
+    assert owner_client.post("/roles", json=role).status_code == 201
+    clerk = console_client(app, make_admin("clerk").email)
+    assert clerk.get("/admin/").headers["Location"] == "/admin/sessions"
+    refused = clerk.get("/admin/orders")
+    assert refused.status_code == 403 and 'id="needed-permission"' in refused.text
+    assert "<code>orders.read</code>" in refused.text
 
 
 def test_one_permission_check_says_the_same_in_the_console_the_api_and_a_view(

@@ -88,8 +88,9 @@ def test_refused_actions_show_the_message_on_the_page(owner, order):
     assert bad.status_code == 400 and "Tracking link" in bad.text
     over = act(owner, order, "shipments", carrier="UPS", tracking_number="1", **{"line-1": "3"})
     assert over.status_code == 409 and "left to ship" in over.text
-    # Cancelling a paid order is not a move the lifecycle allows.
-    assert act(owner, order, "cancel").status_code == 409
+    # Cancelling a paid order is not a move the lifecycle allows: neither its page nor a post.
+    assert owner.get(f"{page_of(order)}/cancel").status_code == 409
+    assert act(owner, order, "cancel", confirm="yes").status_code == 409
 
 
 def test_forged_posts_are_refused_then_cancel_works(owner, owner_client, order):
@@ -100,7 +101,12 @@ def test_forged_posts_are_refused_then_cancel_works(owner, owner_client, order):
         )
         assert forged.status_code == 403 and "did not come from this console" in forged.text
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "pending"
-    assert act(owner, order, "cancel").status_code == 303
+    # The order page's button only asks: the confirm page's own form cancels.
+    asked = act(owner, order, "cancel")
+    assert asked.status_code == 200 and "Yes, cancel the order" in asked.text
+    assert owner_client.get(f"/orders/{order['id']}").json["status"] == "pending"
+    cancel = f"{page_of(order)}/cancel"
+    assert submit(owner, cancel, cancel).status_code == 303
     assert owner_client.get(f"/orders/{order['id']}").json["status"] == "cancelled"
 
 

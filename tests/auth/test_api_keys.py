@@ -258,9 +258,14 @@ def test_every_route_that_never_accepts_keys_tells_a_key_to_sign_in(make_key, cl
     assert {"/api-keys", "/users", "/auth/me", "/roles"} <= set(checked)
 
 
-def test_key_resolution_is_one_query_and_writes_nothing(make_key, sql_count):
+def test_key_resolution_is_one_query_and_writes_nothing(app, make_key, sql_count):
     key = make_key("read:product")
     key.get("/auth/me")  # a key's first use is written at once; later ones are batched
+    with sql_count() as counted:
+        for _ in range(5):
+            key.get("/auth/me")
+    assert counted == {"statements": 0, "writes": 0}  # the key is kept (shop/auth/keys/cache)
+    app.extensions["shop.key_cache"].seconds = 0  # SHOP_API_KEY_CACHE_SECONDS=0
     with sql_count() as counted:
         for _ in range(5):
             key.get("/auth/me")

@@ -24,6 +24,10 @@ REQUESTS = {
         f"/products/{c.product()['id']}",
         {"stock": 5},
     ),
+    ("patch", "/products/{product_id}"): lambda c: (
+        f"/products/{c.product()['id']}",
+        {"stock": 5},
+    ),
     ("delete", "/products/{product_id}"): lambda c: (f"/products/{c.product()['id']}", None),
     ("get", "/products/{product_id}/variants"): lambda c: (
         f"/products/{c.product()['id']}/variants",
@@ -43,6 +47,10 @@ REQUESTS = {
     ),
     ("delete", "/products/{product_id}/variants/{variant_id}"): lambda c: (
         "/products/{0}/variants/{0}".format(c.product(options=SIZES, generate=True)["id"]),
+        None,
+    ),
+    ("get", "/products/{product_id}/variants/{variant_id}/price-history"): lambda c: (
+        "/products/{0}/variants/{0}/price-history".format(c.product()["id"]),
         None,
     ),
     ("get", "/products/{product_id}/images"): lambda c: (

@@ -241,7 +241,9 @@ def test_a_list_costs_one_query_for_the_page_and_one_for_the_total(
         page = anonymous.get(f"/products?page_size={page_size}&sort=price")
     assert len(page.json["items"]) == page_size and page.json["total"] == page_size + 1
     assert all(len(item["collection_ids"]) == 3 for item in page.json["items"])
-    assert anonymous_cost["statements"] == 2
+    # The page, its total, and its products' prior prices (issue 40: their variants' price
+    # history, one statement whatever the page's size).
+    assert anonymous_cost["statements"] == 3
 
     with sql_count() as lookup:  # what identifying the caller costs, on a one-query route
         owner_client.get("/settings/public")
@@ -255,9 +257,10 @@ def test_a_list_costs_one_query_for_the_page_and_one_for_the_total(
         owner_client.get(f"/products?page_size={page_size}&q=product&in_stock=1")
     # The category's tree (its ids, read first), then the page: an empty one needs no count.
     assert staff_cost["statements"] == 2 + caller_lookup
-    # A search sorted by a column finds every match first: its total comes with the page.
-    assert filtered_cost["statements"] == 1 + caller_lookup
-    assert ranked_cost["statements"] == 2 + caller_lookup
+    # A search sorted by a column finds every match first: its total comes with the page
+    # (then the prior prices, as above).
+    assert filtered_cost["statements"] == 2 + caller_lookup
+    assert ranked_cost["statements"] == 3 + caller_lookup
 
 
 def test_the_list_loads_each_query_string_once(client):

@@ -120,6 +120,12 @@ def output_schemas(spec):
     return reachable(spec, roots) - reachable(spec, inputs)
 
 
+# Fields an answer carries only when the request asks for them, each documented so.
+ON_REQUEST = {
+    "Product": {"variants"},  # GET /products?include=variants (issue 38)
+}
+
+
 def test_response_schemas_require_every_field_they_always_carry(spec):
     outputs = output_schemas(spec)
     assert {"Order", "Product", "ApiKeyCreated", "StatusChange"} <= outputs
@@ -128,6 +134,9 @@ def test_response_schemas_require_every_field_they_always_carry(spec):
         if schema.get("type") != "object":
             continue
         optional = set(schema.get("properties", {})) - set(schema.get("required", []))
+        for field in ON_REQUEST.get(name, ()):
+            assert "include=" in schema["properties"][field]["description"], (name, field)
+        optional -= ON_REQUEST.get(name, set())
         assert not optional, f"{name}: {sorted(optional)} are always present: required=True"
 
 

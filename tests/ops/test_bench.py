@@ -24,7 +24,8 @@ def test_bench_commands_start():
     )  # fmt: skip
     assert "--quick" in answer.stdout and "--only" in answer.stdout
     subprocess.run(
-        [sys.executable, "-c", "import bench.ab, bench.lists, bench.search, bench.webhook_cost"],
+        [sys.executable, "-c",
+         "import bench.ab, bench.lists, bench.references, bench.search, bench.webhook_cost"],
         cwd=ROOT, capture_output=True, timeout=60, check=True,
     )  # fmt: skip
 

@@ -168,6 +168,10 @@ def test_upgrade_from_the_previous_release_keeps_rows_sessions_keys_and_answers(
         assert response.status_code == 200, (name, response.json)
         assert_answers_as_before(before, response.json, name)
 
+    # 0026: the orders before it got their payment and fulfilment statuses from their history
+    adopted = owner.get(f"/orders/{seeded['order_id']}").json
+    assert (adopted["status"], adopted["payment_status"]) == ("paid", "paid")
+    assert adopted["fulfillment_status"] == "unfulfilled"
     # the new release writes on the adopted data too
     assert customer.post(f"/orders/{seeded['order_id']}/cancel").status_code == 409  # paid
     # 0014: an order of the previous release can be refunded, priced from its own lines

@@ -1,10 +1,11 @@
 """API keys on a request: resolving a Bearer secret to a caller (the hot path).
 
-One query finds the key by the SHA-256 of its secret (a unique index), with its owner's
-current permissions: a key's rights on a request are its scopes' permissions intersected with
-its owner's permissions of that moment. Then, only where the key has them: its address rule
-(403) and its own limit per minute (429). The request is counted in memory (``usage``),
-never written here. The records themselves are ``store``; the input rules ``rules``.
+One query (none while ``cache`` keeps the key) finds the key by the SHA-256 of its secret
+(a unique index), with its owner's current permissions: a key's rights on a request are its
+scopes' permissions intersected with its owner's permissions of that moment. Then, only
+where the key has them: its address rule (403) and its own limit per minute (429). The
+request is counted in memory (``usage``), never written here. The records themselves are
+``store``; the input rules ``rules``.
 """
 
 from datetime import timedelta
@@ -12,6 +13,7 @@ from datetime import timedelta
 from shop import audit, db
 from shop.actor import Actor
 from shop.auth.caller import Caller
+from shop.auth.keys import cache as key_cache
 from shop.auth.keys.state import SECRET_RE, idle_days, state_of
 from shop.clock import iso, now, parse
 from shop.errors import Forbidden, Unauthenticated
@@ -43,16 +45,26 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
     """The caller a Bearer secret stands for, on a request from ``origin`` (its address and
     User-Agent); a 401 for anything but a live key.
 
-    One query. Then, only where the key has them: its address rule (403) and its limit per
-    minute (``within_limit(key_id, per_minute)`` raises the 429; None when limits are off).
+    One query, none while the key is kept in memory (``cache``: at most 10 s, forgotten on
+    every node when the key or its owner's rights change). Then, only where the key has
+    them: its address rule (403) and its limit per minute (``within_limit(key_id,
+    per_minute)`` raises the 429; None when limits are off).
     The request is counted in memory (``usage``), never written here: ``note_use`` gets
     the request's ``[key_id, let_in, address, first_use]``, filled in as the checks pass.
     """
     if not SECRET_RE.fullmatch(secret):
         raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
-    row = db.one(_RESOLVE, {"token_hash": db.sha256(secret)})
-    if row is None:
-        raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
+    token_hash = db.sha256(secret)
+    cache = key_cache.of_app()
+    kept = cache.get(token_hash)
+    if kept is None:
+        generation = cache.generation
+        row = db.one(_RESOLVE, {"token_hash": token_hash})
+        if row is None:
+            raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
+        rights, scopes = None, None
+    else:
+        _, row, rights, scopes = kept
     # Counted by key_usage after the answer; a key's first use is written at once.
     address = origin.ip
     use = [row["id"], False, None, row["last_used_at"] is None]
@@ -60,6 +72,7 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
     moment = now()
     state, why = state_of(row, moment)
     if state != "active":
+        cache.forget(row["id"])
         _audit_refusal(row, state, why, moment, origin)
         if why == "unused":
             message = f"API key expired unused: it was not used for {idle_days()} days."
@@ -69,6 +82,16 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
     if row["source"] == "admin" and not row["owner_active"]:
         raise Unauthenticated(
             "API key refused: its owner is no longer an active administrator.", _UNAUTHORIZED
+        )
+    if kept is None:
+        rights, scopes = rights_of(row), scope_set(row["scopes"])
+        # Its first use is this request's, written at once: later ones are not first.
+        cache.put(
+            token_hash,
+            generation,
+            {**row, "last_used_at": row["last_used_at"] or iso(moment)},
+            rights,
+            scopes,
         )
     if row["allowed_ips"] and not address_allowed(row["allowed_ips"], address):
         raise Forbidden(
@@ -83,8 +106,8 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
         kind="api_key",
         id=row["id"],
         role=row["owner_role"],
-        permissions=rights_of(row),
-        scopes=scope_set(row["scopes"]),
+        permissions=rights,
+        scopes=scopes,
         owner_id=row["owner_id"],
         label=row["label"],
         ip=address,

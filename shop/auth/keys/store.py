@@ -14,6 +14,7 @@ from datetime import timedelta
 from shop import db, webhooks
 from shop.actor import Actor
 from shop.auth.caller import Caller
+from shop.auth.keys import cache as key_cache
 from shop.auth.keys import rules as key_rules
 from shop.auth.keys.events import CLI_ACTOR, lifecycle
 from shop.auth.keys.rules import MAX_GRACE_SECONDS, check_ceiling
@@ -132,6 +133,7 @@ def roll(
         )
         if not changed:  # rolled or revoked by someone else a moment ago
             raise Conflict("This API key was rolled or revoked meanwhile: reload it.")
+        key_cache.changed(key_id)
         secret = _insert(
             successor_id,
             old["label"],
@@ -174,6 +176,7 @@ def update(key_id: str, viewer: Caller | None, changes: dict) -> dict | None:
                 f"UPDATE api_keys SET {assignments} WHERE id = :id",  # noqa: S608 - fixed names
                 {**changes, "id": key_id},
             )
+            key_cache.changed(key_id)
             shown = dict(changes)
             if "allowed_ips" in shown:
                 shown["allowed_ips"] = (shown["allowed_ips"] or "").split() or None
@@ -251,6 +254,7 @@ def revoke(key_id: str, viewer: Caller | None) -> bool:
                 " WHERE id = :id AND revoked_at IS NULL",
                 {"now": iso(now()), "by": viewer.id if viewer else "cli", "id": key_id},
             )
+            key_cache.changed(key_id)
             lifecycle(
                 "revoked",
                 record,
@@ -277,6 +281,7 @@ def revoke_leaked(secret: str, origin: Actor) -> None:
             "UPDATE api_keys SET revoked_at = :now, revoked_by = 'leak-report' WHERE id = :id",
             {"now": iso(now()), "id": row["id"]},
         )
+        key_cache.changed(row["id"])
         lifecycle(
             "revoked",
             row,

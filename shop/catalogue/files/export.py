@@ -118,12 +118,13 @@ def rows():
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _defused(text: str) -> str:
+def defused(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet will not run as a formula."""
     return "'" + text if text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def csv_text(cell: str) -> str:
-    """The text of a CSV cell ``_defused`` wrote (one leading ``'`` taken off)."""
+    """The text of a CSV cell ``defused`` wrote (one leading ``'`` taken off)."""
     if cell.startswith("'") and cell.lstrip("'").startswith(_FORMULA_START):
         return cell[1:]
     return cell
@@ -136,7 +137,7 @@ def _csv_cell(value) -> str:
         return "true" if value else "false"
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
-    return _defused(str(value))
+    return defused(str(value))
 
 
 def as_csv(typed_rows):

@@ -49,6 +49,9 @@ _CATALOGUE_TABLES = (
 
 
 _CATEGORIES = "SELECT id, slug FROM categories"
+# Imports (dry runs too) per caller, through the API or the console: each reads and checks a
+# whole catalogue (issue 35).
+IMPORT_LIMIT = "6 per minute"
 
 
 def import_rows(

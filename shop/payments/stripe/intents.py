@@ -14,7 +14,7 @@ from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
 from shop.orders import payment_reports
-from shop.orders.payment_reports import Failed, Succeeded
+from shop.orders.payment_reports import Failed, InReview, Succeeded
 from shop.payments import providers, refunds
 from shop.payments.providers import ProviderFailed
 from shop.payments.stripe import cancel as stripe_cancel
@@ -271,6 +271,7 @@ def _review(payment: dict, reason: str, actor: Actor) -> None:
     cancelled). Once: a payment already in review is left as it is."""
     if not _set_payment(payment["id"], OPEN, status="review", note=reason):
         return
+    payment_reports.apply(InReview(payment["order_id"]), actor)
     audit.record(
         "payment.review",
         {"order_id": payment["order_id"], "number": payment["number"], "reason": reason},

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from flask import current_app
 
 from shop import db
-from shop.catalogue import search_cache
+from shop.catalogue.search import cache as search_cache
 from shop.clock import now_iso
 
 INDEX = "products"
