@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import PASSWORD, fresh_database
 from live import ROOT, LiveServer
-from store_browser_helpers import store_records
 
+from tests.admin.store_browser_helpers import store_records
 from tests.orders_helpers import order_for_console
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -9,7 +9,7 @@ violation). Screenshots go to docs/console/ (the owner's guide, docs/console-cat
 """
 
 import pytest
-from catalogue_browser_helpers import check_page, shoot
+from tests.admin.catalogue_browser_helpers import check_page, shoot
 from conftest import PASSWORD
 from live import LiveServer
 

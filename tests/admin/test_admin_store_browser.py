@@ -11,8 +11,8 @@ test client, tests/admin/test_admin_store.py).
 import pytest
 from conftest import PASSWORD
 from live import LiveServer
-from store_browser_helpers import check_page
 
+from tests.admin.store_browser_helpers import check_page
 from tests.admin.test_admin_browser import (  # noqa: F401 - fixtures
     arrive,
     browser,
