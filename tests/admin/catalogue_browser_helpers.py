@@ -45,3 +45,27 @@ def shoot(driver, name: str, width: int = 1280) -> None:
     driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(DOCS / f"{name}.png"))
     driver.set_window_size(width, 900)
+
+
+def catalogue_records(app) -> dict:
+    """One record of each catalogue page's address (a product, a category, a collection, a
+    content entry), made through the domain, for the console-wide page checks."""
+    from shop.actor import NOBODY
+    from shop.catalogue import categories, collections, products
+    from shop.site import content
+
+    with app.app_context():
+        category = categories.create({"name": "Teas", "slug": "teas-console"}, NOBODY)
+        collection = collections.create({"title": "Picks", "slug": "picks-console"}, NOBODY)
+        product = products.create_product(
+            {"name": "Console tea", "slug": "console-tea", "price_cents": 900, "stock": 4},
+            NOBODY,
+        )
+        entry = {"type": "page", "data": {"title": "About"}, "published": True}
+        content.put("about-console", entry, NOBODY, lambda: None)
+    return {
+        "category_id": category,
+        "collection_id": collection,
+        "product_id": product,
+        "key": "about-console",
+    }

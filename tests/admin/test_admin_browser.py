@@ -9,6 +9,7 @@ the README's ``docs/admin-keys.png``. Skipped, saying why, where Chromium is not
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import urllib.error
@@ -20,6 +21,7 @@ import pytest
 from conftest import PASSWORD, fresh_database
 from live import ROOT, LiveServer
 
+from tests.admin.catalogue_browser_helpers import catalogue_records
 from tests.admin.store_browser_helpers import store_records
 from tests.orders_helpers import order_for_console
 
@@ -114,6 +116,7 @@ def live(make_app, database_url, clock):
     server.key_id, server.webhook_id = key["id"], hook["id"]
     server.order_id = order["id"]
     server.store_records = store_records(app)  # the store pages' (issue 37)
+    server.store_records.update(catalogue_records(app))  # the catalogue pages' (issue 37)
     yield server
     server.stop()
 
@@ -281,7 +284,13 @@ def test_manage_a_key_in_the_browser(browser, live):
 # A console page whose address names a record opens with one of these (the live fixture's).
 LONG_URL = "http://127.0.0.1:9/webhooks/shop/" + "a-rather-long-path-segment/" * 4 + "end"
 # Pages that answer a form or only redirect: no page of their own to open.
-NOT_PAGES = {"admin.static"}
+# Not pages: files (the static ones, PDFs and CSV downloads).
+NOT_PAGES = {
+    "admin.static",
+    "admin.order_invoice",
+    "admin.refund_credit_note",
+    "admin.invoices_export",
+}
 
 
 def console_pages(live) -> list[str]:
@@ -300,7 +309,7 @@ def console_pages(live) -> list[str]:
             continue
         missing = set(rule.arguments) - set(records)
         assert not missing, f"{rule.rule}: give this test a record to open it with ({missing})"
-        pages.append(fill(rule.rule.replace("<id:", "<"), records))
+        pages.append(fill(re.sub(r"<\w+:", "<", rule.rule), records))
     return sorted(pages)
 
 

@@ -9,10 +9,10 @@ violation). Screenshots go to docs/console/ (the owner's guide, docs/console-cat
 """
 
 import pytest
-from tests.admin.catalogue_browser_helpers import check_page, shoot
 from conftest import PASSWORD
 from live import LiveServer
 
+from tests.admin.catalogue_browser_helpers import check_page, shoot
 from tests.admin.test_admin_browser import (  # noqa: F401 - fixtures
     arrive,
     browser,
