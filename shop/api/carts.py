@@ -37,7 +37,7 @@ AVAILABILITY = ("in_stock", "only_n_left", "unavailable")
 
 class AvailabilitySchema(Schema):
     status = enum_field(
-        "Availability",
+        "AvailabilityStatus",
         AVAILABILITY,
         required=True,
         metadata={
