@@ -4,8 +4,9 @@ of an active variant (tables ``facet_prices``, ``facet_options``, migration 0027
 The database's triggers keep them in the transaction of every write that moves one, so the
 facets of the whole catalogue or of a category tree (what a storefront's category page asks
 for) add up a few hundred rows instead of reading every product (``product_query.facets``).
-``recount()`` rebuilds them from the products, at every ``flask db upgrade``, as
-``shop.db.totals.recount`` does for the list totals. Why: docs/performance.md, "Lists and
+``recount()`` rebuilds them from the products when the bands are new or changed
+(``recount_if_changed``, at ``flask db upgrade``): it locks the catalogue's tables, so it
+never runs at a routine start beside live writes. Why: docs/performance.md, "Lists and
 facets at 100k (issue 42)".
 """
 
@@ -32,6 +33,17 @@ _OPTIONS = """
           WHERE v.active = 1) d
     JOIN products p ON p.id = d.product_id
     GROUP BY p.active, COALESCE(p.category_id, ''), d.name, d.value"""
+
+
+def recount_if_changed() -> bool:
+    """``recount`` when the bands are not ``PRICE_BANDS`` (a new database, or bands changed
+    in a release); answer whether it ran. Otherwise the triggers have kept every count, and
+    a node starting beside live writes takes no lock on the catalogue."""
+    kept = {row["low"] for row in db.query("SELECT low FROM facet_bands")}
+    if kept == {low for low, _ in PRICE_BANDS}:
+        return False
+    recount()
+    return True
 
 
 def recount() -> None:

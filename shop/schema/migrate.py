@@ -352,8 +352,9 @@ def load_schema(database: Database) -> None:
 
 @_as_long_as_it_takes
 def finish(database: Database) -> None:
-    """What follows every upgrade: the built-in roles, the list totals, the facets' counts and
-    the search index (rebuilt only when its definition changed), one transaction.
+    """What follows every upgrade: the built-in roles, the list totals, the facets' counts
+    (recounted only when their bands changed: the triggers keep them) and the search index
+    (rebuilt only when its definition changed), one transaction.
 
     Running ``flask db upgrade`` again is how an operator recounts the totals after writing
     rows by other means (a bulk import, the benchmark's seeding).
@@ -367,7 +368,7 @@ def finish(database: Database) -> None:
             database.lock("seed")
             seed_builtin_roles()
             totals.recount()
-            facet_counts.recount()
+            facet_counts.recount_if_changed()
             search.build_if_changed()
     except search.SearchLanguageError as error:
         raise MigrationError(str(error)) from error

@@ -184,8 +184,8 @@ def test_an_administrator_without_api_key_create_gets_no_form_and_403_posting_it
 
 def test_each_administrator_lands_where_their_permissions_lead(app, make_admin, owner_client):
     """Who may read orders lands on the dashboard; anyone else on their first usable link
-    (an editor: the catalogue's, else their API keys); one with no page of their own on
-    their sessions (issue 37)."""
+    (an editor: the catalogue's; a clerk who may read customers: the customers); one with no
+    page of their own on their sessions (issue 37)."""
     from shop.admin import nav
 
     support = console_client(app, make_admin("support").email)
@@ -206,7 +206,11 @@ def test_each_administrator_lands_where_their_permissions_lead(app, make_admin, 
     role = {"name": "clerk", "permissions": ["customers.read"]}
     assert owner_client.post("/roles", json=role).status_code == 201
     clerk = console_client(app, make_admin("clerk").email)
-    assert clerk.get("/admin/").headers["Location"] == "/admin/sessions"
+    assert clerk.get("/admin/").headers["Location"] == "/admin/customers"  # their one page
+    role = {"name": "auditor", "permissions": ["audit.read"]}  # no console page of its own
+    assert owner_client.post("/roles", json=role).status_code == 201
+    auditor = console_client(app, make_admin("auditor").email)
+    assert auditor.get("/admin/").headers["Location"] == "/admin/sessions"
     refused = clerk.get("/admin/orders")
     assert refused.status_code == 403 and 'id="needed-permission"' in refused.text
     assert "<code>orders.read</code>" in refused.text

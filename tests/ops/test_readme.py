@@ -175,6 +175,7 @@ def test_every_tested_block_of_the_guides_has_its_test():
         "pricing-us",
         "operations-backup",
         "variants-walkthrough",
+        "cart-walkthrough",
     }
 
 
