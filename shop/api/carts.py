@@ -125,6 +125,13 @@ class CartLineUpdateSchema(Schema):
 class CartUpdateSchema(Schema):
     email = fields.Email(allow_none=True, validate=validate.Length(max=320))
     shipping_address = fields.Nested(ShippingAddressSchema, allow_none=True)
+    shipping_address_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "One of the signed-in customer's saved addresses"
+            " (`/auth/me/addresses`), instead of `shipping_address`: the cart keeps a copy."
+        },
+    )
     shipping_method_id = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
     discount_code = fields.String(allow_none=True, validate=validate.Length(min=1, max=100))
     note = fields.String(allow_none=True, validate=validate.Length(max=1000))
@@ -206,8 +213,11 @@ class CartById(MethodView):
         stands, as `POST /payments/quote` would: a code that cannot be used or a method
         that does not ship to the address is a 400 naming the field, and nothing changes.
         A guest cannot use a once-per-customer code (sign in to use it).
-        `shipping_address_id` (an address-book entry) is not taken yet: send the address.
+        `shipping_address_id` takes one of the signed-in customer's saved addresses (a 400
+        naming it for a guest or another's address); give it or `shipping_address`, not both.
         """
+        if "shipping_address" in data and "shipping_address_id" in data:
+            abort(400, "shipping_address, shipping_address_id: give one of them, not both.")
         if not data:
             abort(400, "Send at least one of: " + ", ".join(store.DETAILS) + ".")
         store.update(cart_id, _holder(), data, present.check(_customer()))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from shop import db
 from shop.clock import now_iso
+from shop.customers import addresses
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid, NotFound
 from shop.pricing import baskets
@@ -217,6 +218,12 @@ def update(cart_id: str, holder: Holder, changes: dict, check=None) -> None:
     with db.transaction():
         row = locked(cart_id, holder)
         values = {key: row[key] for key in DETAILS}
+        changes = dict(changes)
+        if "shipping_address_id" in changes:  # a saved address: the cart keeps a copy
+            saved = addresses.address_for_checkout(
+                row["customer_id"], changes.pop("shipping_address_id")
+            )
+            changes["shipping_address"] = saved
         values.update(changes)
         if changes.get("email"):
             values["email"] = changes["email"].strip().lower()

@@ -219,3 +219,33 @@ def test_checkout_keeps_working_beside_carts(app, customer_client):
     }
     order = created(customer_client.post("/payments/checkout", json=body))
     assert order["customer"]["id"] == customer_client.user["id"]
+
+
+def test_a_customers_cart_takes_a_saved_address(app, make_customer):
+    teapot = add_product(app, "Teapot", stock=3)
+    alice, bob = make_customer(), make_customer()
+    saved = created(alice.post("/auth/me/addresses", json={**ADDRESS, "line2": "Bât. B"}))
+    theirs = created(bob.post("/auth/me/addresses", json=ADDRESS))
+    cart = new_cart(alice)
+    add(alice, cart, teapot, 1)
+    both = alice.patch(
+        f"/carts/{cart['id']}",
+        json={"shipping_address": ADDRESS, "shipping_address_id": saved["id"]},
+    )
+    assert both.status_code == 400 and "shipping_address_id" in both.json["message"]
+    other = alice.patch(f"/carts/{cart['id']}", json={"shipping_address_id": theirs["id"]})
+    assert other.status_code == 400 and "shipping_address_id" in other.json["message"]
+    chosen = ok(alice.patch(f"/carts/{cart['id']}", json={"shipping_address_id": saved["id"]}))
+    assert chosen["shipping_address"]["line2"] == "Bât. B"
+    assert chosen["shipping_address"]["city"] == ADDRESS["city"]
+    quote = ok(
+        alice.post(
+            "/payments/quote",
+            json={"items": [{"product_id": teapot, "quantity": 1}], "shipping_address": ADDRESS},
+        )
+    )
+    assert chosen["totals"]["total_cents"] == quote["total_cents"]
+    guest = app.test_client()
+    guest_cart = new_cart(guest)
+    refused = guest.patch(f"/carts/{guest_cart['id']}", json={"shipping_address_id": saved["id"]})
+    assert refused.status_code == 400 and "shipping_address_id" in refused.json["message"]
