@@ -1,6 +1,6 @@
 """Checks the store pages' browser tests share (issue 37): a page is accessible (axe-core,
 0 serious or critical violations) and fits the window (no sideways scrolling), at 1280 and
-at 390 px, with screenshots for the owner's guide (docs/console-store.md).
+at 390 px, with screenshots for the owner's guide (docs/console.md).
 
     assert_accessible(driver)      # axe-core on the page as it is now
     assert_fits(driver)            # the page is no wider than the window

@@ -5,7 +5,7 @@ and stock, upload an image and see it, import a CSV with one bad row (the previe
 nothing is written), fix it and import it; make a category, a collection and a content
 entry. An editor's day: lands on the products, edits one, cannot see orders. Every page is
 checked at 1280 and 390 px (no sideways scroll) and by axe-core (no serious or critical
-violation). Screenshots go to docs/console/ (the owner's guide, docs/console-catalogue.md).
+violation). Screenshots go to docs/console/ (the owner's guide, docs/console.md).
 """
 
 import pytest

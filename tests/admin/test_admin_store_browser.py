@@ -3,7 +3,7 @@ discount code (after a refused try), a shipping method with weight bands and a t
 saves the settings and edits a role; then every store page is checked at 1280 and 390 px
 (no sideways scrolling, axe-core: no serious or critical violation) and photographed
 (``artifacts/``; ``SHOP_DOCS_SCREENSHOT=1`` refreshes docs/console/store-*.png for
-docs/console-store.md). The ``browser`` and ``database_url`` fixtures are the console's
+docs/console.md). The ``browser`` and ``database_url`` fixtures are the console's
 browser test's (SQLite alone: every page's reads and writes run on both engines through the
 test client, tests/admin/test_admin_store.py).
 """
