@@ -657,7 +657,9 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
     attempts INTEGER NOT NULL DEFAULT 0,
     sent_at TEXT,
     failed_at TEXT,
-    last_error TEXT
+    last_error TEXT,
+    -- 0030: an attachment by reference, drawn when sent (`invoice:<order id>`).
+    attachment TEXT
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);

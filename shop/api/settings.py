@@ -9,6 +9,7 @@ from marshmallow import Schema, fields
 
 from shop.api.common import WRITE_ONLY, Blueprint, readable
 from shop.api.store_input import (
+    ATTACH,
     BANK,
     BRAND,
     CN_PREFIX,
@@ -65,6 +66,7 @@ class SettingsSchema(Schema):
         metadata={"description": INVOICE_ON_TEXT},
     )
     locale = fields.String(required=True, metadata={"description": LOCALE})
+    invoice_attach_to_mail = fields.Boolean(required=True, metadata={"description": ATTACH})
     cart_reminders = fields.Boolean(required=True, metadata={"description": REMINDERS})
     bank_transfer_instructions = fields.String(
         required=True, allow_none=True, metadata={"description": BANK}

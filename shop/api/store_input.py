@@ -185,6 +185,10 @@ REMINDERS = (
     " (`SHOP_CART_REMINDER_AFTER` after its last change), when its visitor agreed"
     " (`reminders: true` on the cart). Off by default."
 )
+ATTACH = (
+    "The invoice's PDF goes with the e-mail of the move that issues it (the paid e-mail, or"
+    " the shipment's with `invoice_on: shipment`)."
+)
 BANK = (
     "What a buyer who pays by the `manual` method is told (bank details, the reference to"
     " give), on the storefront's confirmation and order pages."
@@ -233,6 +237,7 @@ class SettingsUpdateSchema(Schema):
         validate=[validate.Length(min=2, max=20), _locale], metadata={"description": LOCALE}
     )
     cart_reminders = StrictBoolean(metadata={"description": REMINDERS})
+    invoice_attach_to_mail = StrictBoolean(metadata={"description": ATTACH})
     bank_transfer_instructions = fields.String(
         allow_none=True, validate=validate.Length(min=1, max=2000), metadata={"description": BANK}
     )

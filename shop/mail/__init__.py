@@ -37,13 +37,30 @@ FIRST_RETRY = 30
 MAX_RETRY = 3600
 
 
-def queue(recipient: str, subject: str, text: str, html: str | None = None) -> str:
-    """Put a message in the outbox (in the caller's transaction); answer its id."""
+# Attachments by reference: a kind (``invoice``) and how to draw it when the message is
+# sent, ``draw(ref) -> (filename, content type, bytes)``, or None when it no longer exists.
+# A package above this one registers its kind (``shop/invoices/__init__.py``).
+ATTACHMENTS: dict = {}
+# Which attachment an order's status e-mail carries: ``choose(order) -> "kind:ref" | None``,
+# registered the same way (the invoice with the paid e-mail, when the shop says so).
+ORDER_MAIL_ATTACHMENTS: list = []
+
+
+def queue(
+    recipient: str,
+    subject: str,
+    text: str,
+    html: str | None = None,
+    attachment: str | None = None,
+) -> str:
+    """Put a message in the outbox (in the caller's transaction); answer its id.
+    ``attachment``: ``kind:ref`` of ``ATTACHMENTS``, drawn when the message is sent."""
     mail_id = db.new_id()
     moment = now_iso()
     db.execute(
         "INSERT INTO mail_outbox (id, recipient, subject, text_body, html_body, created_at,"
-        " next_attempt_at, attempts) VALUES (:id, :to, :subject, :text, :html, :now, :now, 0)",
+        " next_attempt_at, attempts, attachment)"
+        " VALUES (:id, :to, :subject, :text, :html, :now, :now, 0, :attachment)",
         {
             "id": mail_id,
             "to": recipient,
@@ -51,6 +68,7 @@ def queue(recipient: str, subject: str, text: str, html: str | None = None) -> s
             "text": text,
             "html": html,
             "now": moment,
+            "attachment": attachment,
         },
     )
     return mail_id
@@ -68,6 +86,11 @@ def _message(row: dict) -> EmailMessage:
     message.set_content(row["text_body"])
     if row["html_body"]:
         message.add_alternative(row["html_body"], subtype="html")
+    drawn = _attachment(row.get("attachment"))
+    if drawn is not None:
+        filename, content_type, data = drawn
+        main, _, sub = content_type.partition("/")
+        message.add_attachment(data, maintype=main, subtype=sub, filename=filename)
     return message
 
 
@@ -132,6 +155,15 @@ class _Session:
             self.client = None
 
 
+def _attachment(reference: str | None):
+    """The attachment ``kind:ref`` drawn now, or None (none, or its kind is unknown)."""
+    if not reference:
+        return None
+    kind, _, ref = reference.partition(":")
+    draw = ATTACHMENTS.get(kind)
+    return draw(ref) if draw is not None else None
+
+
 def _due(moment, limit: int = CANDIDATES) -> list[dict]:
     """The first ``limit`` messages due at ``moment``: each one's id and lease as seen."""
     return db.query(
@@ -154,7 +186,7 @@ def _claim(row: dict, lease: str) -> dict | None:
     return db.one(
         "UPDATE mail_outbox SET next_attempt_at = :lease"
         " WHERE id = :id AND next_attempt_at = :seen"
-        " RETURNING id, recipient, subject, text_body, html_body, attempts",
+        " RETURNING id, recipient, subject, text_body, html_body, attempts, attachment",
         {"lease": lease, "id": row["id"], "seen": row["next_attempt_at"]},
     )
 
@@ -298,9 +330,10 @@ def queue_rendered(recipient: str, subject: str, template: str, **context) -> st
 
     if "shop_name" not in context:  # not setdefault: its default would read the settings
         context["shop_name"] = site.current()["shop_name"]
+    attachment = context.pop("attachment", None)
     text = render_template(f"mail/{template}.txt", **context)
     html = render_template(f"mail/{template}.html", **context)
-    return queue(recipient, subject, text, html)
+    return queue(recipient, subject, text, html, attachment)
 
 
 ORDER_HEADLINES = {
@@ -339,10 +372,12 @@ def queue_order_mail(
     else:
         subject = f"{shop_name}: order {order['number']} is {order['status']}"
     currency = order["currency"]
+    chosen = (choose(order) for choose in ORDER_MAIL_ATTACHMENTS)
     return queue_rendered(
         recipient,
         subject,
         "order",
+        attachment=next((found for found in chosen if found), None),
         order=order,
         headline=ORDER_HEADLINES.get(order["status"], f"Your order is {order['status']}."),
         money=functools.partial(_display, currency=currency),

@@ -31,6 +31,8 @@ DEFAULTS = {
     "invoice_prefix": "INV-",
     "credit_note_prefix": "CN-",
     "invoice_on": "paid",
+    # The invoice's PDF goes with the e-mail of the move that issues it (off by default).
+    "invoice_attach_to_mail": False,
     "locale": "en_US",
     # What a buyer who chose the manual method is told (bank details, reference), shown on
     # the storefront's confirmation and order pages.
