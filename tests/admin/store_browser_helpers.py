@@ -1,65 +1,13 @@
-"""Checks the store pages' browser tests share (issue 37): a page is accessible (axe-core,
-0 serious or critical violations) and fits the window (no sideways scrolling), at 1280 and
-at 390 px, with screenshots for the owner's guide (docs/console.md).
+"""The store pages' browser tests (issue 37): one record of each page's address. The page
+checks (axe-core, no sideways scroll, screenshots) are ``tests/admin/browser_helpers.py``'s,
+re-exported here for those tests."""
 
-    assert_accessible(driver)      # axe-core on the page as it is now
-    assert_fits(driver)            # the page is no wider than the window
-    check_page(driver, "name")     # both, at 1280 and at 390 px, with screenshots
-
-The same names and behaviour as helper b1's ``tests/admin/browser_helpers.py`` (not merged
-when this was written), so that the lead keeps one of the two. axe-core comes from
-``axe-selenium-python`` (requirements-dev.txt), which bundles ``axe.min.js``: nothing is
-fetched; the driver injects it, so the console's CSP does not stop it.
-"""
-
-import os
-
-from live import ROOT
-
-DOCS_SHOTS = ROOT / "docs" / "console"
-ARTIFACTS = ROOT / "artifacts"
-BLOCKING = ("serious", "critical")
-WIDTHS = ((1280, 900), (390, 844))
-
-
-def assert_accessible(driver) -> None:
-    """axe-core finds no serious or critical violation on the current page."""
-    from axe_selenium_python import Axe
-
-    axe = Axe(driver)
-    axe.inject()
-    results = axe.run()
-    blocking = [v for v in results["violations"] if v.get("impact") in BLOCKING]
-    assert not blocking, f"{driver.title}: " + axe.report(blocking)
-
-
-def assert_fits(driver) -> None:
-    """The page is no wider than the window: no sideways scrolling."""
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    window = driver.execute_script("return window.innerWidth")
-    assert width <= window, f"{driver.title}: {width} px wide in a {window} px window"
-
-
-def shoot(driver, name: str) -> None:
-    """A screenshot into artifacts/ and, with ``SHOP_DOCS_SCREENSHOT=1``, into docs/console/
-    (the window, not the whole page: small PNGs)."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
-    if os.environ.get("SHOP_DOCS_SCREENSHOT") == "1":
-        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(DOCS_SHOTS / f"{name}.png"))
-
-
-def check_page(driver, name: str | None = None) -> None:
-    """The current page at 1280 and at 390 px: it fits, axe finds nothing serious, and (with
-    ``name``) its screenshots ``<name>-1280`` / ``<name>-390``. Leaves the window at 1280."""
-    for width, height in WIDTHS:
-        driver.set_window_size(width, height)
-        assert_fits(driver)
-        assert_accessible(driver)
-        if name:
-            shoot(driver, f"{name}-{width}")
-    driver.set_window_size(*WIDTHS[0])
+from tests.admin.browser_helpers import (  # noqa: F401 - re-exported
+    assert_accessible,
+    assert_fits,
+    check_page,
+    shoot,
+)
 
 
 def store_records(app) -> dict:
