@@ -1,29 +1,12 @@
-"""Browser checks for the console's pages (issue 37), until helper b1's shared ones land:
-``assert_fits`` (no sideways scroll at the window's width) and ``assert_accessible``
-(axe-core through ``axe-selenium-python``: no serious or critical violation), and ``shoot``
-(a screenshot into docs/console/, where the owner's guide shows it)."""
+"""The catalogue pages' browser checks (issue 37): ``check_page`` at each width with the
+console's own ``assert_fits`` and ``assert_accessible`` (tests/admin/browser_helpers.py),
+``shoot`` (the whole page into docs/console/) and one record of each page's address."""
 
 from live import ROOT
 
+from tests.admin.browser_helpers import assert_accessible, assert_fits
+
 DOCS = ROOT / "docs" / "console"
-BLOCKING = ("serious", "critical")
-
-
-def assert_fits(driver) -> None:
-    """The page is no wider than the window: nothing scrolls sideways."""
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    window = driver.execute_script("return window.innerWidth")
-    assert width <= window, f"{driver.title}: {width}px wide in a {window}px window"
-
-
-def assert_accessible(driver) -> None:
-    """axe-core finds no serious or critical violation on the page as it is."""
-    from axe_selenium_python import Axe
-
-    axe = Axe(driver)
-    axe.inject()
-    found = [v for v in axe.run()["violations"] if v["impact"] in BLOCKING]
-    assert not found, f"{driver.title}: " + axe.report(found)
 
 
 def check_page(driver, widths=(1280, 390)) -> None:

@@ -12,6 +12,7 @@ import pytest
 from conftest import fresh_database
 from live import ROOT, LiveServer
 
+from tests.admin.browser_helpers import assert_accessible, assert_fits
 from tests.admin.test_admin_browser import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401, F811
 from tests.catalogue_helpers import Catalogue, image_bytes
 from tests.fake_stripe import API_KEY, SECRET
@@ -106,21 +107,9 @@ def arrive(driver, title: str, in_address: str = "", title_starts: bool = False)
 
 def check_page(driver, name: str) -> None:
     """The page fits the window (no sideways scroll) and axe-core finds nothing serious or
-    critical; a screenshot named ``name``."""
-    from axe_selenium_python import Axe
-
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    inner = driver.execute_script("return window.innerWidth")
-    assert width <= inner, f"{name}: {width} px wide in a {inner} px window"
-    axe = Axe(driver)
-    axe.inject()
-    found = axe.run()["violations"]
-    serious = [
-        (v["id"], v["help"], [(n["target"], n.get("failureSummary")) for n in v["nodes"][:3]])
-        for v in found
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert serious == [], f"{name}: {serious}"
+    critical (the console's own checks); a screenshot named ``name``."""
+    assert_fits(driver)
+    assert_accessible(driver)
     SHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SHOTS / f"store-{name}.png"))
 
