@@ -21,11 +21,12 @@ def _draw_invoice(order_id: str):
     return f"{invoice['number']}.pdf", "application/pdf", pdf.render(invoice["snapshot"])
 
 
-def _with_order_mail(order: dict) -> str | None:
-    """``invoice:<order id>`` for the e-mail of the move that invoiced ``order``."""
+def _with_order_mail(order: dict, settings: dict | None) -> str | None:
+    """``invoice:<order id>`` for the e-mail of the move that invoiced ``order``
+    (``settings``: the mail's read of them, or None to read them here)."""
     if not order.get("invoice_number"):
         return None
-    values = site.current()
+    values = settings if settings is not None else site.current()
     if not values.get("invoice_attach_to_mail"):
         return None
     if order["status"] not in _CARRIES.get(values["invoice_on"], ()):

@@ -41,7 +41,8 @@ MAX_RETRY = 3600
 # sent, ``draw(ref) -> (filename, content type, bytes)``, or None when it no longer exists.
 # A package above this one registers its kind (``shop/invoices/__init__.py``).
 ATTACHMENTS: dict = {}
-# Which attachment an order's status e-mail carries: ``choose(order) -> "kind:ref" | None``,
+# Which attachment an order's status e-mail carries: ``choose(order, settings) -> "kind:ref" |
+# None`` (``settings``: ``site.current()`` when the caller read it, else None),
 # registered the same way (the invoice with the paid e-mail, when the shop says so).
 ORDER_MAIL_ATTACHMENTS: list = []
 
@@ -366,13 +367,14 @@ def queue_order_mail(
     recipient = order["customer"]["email"]
     if not recipient:  # an erased customer
         return None
-    shop_name = shop_name or site.current()["shop_name"]
+    settings = None if shop_name else site.current()  # read once, for the attachment too
+    shop_name = shop_name or settings["shop_name"]
     if placed:
         subject = f"{shop_name}: order {order['number']} confirmed"
     else:
         subject = f"{shop_name}: order {order['number']} is {order['status']}"
     currency = order["currency"]
-    chosen = (choose(order) for choose in ORDER_MAIL_ATTACHMENTS)
+    chosen = (choose(order, settings) for choose in ORDER_MAIL_ATTACHMENTS)
     return queue_rendered(
         recipient,
         subject,
