@@ -13,7 +13,10 @@ CATALOGUE = {
     "categories": ("read", "create", "update", "delete"),
     "collections": ("read", "create", "update", "delete"),
     "content": ("read", "create", "update", "delete"),
-    "orders": ("read", "update_status", "refund"),
+    "orders": ("read", "update_status", "refund", "edit"),
+    # After the sale (issue 41): staff receive returns and make orders for customers.
+    "returns": ("read", "update"),
+    "draft_orders": ("read", "create", "update", "delete"),
     "customers": ("read", "update", "delete"),
     "settings": ("read", "update"),
     "users": ("read", "create", "update", "delete"),
@@ -43,7 +46,7 @@ BUILTIN_ROLES = {
     "admin": ALL_PERMISSIONS - _of("users", "roles"),
     # Pricing (issue 26): editors run the promotions; support reads what an order was priced by.
     "editor": _of("products", "categories", "collections", "content", "api_key", "discounts"),
-    "support": _of("orders", "customers")
+    "support": _of("orders", "customers", "returns", "draft_orders")
     | {"products.read", "shipping.read", "tax.read", "discounts.read"},
 }
 
@@ -62,6 +65,8 @@ for _scope_resource, _rbac_resource in (
     ("shipping", "shipping"),
     ("tax", "tax"),
     ("discount", "discounts"),
+    ("return", "returns"),
+    ("draft_order", "draft_orders"),
 ):
     _perms = _of(_rbac_resource)
     SCOPES[f"read:{_scope_resource}"] = frozenset(p for p in _perms if p.endswith(".read"))

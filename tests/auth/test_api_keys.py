@@ -472,6 +472,8 @@ def test_all_scopes_are_the_documented_ones():
         "shipping",
         "tax",
         "discount",
+        "return",
+        "draft_order",
     }
     assert set(ALL_SCOPES) == {f"{a}:{r}" for a in ("read", "write") for r in resources}
 

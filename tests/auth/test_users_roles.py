@@ -16,7 +16,8 @@ def test_permission_catalogue(owner_client, customer_client, client):
         assert name in catalogue["permissions"]
     scopes = {s["scope"]: s["permissions"] for s in catalogue["scopes"]}
     assert scopes["write:product"] == ["products.create", "products.delete", "products.update"]
-    assert scopes["write:order"] == ["orders.refund", "orders.update_status"]
+    assert scopes["write:order"] == ["orders.edit", "orders.refund", "orders.update_status"]
+    assert scopes["write:return"] == ["returns.update"]
     assert not any(s.endswith((":api_key", ":user", ":role", ":audit")) for s in scopes)
     assert client.get("/permissions").status_code == 401
     assert customer_client.get("/permissions").status_code == 403
