@@ -195,7 +195,10 @@ BANK = (
 )
 BRAND = "The storefront's brand colour, `#rrggbb` (its CSS variable `--brand`)."
 LOGO = "The storefront's logo: one of the shop's images (`/images/{id}`) or an https address."
-LOCALE = "How invoices write amounts and dates (Babel locale: `en_US`, `de_DE`, `fr_FR`)."
+LOCALE = (
+    "The shop's locale (Babel: `en_US`, `de_DE`, `fr_FR`): the storefront's language and how"
+    " it, the invoices and credit notes write amounts and dates."
+)
 _PREFIX = validate.Regexp(
     r"^[A-Za-z0-9_./-]{0,20}$", error="Use up to 20 letters, digits, '-', '_', '.' or '/'."
 )

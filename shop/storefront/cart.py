@@ -20,7 +20,6 @@ from shop.http.errors import fold_messages
 from shop.payments import providers
 from shop.pricing import rules
 from shop.shipping import methods
-from shop.site import settings
 from shop.storefront import browse, frame
 from shop.storefront.frame import bp
 
@@ -100,7 +99,7 @@ def _cart_page(cart: dict | None, problem: str | None = None, status: int = 200)
     estimate = _estimate(cart, country) if cart and cart["lines"] and country else None
     page = render_template(
         "store/cart.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         cart=cart,
         problem=problem,
         country=country,
@@ -134,7 +133,7 @@ def checkout_details():
         problem = f"country: no shipping method ships to {address['country']}."
         return _checkout_page(cart, problem=problem, status=400)
     changes = {"shipping_address": address, "email": email or None}
-    if settings.current().get("cart_reminders"):
+    if frame.shop_settings().get("cart_reminders"):
         changes["reminders"] = request.form.get("reminders") == "1"
     if cart["shipping_method_id"] and not _ships(cart["shipping_method_id"], address["country"]):
         changes["shipping_method_id"] = None  # chosen for another country: choose again
@@ -185,7 +184,7 @@ def _checkout_page(cart: dict, problem: str | None = None, status: int = 200):
     choices = _methods(cart, address["country"]) if address else []
     page = render_template(
         "store/checkout.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         cart=cart,
         form=request.form if request.method == "POST" else {},
         problem=problem,
@@ -227,7 +226,7 @@ def _countries() -> dict[str, str]:
     """The countries the shop ships to (code: name in the shop's language), by name."""
     from babel import Locale
 
-    names = Locale.parse(current_app.config["LOCALE"]).territories
+    names = Locale.parse(frame.shop_settings()["locale"]).territories
     served: set[str] = set()
     for method in methods.active():
         if not method["countries"]:  # ships everywhere

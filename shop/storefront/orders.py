@@ -8,7 +8,6 @@ from shop.http.context import current_actor
 from shop.orders import guests
 from shop.orders import lifecycle as orders
 from shop.payments import providers
-from shop.site import settings
 from shop.storefront import frame
 from shop.storefront.frame import bp
 
@@ -33,7 +32,7 @@ def order(order_id: str):
     found, token = _readable(order_id)
     return render_template(
         "store/order.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         order=found,
         token=token,
         placed=request.args.get("placed") == "1",
@@ -52,7 +51,7 @@ def pay(order_id: str):
     response = current_app.make_response(
         render_template(
             "store/pay.html",
-            shop=settings.current(),
+            shop=frame.shop_settings(),
             order=found,
             token=token,
             client_secret=payment["client_secret"],
