@@ -14,6 +14,7 @@ from babel.dates import format_date
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
+from flask import current_app
 
 from shop import money
 from shop.clock import parse
@@ -40,7 +41,16 @@ def install(app) -> None:
     ``price`` and ``day`` filters."""
     locale = app.config["LOCALE"]
     app.jinja_env.add_extension("jinja2.ext.i18n")
-    app.jinja_env.install_gettext_translations(translations(locale), newstyle=True)
+    catalogue = translations(locale)
+    app.extensions["store_translations"] = catalogue
+    app.jinja_env.install_gettext_translations(catalogue, newstyle=True)
     app.jinja_env.filters["price"] = lambda minor, currency: money.display(minor, currency, locale)
     app.jinja_env.filters["day"] = lambda stamp: format_date(parse(stamp), "long", locale=locale)
     app.jinja_env.globals["html_lang"] = Locale.parse(locale).language
+
+
+def gettext(message: str, **values) -> str:
+    """A string of the storefront's Python code in the shop's language (``values`` filled
+    as in the templates: ``%(name)s``)."""
+    text = current_app.extensions["store_translations"].gettext(message)
+    return text % values if values else text
