@@ -82,6 +82,16 @@ def test_register_sign_in_check_out_with_a_saved_address_then_my_orders(app, cli
     assert f"Order {number}" in mine.text and f"/store/orders/{order_id}" in mine.text
     assert "€" in mine.text
 
+    # Back from Stripe's site, the browser leaves the session cookie (SameSite=Strict) out:
+    # a page of ours sends it on to the same address, cookie and all.
+    stranger = app.test_client()
+    back = stranger.get(f"/store/orders/{order_id}/paid?redirect_status=succeeded",
+                        headers={"Sec-Fetch-Site": "cross-site"})  # fmt: skip
+    assert back.status_code == 200 and 'http-equiv="refresh"' in back.text
+    assert f"url=/store/orders/{order_id}/paid?redirect_status=succeeded" in back.text
+    assert number not in back.text and back.headers["Cache-Control"] == "no-store"
+    assert stranger.get(f"/store/orders/{order_id}/paid").status_code == 404
+
     other = app.test_client()
     assert register(other, email="otto@example.com", name="Otto").status_code == 303
     assert other.get(f"/store/orders/{order_id}").status_code == 404
@@ -219,3 +229,23 @@ def test_account_pages_are_kept_from_crawlers(client, shop):  # noqa: F811
         page = client.get(path)
         assert page.status_code == 200 and 'content="noindex"' in page.text, path
         assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_sign_in_shares_the_apis_budget_and_lockout(make_app, client, shop):  # noqa: F811
+    import secrets
+
+    register(client)
+    limited = make_app(prepare=False, RATELIMIT_ENABLED=True,
+                       RATELIMIT_KEY_PREFIX=secrets.token_hex(6)).test_client()  # fmt: skip
+    for _ in range(4):
+        limited.post("/auth/login", json={"email": "gina@example.com", "password": "bad"})
+    assert sign_in(limited, password="bad").status_code == 401
+    throttled = sign_in(limited)
+    assert throttled.status_code == 429 and throttled.mimetype == "text/html"
+
+    locking = make_app(prepare=False, LOCKOUT_THRESHOLD=3).test_client()
+    for _ in range(3):
+        assert sign_in(locking, password="bad").status_code == 401
+    locked = sign_in(locking)  # the right password, while locked: the same answer
+    assert locked.status_code == 401
+    assert "That e-mail and password do not match an account." in locked.text
