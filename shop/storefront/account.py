@@ -108,8 +108,10 @@ def register():
 
 @bp.post("/account/sign-out", endpoint="account_sign_out")
 def sign_out():
-    """End this session; the cart stays the customer's, so the browser forgets it."""
-    clear_cookies(signin.sign_out(frame.store_caller()))
+    """End this session; the cart stays the customer's, so the browser forgets it. (The
+    console's session, if any, is the console's to end.)"""
+    caller = frame.store_caller()
+    clear_cookies(signin.sign_out(caller) if caller else [sessions.CUSTOMER])
     return frame.keep_cart(redirect(url_for("store.account_sign_in", signed_out=1), 303), None)
 
 
