@@ -52,7 +52,8 @@ def register(app) -> None:
 
 
 CART_COOKIE = "shop_cart"
-# Pages of one visitor's cart or order (an order's token is in its address): never kept.
+# Pages of one visitor's cart or order (an order's token is in its address), and the
+# account pages (``store.account...``): never kept.
 _NEVER_KEPT = frozenset({"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"})
 
 
@@ -144,7 +145,7 @@ def headers(response):
     if getattr(response, "shop_csp", None):
         response.headers["Content-Security-Policy"] = response.shop_csp
     response.vary.add("Cookie")
-    if request.endpoint in _NEVER_KEPT:
+    if request.endpoint in _NEVER_KEPT or (request.endpoint or "").startswith("store.account"):
         response.headers["Cache-Control"] = "no-store"
     elif (
         request.method == "GET" and response.status_code == 200 and not response.direct_passthrough

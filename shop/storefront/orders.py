@@ -68,9 +68,22 @@ def pay(order_id: str):
 def paid(order_id: str):
     """Where Stripe sends the buyer back: the payment converges now (once, whatever the
     webhook does meanwhile), then the order's page."""
+    if _back_from_stripe():
+        return render_template("store/continue.html", shop=frame.shop_settings())
     found, token = _readable(order_id)
     _resume(found)
     return redirect(url_for("store.order", order_id=found["id"], token=token, placed=1), 303)
+
+
+def _back_from_stripe() -> bool:
+    """Whether a signed-in customer may be coming back from Stripe's site: their session
+    cookie (SameSite=Strict) does not come with a navigation from another site, so a page of
+    ours sends them on to the same address, with it (the order is theirs, no token)."""
+    return (
+        request.headers.get("Sec-Fetch-Site") == "cross-site"
+        and "token" not in request.args
+        and frame.store_caller() is None
+    )
 
 
 def _resume(order: dict) -> dict:
