@@ -249,3 +249,22 @@ def test_a_webhook_receiver_gets_the_return_events_signed(app, customer_client, 
         assert sorted(kinds) == ["order.refunded", "return.received", "return.requested"]
         received = next(e for e in receiver.events() if e["type"] == "return.received")
         assert received["data"]["id"] == ret["id"] and received["data"]["status"] == "received"
+
+
+def test_a_guest_orders_return_is_received_and_refunded(app, owner_client):
+    product = add_product(app, price_cents=800, stock=5)
+    placed = guest_order(app, product, "guest@example.com")
+    order_id, token = placed["order"]["id"], placed["order_token"]
+    owner_client.patch(f"/orders/{order_id}/status", json={"status": "paid"})
+    owner_client.post(
+        f"/orders/{order_id}/shipments", json={"carrier": "DHL", "tracking_number": "9"}
+    )
+    ret = _ask(app.test_client(), order_id, (1, 1), query=f"?token={token}").json
+    owner_client.post(f"/returns/{ret['id']}/approve", json={})
+    done = owner_client.post(
+        f"/returns/{ret['id']}/receive", json={"restock": True, "refund": True}
+    )
+    assert done.status_code == 200, done.json
+    assert product_row(app, product)["stock"] == 5
+    mailed = "SELECT COUNT(*) FROM mail_outbox WHERE recipient = 'guest@example.com'"
+    assert _count(app, mailed + " AND subject LIKE '%refunded'") == 1

@@ -14,6 +14,7 @@ from tests.admin.test_admin_browser import (  # noqa: F401 - fixtures
     database_url,
     pytestmark,
     sign_in,
+    submit,
 )
 from tests.orders_helpers import order_for_console
 
@@ -65,8 +66,7 @@ def test_the_return_pages_list_approve_and_receive(browser, returns_live):  # no
     assert "Chipped spout" in browser.find_element(By.ID, "return-lines").text
     check_page(browser, "admin-return")
     browser.find_element(By.ID, "instructions").send_keys("Post it to 1 Quay Street")
-    browser.find_element(By.CSS_SELECTOR, "#approve button").click()
-    arrive(browser, title)
+    submit(browser, "#approve", title)  # the same title: waits for the new page
     assert browser.find_element(By.ID, "return-status").text == "approved"
     assert "1 Quay Street" in browser.find_element(By.CSS_SELECTOR, "dl.facts").text
     check_page(browser)
@@ -75,8 +75,7 @@ def test_the_return_pages_list_approve_and_receive(browser, returns_live):  # no
     two.send_keys("1")  # one cup of the two arrived
     browser.find_element(By.ID, "receive-restock").click()
     browser.find_element(By.ID, "receive-refund").click()
-    browser.find_element(By.CSS_SELECTOR, "#receive button").click()
-    arrive(browser, title)
+    submit(browser, "#receive", title)
     assert browser.find_element(By.ID, "return-status").text == "received"
     assert "Return received." in browser.page_source
     check_page(browser)
