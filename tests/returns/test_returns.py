@@ -148,7 +148,8 @@ def test_no_return_before_shipping_nor_of_another_customers_order_nor_more_than_
     assert customer_client.post(f"/returns/{ret.json['id']}/approve", json={}).status_code == 403
 
 
-def test_a_guest_asks_with_the_orders_token(app, owner_client):
+def _guest_shipped(app, owner_client):
+    """A guest's order of one unit, paid and shipped; answer (order id, token, product id)."""
     product = add_product(app, price_cents=800, stock=5)
     placed = guest_order(app, product, "guest@example.com")
     order_id, token = placed["order"]["id"], placed["order_token"]
@@ -156,6 +157,11 @@ def test_a_guest_asks_with_the_orders_token(app, owner_client):
     owner_client.post(
         f"/orders/{order_id}/shipments", json={"carrier": "DHL", "tracking_number": "9"}
     )
+    return order_id, token, product
+
+
+def test_a_guest_asks_with_the_orders_token(app, owner_client):
+    order_id, token, _product = _guest_shipped(app, owner_client)
     guest = app.test_client()
     assert _ask(guest, order_id, (1, 1)).status_code == 401
     assert _ask(guest, order_id, (1, 1), query="?token=wrong").status_code == 404
@@ -252,13 +258,7 @@ def test_a_webhook_receiver_gets_the_return_events_signed(app, customer_client, 
 
 
 def test_a_guest_orders_return_is_received_and_refunded(app, owner_client):
-    product = add_product(app, price_cents=800, stock=5)
-    placed = guest_order(app, product, "guest@example.com")
-    order_id, token = placed["order"]["id"], placed["order_token"]
-    owner_client.patch(f"/orders/{order_id}/status", json={"status": "paid"})
-    owner_client.post(
-        f"/orders/{order_id}/shipments", json={"carrier": "DHL", "tracking_number": "9"}
-    )
+    order_id, token, product = _guest_shipped(app, owner_client)
     ret = _ask(app.test_client(), order_id, (1, 1), query=f"?token={token}").json
     owner_client.post(f"/returns/{ret['id']}/approve", json={})
     done = owner_client.post(
