@@ -222,6 +222,8 @@ def _read(env) -> dict:
         "EMAIL_VERIFICATION_URL": env.get("SHOP_EMAIL_VERIFICATION_URL", "").strip() or None,
         # A pending card order not paid this long is cancelled by the worker (docs/payments.md).
         "UNPAID_ORDER_TTL": _int(env, "SHOP_UNPAID_ORDER_TTL", 3600, minimum=60),
+        # Days a customer may ask to return shipped units (shop/returns, docs/returns.md).
+        "RETURN_WINDOW_DAYS": _int(env, "SHOP_RETURN_WINDOW_DAYS", 30, minimum=0),
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.
         "STRIPE_API_KEY": env.get("STRIPE_API_KEY", "").strip() or None,
         "STRIPE_WEBHOOK_SECRET": env.get("STRIPE_WEBHOOK_SECRET", "").strip() or None,

@@ -8,6 +8,7 @@ from shop.admin import (  # noqa: F401
     invoices,
     keys,
     orders,
+    returns,
     signin,
     store,
     webhooks,

@@ -23,6 +23,7 @@ ORDERS: list[Link] = [
     Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
     Link("Invoices", "admin.invoices_list", "orders.read"),
+    Link("Returns", "admin.returns_list", "returns.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = [

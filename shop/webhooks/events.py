@@ -17,6 +17,11 @@ EVENTS = {
     # A cart left behind, reminded (shop/carts/reminders.py): its e-mail and lines are what
     # an order would show, so the same right.
     "cart.abandoned": "orders.read",
+    # A return (shop/returns) as GET /returns/{id} shows it: its lines name the order's.
+    "return.requested": "returns.read",
+    "return.approved": "returns.read",
+    "return.rejected": "returns.read",
+    "return.received": "returns.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",
