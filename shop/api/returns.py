@@ -164,8 +164,9 @@ class OrderReturns(MethodView):
     def post(self, args, data, order_id):
         """Ask to return shipped units
 
-        By the order's customer, a guest with the order's `token`, or staff with
-        `returns.update` (scope `write:return`). Only units shipped and neither returned nor
+        By the order's customer, or staff with `returns.update` (scope
+        `write:return`); anybody else's order is a 404. Public. with `token`: a guest asks
+        with their order's token and no sign-in. Only units shipped and neither returned nor
         asked for in an open return (400 naming `lines` for more), within
         `SHOP_RETURN_WINDOW_DAYS` of the delivery (or of the last shipment when the order is
         not marked delivered): 409 after it, and before anything shipped. The return is
@@ -181,7 +182,9 @@ class OrderReturns(MethodView):
     def get(self, args, order_id):
         """An order's returns, oldest first
 
-        Its customer, a guest with its `token`, or staff with `returns.read`.
+        Its customer, or staff with `returns.read` (scope `read:return`); anybody else's
+        order is a 404. Public. with `token`: a guest reads their order's returns with it and
+        no sign-in; a wrong token is a 404.
         """
         _reader(order_id, args.get("token"), flow.READ)
         if not store.exists(order_id):
@@ -218,7 +221,8 @@ class ReturnById(MethodView):
     def get(self, args, return_id):
         """One return
 
-        Staff with `returns.read`; the order's customer, or a guest with its `token`.
+        Staff with `returns.read` (scope `read:return`), or the order's customer; anybody
+        else's is a 404. Public. with `token`: a guest reads it with their order's token.
         """
         shown = store.load(return_id)
         if shown is None:
