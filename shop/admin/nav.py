@@ -23,6 +23,7 @@ ORDERS: list[Link] = [
     Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
     Link("Invoices", "admin.invoices_list", "orders.read"),
+    Link("Draft orders", "admin.drafts_list", "draft_orders.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = [

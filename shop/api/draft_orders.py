@@ -7,17 +7,16 @@ completing and sending need ``draft_orders.update``. A completed draft is read-o
 """
 
 from flask.views import MethodView
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields
 
 from shop.api.common import Blueprint, PageQuerySchema, Where, page_schema, paginate
 from shop.api.schemas import (
-    CheckoutItemSchema,
     OrderAddressSchema,
     OrderSchema,
     PriceBreakdownSchema,
-    ShippingAddressSchema,
     payment_method_field,
 )
+from shop.api.store_input import DraftOrderCreateSchema, DraftOrderUpdateSchema
 from shop.drafts import completing, sending, store
 from shop.http.context import current_actor
 from shop.http.decorators import require_permission
@@ -87,57 +86,6 @@ class DraftOrderSchema(Schema):
     order_id = fields.String(required=True, allow_none=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
-
-
-def _items(**kwargs) -> fields.List:
-    return fields.List(
-        fields.Nested(CheckoutItemSchema),
-        validate=validate.Length(min=1, max=store.MAX_LINES),
-        metadata={
-            "description": "`variant_id` (or `product_id` of a one-variant product) and"
-            " `quantity`, each variant once."
-        },
-        **kwargs,
-    )
-
-
-class _Details(Schema):
-    shipping_method_id = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
-    discount_code = fields.String(allow_none=True, validate=validate.Length(min=1, max=100))
-    note = fields.String(allow_none=True, validate=validate.Length(max=2000))
-    credit_cents = fields.Integer(
-        strict=True,
-        validate=validate.Range(min=0, max=10**12),
-        metadata={"description": "Minor units; see `DraftOrder.credit_cents`."},
-    )
-    credit_note = fields.String(allow_none=True, validate=validate.Length(max=500))
-
-
-class DraftOrderCreateSchema(_Details):
-    items = _items(required=True)
-    customer_id = fields.String(
-        validate=validate.Length(min=1, max=64),
-        metadata={"description": "An existing customer; or `email`."},
-    )
-    email = fields.Email(
-        validate=validate.Length(max=320),
-        metadata={
-            "description": "A customer without an account: the order will be a guest order"
-            " of this e-mail (theirs at once if a customer has verified it)."
-        },
-    )
-    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
-
-    @validates_schema
-    def _one_customer(self, data, **_kwargs):
-        given = [key for key in ("customer_id", "email") if key in data]
-        if len(given) != 1:
-            raise ValidationError("give customer_id or email (exactly one).", "customer_id")
-
-
-class DraftOrderUpdateSchema(_Details):
-    items = _items()
-    shipping_address = fields.Nested(ShippingAddressSchema)
 
 
 class DraftCompleteSchema(Schema):

@@ -160,6 +160,24 @@ def lines(draft_id: str) -> list[dict]:
     )
 
 
+def variant_of(text: str) -> str | None:
+    """The variant a person names by its SKU or its id (the console's lines), or None."""
+    row = db.one(
+        "SELECT id FROM product_variants WHERE sku = :text OR id = :text ORDER BY sku = :text"
+        " DESC, id LIMIT 1",
+        {"text": text},
+    )
+    return row["id"] if row else None
+
+
+def customer_by_email(email: str) -> str | None:
+    """The id of the customer (not erased) with ``email``, or None."""
+    return db.value(
+        "SELECT id FROM customers WHERE email = :email AND erased_at IS NULL",
+        {"email": email.strip().lower()},
+    )
+
+
 def basket(rows: list[dict]) -> list[dict]:
     """The lines as the quote and the checkout take them."""
     return [{"variant_id": r["variant_id"], "quantity": r["quantity"]} for r in rows]

@@ -35,8 +35,8 @@ FIELDS = (
 def _order(order_id: str) -> dict:
     row = db.one(
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
-        " o.shipping_cents, o.pricing, c.email, c.name, p.provider,"
-        " p.reference FROM orders o JOIN customers c ON c.id = o.customer_id"
+        " o.shipping_cents, o.pricing, COALESCE(c.email, o.guest_email) AS email, c.name,"
+        " p.provider, p.reference FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"
         " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
         {"id": order_id},
     )
