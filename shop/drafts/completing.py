@@ -14,7 +14,7 @@ credit covers is paid at once (docs/draft-orders.md, "Credit").
 import json
 from dataclasses import dataclass
 
-from shop import db
+from shop import db, webhooks
 from shop.actor import Actor
 from shop.checkout import placing
 from shop.clock import now_iso
@@ -60,6 +60,7 @@ class DraftSource:
         if not done:
             raise Conflict("The draft order changed while it was being completed; try again.")
         self.token = token
+        webhooks.emit("draft_order.completed", self.draft_id, store.get)
         if token is not None:
             guests.attach_to_verified(order_id)
 

@@ -14,7 +14,7 @@ counts as paid (``completing``).
 
 import json
 
-from shop import audit, db
+from shop import audit, db, webhooks
 from shop.actor import Actor
 from shop.carts import store as carts
 from shop.checkout import quoting
@@ -84,6 +84,7 @@ def create(data: dict, actor: Actor) -> dict:
         )
         _write_lines(draft_id, values["lines"])
         audit.record("draft_order.created", {"draft_order_id": draft_id}, actor=actor)
+        webhooks.emit("draft_order.created", draft_id, get)
     return get(draft_id)
 
 

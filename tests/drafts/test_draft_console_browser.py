@@ -22,8 +22,8 @@ pytestmark = pytestmark  # live, and skipped where Chromium is missing
 @pytest.fixture
 def live(make_app, database_url):  # noqa: F811
     """A live gunicorn with an owner, two products with SKUs and a shipping method."""
-    from shop.auth.users import create_user
     from shop.actor import CLI
+    from shop.auth.users import create_user
     from shop.shipping import store as methods
 
     app = make_app()
