@@ -30,19 +30,22 @@ def link(token: str) -> str:
 
 def send(draft_id: str, actor: Actor) -> dict:
     """Mail the draft's customer a new pay link (the earlier ones stop working); answer the
-    draft. A completed draft (409), or a shop without its storefront (409: the link is a
-    storefront page), cannot be sent."""
+    draft. A completed draft, one that cannot be priced now, one whose customer has no
+    e-mail, or a shop without its storefront (the link is a storefront page): 409. The
+    draft's content is unchanged (``updated_at`` too: a completion in flight goes on)."""
     if not current_app.config.get("STOREFRONT"):
         raise Conflict("The pay link is a storefront page, and this shop's storefront is off.")
     token = secrets.token_urlsafe(32)
     with db.transaction():
         row = store.locked(draft_id)
         draft = store.present(row)
+        if not draft["email"]:
+            raise Conflict("The draft order's customer has no e-mail address (erased).")
         if draft["totals"] is None:
             raise Conflict("The draft order cannot be priced now: " + " ".join(draft["problems"]))
         moment = now_iso()
         db.execute(
-            "UPDATE draft_orders SET token_hash = :hash, sent_at = :now, updated_at = :now"
+            "UPDATE draft_orders SET token_hash = :hash, sent_at = :now"
             " WHERE id = :id AND status = 'open'",
             {"hash": db.sha256(token), "now": moment, "id": draft_id},
         )

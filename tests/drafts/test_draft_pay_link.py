@@ -115,3 +115,23 @@ def test_a_support_key_without_update_cannot_send(make_key, owner_client, shop):
     draft = new_draft(owner_client, shop)
     reader = make_key("read:draft_order")
     assert reader.post(f"/draft-orders/{draft['id']}/send").status_code == 403
+
+
+def test_a_link_to_a_draft_the_credit_covers_confirms_it_paid_without_a_card(
+    app,
+    owner_client,
+    shop,  # noqa: F811
+):
+    draft = new_draft(owner_client, shop, credit_cents=10**6, credit_note="Exchange")
+    ok(owner_client.post(f"/draft-orders/{draft['id']}/send"))
+    token = link_of(mails(app, "phone.buyer@example.com")[0])
+    browser = app.test_client()
+    page = browser.get(f"/store/drafts/{token}")
+    assert "Confirm the order" in page.text and "not available" not in page.text
+    done = post(browser, f"/store/drafts/{token}/pay", page)
+    assert done.status_code == 303
+    shown = browser.get(browser.get(done.headers["Location"]).headers["Location"])
+    order_id = ok(owner_client.get(f"/draft-orders/{draft['id']}"))["order_id"]
+    order = ok(owner_client.get(f"/orders/{order_id}"))
+    assert order["status"] == "paid" and order["payment"]["amount_cents"] == 0
+    assert order["number"] in shown.text
