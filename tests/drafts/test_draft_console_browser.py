@@ -43,6 +43,7 @@ def live(make_app, database_url):  # noqa: F811
 def test_a_draft_order_made_and_completed_in_the_console(browser, live):  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.wait import WebDriverWait
 
     browser.get(live.url + "/admin/login?next=/admin/draft-orders")
     arrive(browser, "Sign in")
@@ -72,6 +73,5 @@ def test_a_draft_order_made_and_completed_in_the_console(browser, live):  # noqa
     browser.find_element(By.LINK_TEXT, "phone@example.com").click()
     arrive(browser, "Draft order for phone@example.com")
     browser.find_element(By.CSS_SELECTOR, "#complete button[type=submit]").click()
-    heading = browser.find_element(By.TAG_NAME, "h1").text
-    assert heading.startswith("Order "), heading
+    WebDriverWait(browser, 10).until(lambda driver: driver.title.startswith("Order "))
     assert product_row(live.app, live.tea)["stock"] == 3
