@@ -5,6 +5,7 @@ from shop.admin import (  # noqa: F401
     account,
     catalogue,
     dashboard,
+    drafts,
     invoices,
     keys,
     orders,

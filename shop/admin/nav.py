@@ -24,6 +24,7 @@ ORDERS: list[Link] = [
     Link("Orders", "admin.orders_list", "orders.read"),
     Link("Invoices", "admin.invoices_list", "orders.read"),
     Link("Returns", "admin.returns_list", "returns.read"),
+    Link("Draft orders", "admin.drafts_list", "draft_orders.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = [

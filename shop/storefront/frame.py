@@ -52,9 +52,12 @@ def register(app) -> None:
 
 
 CART_COOKIE = "shop_cart"
-# Pages of one visitor's cart or order (an order's token is in its address), and the
-# account pages (``store.account...``): never kept.
-_NEVER_KEPT = frozenset({"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"})
+# Pages of one visitor's cart, order (an order's token is in its address) or draft order,
+# and the account pages (``store.account...``): never kept.
+_NEVER_KEPT = frozenset(
+    {"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"}
+    | {"store.draft", "store.draft_pay", "store.draft_card", "store.draft_paid"}
+)
 
 
 def form_token() -> str:

@@ -22,6 +22,9 @@ EVENTS = {
     "return.approved": "returns.read",
     "return.rejected": "returns.read",
     "return.received": "returns.read",
+    # A draft order staff made, and its completion (shop/drafts): the draft as the API shows it.
+    "draft_order.created": "draft_orders.read",
+    "draft_order.completed": "draft_orders.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",
