@@ -659,7 +659,10 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
     failed_at TEXT,
     last_error TEXT,
     -- 0030: an attachment by reference, drawn when sent (`invoice:<order id>`).
-    attachment TEXT
+    attachment TEXT,
+    -- 0036: bodies rendered when sent from a template and its frozen context (JSON).
+    template TEXT,
+    context TEXT
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);
