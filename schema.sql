@@ -204,6 +204,8 @@ CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_
 CREATE INDEX IF NOT EXISTS products_name ON products (name, id);
 CREATE INDEX IF NOT EXISTS products_price ON products (price_cents, id);
 CREATE INDEX IF NOT EXISTS products_created ON products (created_at, id);
+-- 0036: a filter's matches by id with their state and sort keys, no row read per match.
+CREATE INDEX IF NOT EXISTS products_keys ON products (id, active, created_at, price_cents, name);
 
 -- Variants (0007): every product has at least one; price_cents, stock and sku of products are
 -- kept by every variant write (lowest active price, total active stock, a lone variant's SKU),
@@ -245,6 +247,9 @@ CREATE TABLE IF NOT EXISTS variant_option_values (
 -- The option filters' and facets' lookup, with the variant (0018): no row read per match.
 CREATE INDEX IF NOT EXISTS variant_option_values_lookup
     ON variant_option_values (name, value, product_id, variant_id);
+-- 0036: a second option of the same variant, tested in the index.
+CREATE INDEX IF NOT EXISTS variant_option_values_variant
+    ON variant_option_values (variant_id, name, value);
 
 -- The facets' counts (0027): products per state, category ('' for none) and price band's
 -- lower end (facet_bands, the bands of shop/catalogue/facet_counts.py), and per option value
@@ -659,7 +664,10 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
     failed_at TEXT,
     last_error TEXT,
     -- 0030: an attachment by reference, drawn when sent (`invoice:<order id>`).
-    attachment TEXT
+    attachment TEXT,
+    -- 0036: bodies rendered when sent from a template and its frozen context (JSON).
+    template TEXT,
+    context TEXT
 );
 
 CREATE INDEX IF NOT EXISTS mail_outbox_next_attempt_at ON mail_outbox (next_attempt_at);

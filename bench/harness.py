@@ -60,6 +60,22 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
 
 
+def part_arguments(prog: str, doc: str, argv, full_seconds: int) -> argparse.Namespace:
+    """The arguments of a part run alone (``python -m bench.search``, ``bench.storefront``):
+    ``--quick``, the server's, ``--duration`` (3 s at ``--quick``, else ``full_seconds``) and
+    ``--redis-url``."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc)
+    parser.add_argument("--quick", action="store_true", help="a tenth of the data, 3 s runs")
+    add_server_arguments(parser)
+    parser.add_argument(
+        "--duration", type=int, help=f"seconds per wrk run (default {full_seconds}, quick 3)"
+    )
+    parser.add_argument("--redis-url", help="REDIS_URL of the server (needed for --workers 2)")
+    args = parser.parse_args(argv)
+    args.duration = args.duration or (3 if args.quick else full_seconds)
+    return args
+
+
 def new_database(pg_url, work: Path, name: str, databases: list) -> str:
     """A fresh, empty database: a SQLite file, or a schema of its own in PostgreSQL."""
     if not pg_url:

@@ -9,7 +9,8 @@ at its peak rate and again at half of it, counts the SQL statements of each scen
 (``SHOP_DEBUG_SQL_COUNT=1``), runs the hot routes beside bare Flask doing the same work,
 taking turns (``bench/references.py``: the ratio of worker CPU per request), reads the
 workers' peak RSS, measures what one webhook costs
-checkout (``bench/webhook_cost.py``), the search row (``bench/search.py``), every list filter
+checkout (``bench/webhook_cost.py``), the search row (``bench/search.py``), the storefront's
+pages and their weight (``bench/storefront.py``), every list filter
 and sort and a deep page (``bench/lists.py``), the catalogue import
 (``bench/catalogue_import.py``) and checks how reads scale with the catalogue and the key
 table. Everything runs on 127.0.0.1 and is removed at the end.
@@ -31,6 +32,7 @@ from bench import (
     search,
     seed,
     statements,
+    storefront,
     webhook,
     webhook_cost,
     wrk,
@@ -89,6 +91,8 @@ def main(argv=None) -> int:
             footer.append((cost.line(), cost.met))
         if _chosen(args, search.NAME):
             search.measure(args, work, databases, rows)
+        if _chosen(args, storefront.PREFIX):
+            footer += storefront.measure(args, work, databases, rows)
         lists.measure(args, work, databases, rows)
         if _chosen(args, catalogue_import.NAME):
             catalogue_import.measure(args, work, databases, rows)

@@ -10,7 +10,6 @@ searches (``queries``) at full speed, then paced to half; the target is p99 at h
 rate under ``P99_LIMIT_MS``.
 """
 
-import argparse
 import dataclasses
 import random
 import sys
@@ -188,13 +187,7 @@ def measure(args, work, databases: list, rows: list) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a tenth of the data, 3 s runs")
-    harness.add_server_arguments(parser)
-    parser.add_argument("--duration", type=int, help="seconds per wrk run (default 6, quick 3)")
-    parser.add_argument("--redis-url", help="REDIS_URL of the server (needed for --workers 2)")
-    args = parser.parse_args(argv)
-    args.duration = args.duration or (3 if args.quick else 6)
+    args = harness.part_arguments("python -m bench.search", __doc__, argv, 6)
     wrk.ensure()
     rows = []
     with harness.scratch(args.keep) as (work, databases, _cleanups):

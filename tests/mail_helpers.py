@@ -1,4 +1,5 @@
-"""A real SMTP server on 127.0.0.1 (aiosmtpd) that keeps what it receives, for the mail tests."""
+"""A real SMTP server on 127.0.0.1 (aiosmtpd) that keeps what it receives, for the mail tests;
+the outbox as a recipient would read it (``outbox_mails``)."""
 
 import email
 import re
@@ -155,3 +156,16 @@ class SlowSmtp:
                 with suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
                 conn.close()
+
+
+def outbox_mails(where: str = "1 = 1", params: dict | None = None) -> list[dict]:
+    """The outbox's messages matching ``where`` (in an app context), their bodies as sent: an
+    order's e-mail is rendered by the worker (shop/mail ``bodies``), not when it is queued."""
+    from shop import db, mail
+
+    rows = db.query(f"SELECT * FROM mail_outbox WHERE {where} ORDER BY created_at, id", params)
+    rendered = []
+    for row in rows:
+        text, html = mail.bodies(row)
+        rendered.append({**row, "text_body": text, "html_body": html})
+    return rendered

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from shop import db
+from tests.mail_helpers import outbox_mails
 from tests.orders.test_order_json import created, ok
 from tests.orders_helpers import ADDRESS, add_product
 
@@ -93,9 +94,7 @@ def test_a_guest_fills_prices_completes_and_reads_the_order_by_its_token(app, pr
     assert order["total_cents"] == cart["totals"]["total_cents"] and order["status"] == "pending"
     with app.app_context():
         stored = db.one("SELECT token_hash, guest_email FROM orders WHERE id = :id", order)
-        [mail] = db.query(
-            "SELECT recipient, text_body FROM mail_outbox WHERE subject LIKE '%confirmed'"
-        )
+        [mail] = outbox_mails("subject LIKE '%confirmed'")
         stock = db.value("SELECT stock FROM products WHERE id = :id", {"id": priced_shop["book"]})
     assert stored["token_hash"] != token and token not in json.dumps(stored)
     assert stored["guest_email"] == "guest@example.com" and stock == 2

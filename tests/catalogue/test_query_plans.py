@@ -335,3 +335,53 @@ def test_a_cursor_page_near_a_lists_end_is_planned_once_on_postgresql(app, owner
     plans = _prepared_plans(app, "%AS _k0%(o.created_at, o.id) <%")
     assert len(plans) == 1, plans
     assert plans[0]["custom_plans"] <= 5 and plans[0]["generic_plans"] >= 5, plans
+
+
+@pytest.mark.parametrize(
+    "args, sort, covering",
+    [
+        ({"collection_id": "c1"}, "price", ["products_keys"]),
+        ({"options": {"Size": ["M"]}}, "-created_at", ["products_keys"]),
+        ({"options": {"Size": ["M"], "Colour": ["Red"]}}, "price",
+         ["products_keys", "variant_option_values_variant"]),
+    ],
+)  # fmt: skip
+def test_a_narrow_filters_matches_are_keyed_in_indexes_not_rows(app, args, sort, covering):
+    """0036: each match's state and sort key come from ``products_keys`` and a second
+    option is tested in ``variant_option_values_variant``, no row read per match (SQLite's
+    plan names a covering index; PostgreSQL's planner picks by its estimates and is
+    checked for scans only, in the test above)."""
+    from shop.catalogue.product_query import SORTS, ProductQuery
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+    _upgrade(app)
+    with app.app_context():
+        if db.get_db().engine != "sqlite":
+            pytest.skip("a covering index is named in SQLite's plan")
+        where = ProductQuery(args, only_active=True).filters()
+        keys = SORTS[sort].split(", ")[0].split()[0]
+        plan = _plan(f"SELECT {keys}, p.id FROM products p{where.sql()}", where.params)
+    for index in covering:
+        assert f"COVERING INDEX {index}" in plan, plan
+
+
+def test_the_in_stock_total_is_counted_in_its_partial_index(app):
+    """``in_stock`` alone by creation time counts along the page's order, so the partial
+    index that holds the filter counts it (0018; the count in no order read a row per match
+    through another index of ``active`` on SQLite)."""
+    from shop.catalogue.product_query import ProductQuery
+    from shop.db.pages import count_sql
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+    _upgrade(app)
+    with app.app_context():
+        query = ProductQuery({"in_stock": True}, only_active=True)
+        assert query.counts_in_order("-created_at") and not query.counts_in_order("price")
+        narrower = ProductQuery({"in_stock": True, "category_id": "k1"}, only_active=True)
+        assert not narrower.counts_in_order("-created_at")  # its own index, in no order
+        where = query.filters()
+        sql = count_sql("products p", where, " ORDER BY p.created_at DESC, p.id DESC")
+        plan = _plan(sql, {**where.params, "_cap": 1001})
+    assert "products_in_stock" in plan, plan

@@ -12,6 +12,7 @@ from shop import db
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid
 from tests.conftest import login
+from tests.mail_helpers import outbox_mails
 from tests.orders_helpers import ADDRESS, add_product, basket, set_setting
 from tests.webhook_helpers import create_hook
 
@@ -108,7 +109,7 @@ def test_quote_equals_the_order_with_shipping_two_rates_and_a_code(
     assert owner_client.get(f"/discounts/{code['id']}").json["times_used"] == 1
     with app.app_context():
         [event] = db.query("SELECT payload FROM webhook_events WHERE type = 'order.placed'")
-        [mail] = db.query("SELECT text_body FROM mail_outbox WHERE subject LIKE '%confirmed'")
+        [mail] = outbox_mails("subject LIKE '%confirmed'")
     assert breakdown(json.loads(event["payload"])["data"]) == breakdown(q)
     assert "Discount (SAVE10): -€5.25" in mail["text_body"]
     assert "Shipping (Colissimo): €4.90" in mail["text_body"]
@@ -178,7 +179,7 @@ def test_jpy_has_no_decimals_end_to_end(app, owner_client, customer_client):
     order = customer_client.post("/payments/checkout", json=body).json
     assert order["total_cents"] == 4510 and order["currency"] == "JPY"
     with app.app_context():
-        [mail] = db.query("SELECT text_body FROM mail_outbox WHERE subject LIKE '%confirmed'")
+        [mail] = outbox_mails("subject LIKE '%confirmed'")
     assert "Total: ¥4,510" in mail["text_body"] and "45.10" not in mail["text_body"]
     changed = owner_client.patch("/settings", json={"currency": "EUR"})
     assert changed.status_code == 409 and "fixed once an order exists" in changed.json["message"]

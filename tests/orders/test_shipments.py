@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from tests.mail_helpers import outbox_mails
 from tests.orders_helpers import add_product, basket
 
 UPS = {"carrier": "UPS", "tracking_number": "1Z999", "tracking_url": "https://ups.example/1Z999"}
@@ -28,10 +29,8 @@ def ship(client, order, **body):
 
 
 def outbox(app) -> list[dict]:
-    from shop import db
-
     with app.app_context():
-        return db.query("SELECT recipient, subject, text_body, html_body FROM mail_outbox")
+        return outbox_mails()
 
 
 def test_partial_shipment_then_the_rest(app, owner_client, customer_client, paid):
