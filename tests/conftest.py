@@ -328,6 +328,18 @@ def smtp():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """The browser tests' one headless Chromium per test process, started by the first test
+    that asks for ``browser`` (tests/admin/test_admin_browser.py) and handed to each as new."""
+    from tests.admin.browser_helpers import Chromium
+    from tests.admin.test_admin_browser import CHROMEDRIVER, CHROMIUM, FLAGS
+
+    shared = Chromium(CHROMIUM, CHROMEDRIVER, FLAGS)
+    yield shared
+    shared.quit()
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """How many processes ``-n auto`` (``./dev test``) starts: one per core for the suite or
@@ -346,7 +358,7 @@ def pytest_xdist_auto_num_workers(config):
 
 
 # Fixtures that start a process: a test using one must carry the ``live`` marker.
-LIVE_FIXTURES = frozenset({"live", "browser", "private_postgres", "private_redis"})
+LIVE_FIXTURES = frozenset({"live", "browser", "chromium", "private_postgres", "private_redis"})
 
 
 def pytest_collection_modifyitems(items):
