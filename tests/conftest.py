@@ -18,7 +18,7 @@ import pytest
 
 from shop import create_app
 from shop.schema.migrate import load_schema, schema_ready
-from tests import pg_schemas
+from tests import pg_schemas, route_builders
 from tests.fake_stripe import fake_stripe  # noqa: F401 - the fake Stripe of the payment tests
 from tests.faults import private_postgres, private_redis  # noqa: F401 - fixtures for fault tests
 from tests.openapi_check import ValidatingClient
@@ -64,6 +64,7 @@ for _name, _find in (
     if _name not in os.environ:
         os.environ[_name] = _find() or ""
 PG_URL = os.environ.get("SHOP_TEST_DATABASE_URL")
+route_builders.install()  # every case builds an app: its URL rules' code compiled once
 REDIS_URL = os.environ.get("SHOP_TEST_REDIS_URL")
 ENGINES_HINT = (
     "to run them too, start PostgreSQL (127.0.0.1:5432, user postgres) and Redis"
@@ -117,6 +118,43 @@ def pytest_sessionfinish(session):
     pg_schemas.close()
 
 
+_SQLITE_TEMPLATE: list = []  # the built file, once per test process (None: could not)
+
+
+def _sqlite_from_template(database, tmp_path_factory) -> None:
+    """A case's new SQLite file as a copy of one built by ``build_schema`` once per process:
+    schema.sql's DDL and the migration records, what ``load_schema`` would run first (0.4 ms
+    to copy against 12 ms of CPU to build). ``load_schema`` then finds the records and does
+    the rest (roles, totals, search index) on the case's clock, as with PostgreSQL's built
+    schemas (``tests/pg_schemas.py``). A file that exists already is left alone."""
+    import shutil
+    from pathlib import Path
+
+    if database.engine != "sqlite" or database.path == ":memory:" or Path(database.path).exists():
+        return
+    if not _SQLITE_TEMPLATE:
+        _SQLITE_TEMPLATE.append(_build_sqlite_template(tmp_path_factory.mktemp("template")))
+    if _SQLITE_TEMPLATE[0] is not None:
+        shutil.copyfile(_SQLITE_TEMPLATE[0], database.path)
+
+
+def _build_sqlite_template(folder):
+    from shop.schema.migrate import build_schema
+
+    path = folder / "template.db"
+    settings = {"DATABASE_URL": f"sqlite:///{path}", "REDIS_URL": None, "RATELIMIT_ENABLED": False}
+    app = create_app({"TESTING": True, **settings})
+    database = app.extensions["shop.db"]
+    try:
+        with app.app_context():
+            build_schema(database)
+    finally:
+        database.close_all()
+        app.extensions["shop.key_cache"].stop()
+    # One self-contained file: the last connection's close folded the WAL into it.
+    return None if path.with_name(path.name + "-wal").exists() else path
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request, tmp_path):
     """A fresh, empty database of each engine."""
@@ -130,7 +168,7 @@ def clock():
 
 
 @pytest.fixture
-def make_app(database_url, clock):
+def make_app(database_url, clock, tmp_path_factory):
     """Build an app on the test's database; keyword arguments override settings.
 
     Its test clients check every response against the OpenAPI description
@@ -159,6 +197,7 @@ def make_app(database_url, clock):
         if prepare:
             if database_url in pg_schemas.EMPTY:  # schema.sql's DDL built ahead, when ready
                 _schema_pool().take(pg_schemas.EMPTY.pop(database_url))
+            _sqlite_from_template(app.extensions["shop.db"], tmp_path_factory)
             with app.app_context():
                 load_schema(app.extensions["shop.db"])
             assert schema_ready(app)
@@ -289,6 +328,18 @@ def smtp():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """The browser tests' one headless Chromium per test process, started by the first test
+    that asks for ``browser`` (tests/admin/test_admin_browser.py) and handed to each as new."""
+    from tests.admin.browser_helpers import Chromium
+    from tests.admin.test_admin_browser import CHROMEDRIVER, CHROMIUM, FLAGS
+
+    shared = Chromium(CHROMIUM, CHROMEDRIVER, FLAGS)
+    yield shared
+    shared.quit()
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """How many processes ``-n auto`` (``./dev test``) starts: one per core for the suite or
@@ -307,12 +358,13 @@ def pytest_xdist_auto_num_workers(config):
 
 
 # Fixtures that start a process: a test using one must carry the ``live`` marker.
-LIVE_FIXTURES = frozenset({"live", "browser", "private_postgres", "private_redis"})
+LIVE_FIXTURES = frozenset({"live", "browser", "chromium", "private_postgres", "private_redis"})
 
 
 def pytest_collection_modifyitems(items):
     """Refuse a test that starts a process through a fixture but is not marked ``live``,
-    so that ``-m "not live"`` really leaves every such test out."""
+    so that ``-m "not live"`` really leaves every such test out; then, in the workers of
+    ``./dev test``, put the slow modules first (``_heaviest_first``)."""
     unmarked = [
         item.nodeid
         for item in items
@@ -323,6 +375,26 @@ def pytest_collection_modifyitems(items):
         raise pytest.UsageError(
             "mark these @pytest.mark.live (they start a process): " + ", ".join(unmarked)
         )
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = _heaviest_first(items)
+
+
+def _heaviest_first(items):
+    """The modules with browser tests, then those with other ``live`` tests, then the rest,
+    each module's tests together and in their order.
+
+    The workers take the next test as they finish one (``--dist loadgroup``), so the run
+    ends when the last test started ends: with the browser tests (up to a minute each) and
+    the live servers first, what is left at the end is the many short cases, and the two
+    workers finish close together instead of one waiting on the other's late browser test.
+    Every worker collects the same list, so the order is the same in each, as xdist needs.
+    """
+    rank = {}
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        weight = 0 if "browser" in names else 1 if item.get_closest_marker("live") else 2
+        rank[item.path] = min(rank.get(item.path, 2), weight)
+    return sorted(items, key=lambda item: rank[item.path])  # stable: each module's order
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -339,15 +339,21 @@ def load_schema(database: Database) -> None:
     ``finish`` on a database that has records already.
     """
     if not table_exists(database, RECORDS):
-        with database.transaction():
-            database.lock(_LOCK)
-            run_script(database, SCHEMA_PATH.read_text())
-            # What the engines write differently (triggers, the search index): schema.<engine>.sql.
-            run_script(database, SCHEMA_PATH.with_suffix(f".{database.engine}.sql").read_text())
-            database.execute(RECORDS_DDL)
-            for migration in available(database.engine):
-                _record(database, migration)
+        build_schema(database)
     finish(database)
+
+
+def build_schema(database: Database) -> None:
+    """``load_schema``'s first half, one transaction: the DDL and the migration records, without
+    ``finish`` (the tests copy a database built so into each case's SQLite file)."""
+    with database.transaction():
+        database.lock(_LOCK)
+        run_script(database, SCHEMA_PATH.read_text())
+        # What the engines write differently (triggers, the search index): schema.<engine>.sql.
+        run_script(database, SCHEMA_PATH.with_suffix(f".{database.engine}.sql").read_text())
+        database.execute(RECORDS_DDL)
+        for migration in available(database.engine):
+            _record(database, migration)
 
 
 @_as_long_as_it_takes

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from datetime import timedelta
@@ -55,21 +54,12 @@ pytestmark = [
 
 
 @pytest.fixture
-def browser():
-    """A fresh headless Chromium driven through Debian's chromedriver (nothing downloaded)."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="shop-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={profile}", "--window-size=1280,800"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(5)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+def browser(chromium):
+    """A headless Chromium driven through Debian's chromedriver (nothing downloaded), as new:
+    the test process's one browser with nothing of the test before it (``chromium`` in
+    tests/conftest.py, ``Chromium`` in browser_helpers.py)."""
+    pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    return chromium.fresh()
 
 
 @pytest.fixture
