@@ -7,6 +7,7 @@ from shop.admin import (  # noqa: F401
     dashboard,
     invoices,
     keys,
+    order_edits,
     orders,
     signin,
     store,

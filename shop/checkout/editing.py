@@ -68,6 +68,11 @@ def preview(order_id: str, request: edits.EditRequest) -> dict:
         }
 
 
+def variant_by_sku(sku: str) -> str | None:
+    """The variant whose SKU is ``sku`` (SKUs are unique), or None: the console adds by it."""
+    return db.value("SELECT id FROM product_variants WHERE sku = :sku", {"sku": sku})
+
+
 def exists(order_id: str) -> None:
     """404 unless the order exists (staff read any order)."""
     if not db.value("SELECT 1 FROM orders WHERE id = :id", {"id": order_id}):
@@ -266,6 +271,10 @@ def _apply(order_id: str, request: edits.EditRequest, write: bool):
     lines = baskets.product_lines(
         [{"variant_id": line["variant_id"], "quantity": line["quantity"]} for line in after]
     )
+    # A kept line keeps the unit price it was sold at; an added one takes today's.
+    sold = {item["line"]: item["unit_price_cents"] for item in order["items"]}
+    for line, priced_line in zip(after, lines, strict=True):
+        priced_line["unit_price_cents"] = sold.get(line["line"], priced_line["unit_price_cents"])
     method = (order["shipping_method"] or {}).get("id")
     priced = baskets.price_basket(
         lines, order["shipping_address"], method, discount, require_method=False
