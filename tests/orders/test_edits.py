@@ -373,19 +373,66 @@ def test_permissions_and_the_keys_ceiling(app, owner_client, customer_client, ma
     writer = make_key("write:order")
     assert writer.post(url, json=body).status_code == 204  # may write, not read: no body
     assert writer.get(url).status_code == 403
-    role = owner_client.post(
-        "/roles", json={"name": "packer", "permissions": ["orders.read", "orders.edit"]}
-    )
+    orders_rights = ["orders.read", "orders.update_status", "orders.refund"]
+    packer_rights = [*orders_rights, "orders.edit", "api_key.create"]
+    role = owner_client.post("/roles", json={"name": "packer", "permissions": packer_rights})
     assert role.status_code == 201, role.json
     packer = make_admin("packer")
     assert packer.post(url, json={"set_quantity": [{"line": 1, "quantity": 2}]}).status_code == 201
-    # The role loses orders.edit: the packer, and a key the packer made, are refused.
-    key = owner_client.post("/api-keys", json={"label": "x", "scopes": ["write:order"]})
-    assert key.status_code == 201
-    changed = owner_client.put(f"/roles/{role.json['id']}", json={"permissions": ["orders.read"]})
+    packers_key = make_key("read:order", "write:order", by=packer)
+    assert packers_key.post(url, json=body).status_code == 201
+    # The role loses orders.edit: the packer, and the key the packer made, are refused.
+    kept = [*orders_rights, "api_key.create"]
+    changed = owner_client.put(f"/roles/{role.json['id']}", json={"permissions": kept})
     assert changed.status_code == 200, changed.json
     assert packer.post(url, json=body).status_code == 403
-    assert len(owner_client.get(url).json["items"]) == 2
+    again = {"set_quantity": [{"line": 1, "quantity": 2}]}
+    refused = packers_key.post(url, json=again)
+    assert refused.status_code == 403 and "orders.edit" in refused.json["message"]
+    assert len(owner_client.get(url).json["items"]) == 3
+
+
+def test_concurrent_different_edits_each_refund_their_own_difference_once(
+    app, owner_client, customer_client
+):
+    tea = add_product(app, "Tea", price_cents=1000, stock=10)
+    cup = add_product(app, "Cup", price_cents=500, stock=10)
+    order = paid_order(app, customer_client, owner_client, [(tea, 3), (cup, 4)])
+    bodies = [
+        {"set_quantity": [{"line": 1, "quantity": 2}]},
+        {"set_quantity": [{"line": 2, "quantity": 1}]},
+    ]
+    answers = []
+
+    def one(body):
+        client = app.test_client()
+        client._cookies = owner_client._cookies
+        answers.append(client.post(f"/orders/{order['id']}/edits", json=body).status_code)
+
+    threads = [threading.Thread(target=one, args=(body,)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert answers == [201, 201]
+    made = owner_client.get(f"/orders/{order['id']}/edits").json["items"]
+    refunds = owner_client.get(f"/orders/{order['id']}/refunds").json["items"]
+    assert sorted(r["amount_cents"] for r in refunds) == [1000, 1500]
+    assert {r["edit_id"] for r in refunds} == {e["id"] for e in made}
+    shown = owner_client.get(f"/orders/{order['id']}").json
+    assert shown["total_cents"] == 2500 and [stock(app, tea), stock(app, cup)] == [8, 9]
+
+
+def test_a_kept_line_keeps_the_price_it_was_sold_at(app, owner_client, customer_client):
+    tea = add_product(app, "Tea", price_cents=1000, stock=10)
+    cup = add_product(app, "Cup", price_cents=500, stock=10)
+    order = place(customer_client, [(tea, 2)])
+    changed = owner_client.put(f"/products/{tea}", json={"price_cents": 1500})
+    assert changed.status_code == 200, changed.json
+    body = {"add": [{"variant_id": variant_of(app, cup), "quantity": 1}]}
+    made = edit(owner_client, order["id"], body)
+    assert [i["unit_price_cents"] for i in made["order"]["items"]] == [1000, 500]
+    assert made["order"]["total_cents"] == 2500
 
 
 def test_a_webhook_receiver_gets_order_edited_signed(app, owner_client, customer_client):
