@@ -878,6 +878,86 @@ CREATE TABLE IF NOT EXISTS email_verifications (
 CREATE INDEX IF NOT EXISTS email_verifications_customer
     ON email_verifications (customer_id, created_at);
 
+-- 0032: returns (issue 41, shop/returns): units of an order's shipped lines its customer
+-- sends back. A return moves requested -> approved -> received, or requested -> rejected;
+-- its lines are the units asked for and, once received, the units that arrived. The refund
+-- and restock of a received return are an ordinary refund (refund_id, docs/returns.md).
+CREATE TABLE IF NOT EXISTS returns (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    note TEXT,
+    instructions TEXT,
+    reject_reason TEXT,
+    restock INTEGER NOT NULL DEFAULT 0,
+    refund INTEGER NOT NULL DEFAULT 0,
+    refund_id TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    decided_at TEXT,
+    received_at TEXT,
+    by_kind TEXT,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS returns_order ON returns (order_id, created_at, id);
+CREATE INDEX IF NOT EXISTS returns_created ON returns (created_at, id);
+CREATE INDEX IF NOT EXISTS returns_status_created ON returns (status, created_at, id);
+
+CREATE TABLE IF NOT EXISTS return_lines (
+    return_id TEXT NOT NULL REFERENCES returns (id) ON DELETE CASCADE,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    quantity INTEGER NOT NULL CHECK (quantity > 0),
+    received INTEGER CHECK (received >= 0),
+    reason TEXT,
+    PRIMARY KEY (return_id, line)
+);
+
+CREATE INDEX IF NOT EXISTS return_lines_order ON return_lines (order_id, line);
+
+-- Draft orders (issue 41, migration 0033) -----------------------------------------------
+
+-- A draft order: an order staff prepare for a customer (customer_id) or for
+-- an e-mail without an account (email), priced by the quote's function and taking no stock
+-- until it is completed (order_id: the order it made; read-only from then on).
+-- status: 'open' or 'completed'. credit_cents (with credit_note): value the customer has
+-- already given (an exchange's returned goods), counted as paid when the order is made.
+-- token_hash: the SHA-256 of the pay link's token (32 random bytes) mailed by send (sent_at).
+CREATE TABLE IF NOT EXISTS draft_orders (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL DEFAULT 'open',
+    customer_id TEXT REFERENCES customers (id) ON DELETE CASCADE,
+    email TEXT,
+    shipping_address TEXT NOT NULL,
+    shipping_method_id TEXT,
+    discount_code TEXT,
+    note TEXT,
+    credit_cents BIGINT NOT NULL DEFAULT 0 CHECK (credit_cents >= 0),
+    credit_note TEXT,
+    token_hash TEXT UNIQUE,
+    sent_at TEXT,
+    order_id TEXT REFERENCES orders (id) ON DELETE SET NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS draft_orders_created ON draft_orders (created_at, id);
+CREATE INDEX IF NOT EXISTS draft_orders_customer ON draft_orders (customer_id);
+
+-- A draft's lines, in order (line 1, 2, ...); one line per variant.
+CREATE TABLE IF NOT EXISTS draft_order_lines (
+    draft_id TEXT NOT NULL REFERENCES draft_orders (id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,
+    quantity INTEGER NOT NULL CHECK (quantity > 0),
+    PRIMARY KEY (draft_id, line),
+    UNIQUE (draft_id, variant_id)
+);
+
+CREATE INDEX IF NOT EXISTS draft_order_lines_variant ON draft_order_lines (variant_id);
+
 -- 0034: order edits (docs/orders.md, "Editing an order"): what each edit changed, the
 -- totals before and after, its refund and the balance it left; an Idempotency-Key replays it.
 CREATE TABLE IF NOT EXISTS order_edits (

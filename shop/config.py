@@ -91,18 +91,6 @@ _TAKEN_PREFIXES = frozenset(
 )  # fmt: skip
 
 
-def _locale(environ, name: str, default: str) -> str:
-    """A locale Babel knows, such as en_US or de_DE."""
-    from babel import Locale, UnknownLocaleError
-
-    raw = environ.get(name, "").strip() or default
-    try:
-        Locale.parse(raw)
-    except (ValueError, UnknownLocaleError):
-        raise ConfigError(f"{name} must be a locale such as en_US or de_DE, got {raw!r}") from None
-    return raw
-
-
 def _token(environ, name: str, minimum: int = 16) -> str | None:
     raw = environ.get(name, "").strip()
     if raw and len(raw) < minimum:
@@ -203,11 +191,10 @@ def _read(env) -> dict:
         "RATELIMIT_ENABLED": _bool(env, "SHOP_RATELIMIT_ENABLED", True),
         "RATELIMIT_KEY_PREFIX": env.get("SHOP_RATELIMIT_KEY_PREFIX", "").strip() or "shop",
         # The storefront (docs/storefront.md): on by default at /store; its strings and
-        # formats follow SHOP_LOCALE; a theme folder overrides its templates by name.
+        # formats follow the shop's locale setting; a theme folder overrides its templates.
         "STOREFRONT": _bool(env, "SHOP_STOREFRONT", True),
         "STOREFRONT_PREFIX": _prefix(env, "SHOP_STOREFRONT_PREFIX", "/store"),
         "THEME_DIR": env.get("SHOP_THEME_DIR", "").strip() or None,
-        "LOCALE": _locale(env, "SHOP_LOCALE", "en_US"),
         # Webhooks (docs/webhooks.md).
         "WEBHOOKS_ALLOW_PRIVATE": _bool(env, "SHOP_WEBHOOKS_ALLOW_PRIVATE", False),
         "WEBHOOKS_ALLOW_HTTP": _bool(env, "SHOP_WEBHOOKS_ALLOW_HTTP", False),
@@ -235,6 +222,8 @@ def _read(env) -> dict:
         "EMAIL_VERIFICATION_URL": env.get("SHOP_EMAIL_VERIFICATION_URL", "").strip() or None,
         # A pending card order not paid this long is cancelled by the worker (docs/payments.md).
         "UNPAID_ORDER_TTL": _int(env, "SHOP_UNPAID_ORDER_TTL", 3600, minimum=60),
+        # Days a customer may ask to return shipped units (shop/returns, docs/returns.md).
+        "RETURN_WINDOW_DAYS": _int(env, "SHOP_RETURN_WINDOW_DAYS", 30, minimum=0),
         # Card payments (docs/payments.md): the `stripe` method exists when both are set.
         "STRIPE_API_KEY": env.get("STRIPE_API_KEY", "").strip() or None,
         "STRIPE_WEBHOOK_SECRET": env.get("STRIPE_WEBHOOK_SECRET", "").strip() or None,

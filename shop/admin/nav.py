@@ -23,6 +23,8 @@ ORDERS: list[Link] = [
     Link("Dashboard", "admin.home", "orders.read"),
     Link("Orders", "admin.orders_list", "orders.read"),
     Link("Invoices", "admin.invoices_list", "orders.read"),
+    Link("Returns", "admin.returns_list", "returns.read"),
+    Link("Draft orders", "admin.drafts_list", "draft_orders.read"),
 ]
 # The catalogue and its content.
 CATALOGUE: list[Link] = [

@@ -8,7 +8,7 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop import audit, db, webhooks
+from shop import audit, db
 from shop.api.common import Blueprint, ErrorSchema, PageQuerySchema, page_schema, paginate_rows
 from shop.auth import sessions
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH, check_password, hash_password
@@ -21,7 +21,7 @@ from shop.auth.signin import (
     sign_out,
 )
 from shop.clock import now_iso
-from shop.customers import profile as customers
+from shop.customers import signup
 from shop.http.context import clear_cookies, current_actor, keep_cookie, origin
 from shop.http.decorators import require_auth
 from shop.http.errors import abort
@@ -179,33 +179,9 @@ class Register(MethodView):
         Signs the new customer in (sets `shop_customer_session`). Limited to 3 requests a
         minute per client address.
         """
-        email = data["email"].strip().lower()
-        password_hash = hash_password(data["password"])
-        with db.transaction():
-            if db.value("SELECT 1 FROM customers WHERE email = :email", {"email": email}):
-                abort(409, "A customer with this email already exists.")
-            customer_id = db.new_id()
-            moment = now_iso()
-            db.execute(
-                "INSERT INTO customers (id, email, name, password_hash, active, created_at,"
-                " updated_at) VALUES (:id, :email, :name, :hash, 1, :now, :now)",
-                {
-                    "id": customer_id,
-                    "email": email,
-                    "name": data["name"].strip(),
-                    "hash": password_hash,
-                    "now": moment,
-                },
-            )
-            token = sessions.create(sessions.CUSTOMER, customer_id, origin())
-            keep_cookie((sessions.CUSTOMER, token))
-            audit.record(
-                "customer.registered",
-                {"customer_id": customer_id},
-                actor=origin().acting_as("customer", customer_id, email),
-            )
-            webhooks.emit("customer.registered", customer_id, customers.load)
-        return human("customer", {"id": customer_id, "email": email, "name": data["name"].strip()})
+        row, token = signup.register(data["email"], data["name"], data["password"], origin())
+        keep_cookie((sessions.CUSTOMER, token))
+        return human("customer", row)
 
 
 @blp.route("/logout")

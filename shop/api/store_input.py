@@ -8,10 +8,16 @@ from babel import Locale, UnknownLocaleError
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from shop.api.catalogue_input import tax_class_field
-from shop.api.schemas import Permissions, country_code
+from shop.api.schemas import (
+    CheckoutItemSchema,
+    Permissions,
+    ShippingAddressSchema,
+    country_code,
+)
 from shop.auth.passwords import MAX_LENGTH, MIN_LENGTH
 from shop.discounts import codes as discounts
 from shop.discounts import store as discount_store
+from shop.drafts import store as drafts
 from shop.http.inbound import StrictBoolean
 from shop.http.openapi import DateOrDateTime, enum_field
 from shop.invoices.issuing import INVOICE_ON
@@ -195,7 +201,10 @@ BANK = (
 )
 BRAND = "The storefront's brand colour, `#rrggbb` (its CSS variable `--brand`)."
 LOGO = "The storefront's logo: one of the shop's images (`/images/{id}`) or an https address."
-LOCALE = "How invoices write amounts and dates (Babel locale: `en_US`, `de_DE`, `fr_FR`)."
+LOCALE = (
+    "The shop's locale (Babel: `en_US`, `de_DE`, `fr_FR`): the storefront's language and how"
+    " it, the invoices and credit notes write amounts and dates."
+)
 _PREFIX = validate.Regexp(
     r"^[A-Za-z0-9_./-]{0,20}$", error="Use up to 20 letters, digits, '-', '_', '.' or '/'."
 )
@@ -291,3 +300,57 @@ class UserUpdateSchema(Schema):
     role = fields.String(validate=validate.Length(min=1, max=64))
     permissions = Permissions
     active = StrictBoolean()
+
+
+# Draft orders (shop/api/draft_orders.py)
+
+
+def _items(**kwargs) -> fields.List:
+    return fields.List(
+        fields.Nested(CheckoutItemSchema),
+        validate=validate.Length(min=1, max=drafts.MAX_LINES),
+        metadata={
+            "description": "`variant_id` (or `product_id` of a one-variant product) and"
+            " `quantity`, each variant once."
+        },
+        **kwargs,
+    )
+
+
+class _Details(Schema):
+    shipping_method_id = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
+    discount_code = fields.String(allow_none=True, validate=validate.Length(min=1, max=100))
+    note = fields.String(allow_none=True, validate=validate.Length(max=2000))
+    credit_cents = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=10**12),
+        metadata={"description": "Minor units; see `DraftOrder.credit_cents`."},
+    )
+    credit_note = fields.String(allow_none=True, validate=validate.Length(max=500))
+
+
+class DraftOrderCreateSchema(_Details):
+    items = _items(required=True)
+    customer_id = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "An existing customer; or `email`."},
+    )
+    email = fields.Email(
+        validate=validate.Length(max=320),
+        metadata={
+            "description": "A customer without an account: the order will be a guest order"
+            " of this e-mail (theirs at once if a customer has verified it)."
+        },
+    )
+    shipping_address = fields.Nested(ShippingAddressSchema, required=True)
+
+    @validates_schema
+    def _one_customer(self, data, **_kwargs):
+        given = [key for key in ("customer_id", "email") if key in data]
+        if len(given) != 1:
+            raise ValidationError("give customer_id or email (exactly one).", "customer_id")
+
+
+class DraftOrderUpdateSchema(_Details):
+    items = _items()
+    shipping_address = fields.Nested(ShippingAddressSchema)

@@ -42,12 +42,15 @@ _FIND = {
 def _link(kind: str, token: str) -> str:
     """The link of a reset e-mail, from the settings only: never from the request's Host
     (anyone could send a victim a link to their own server). Without SHOP_PUBLIC_URL (only
-    allowed without SMTP_URL, in development) it points at this service on 127.0.0.1."""
+    allowed without SMTP_URL, in development) it points at this service on 127.0.0.1. A
+    customer's: ``CUSTOMER_RESET_URL``, by default the storefront's page."""
     config = current_app.config
     base = config["PUBLIC_URL"] or f"http://127.0.0.1:{config['PORT']}"
     if kind == "admin":
         return f"{base}/admin/password-reset?token={token}"
-    template = current_app.config["CUSTOMER_RESET_URL"] or base + "/password-reset?token={token}"
+    # The storefront's page when the shop has one, else a page of the shop's own front end.
+    page = config["STOREFRONT_PREFIX"] + "/account" if config.get("STOREFRONT") else ""
+    template = config["CUSTOMER_RESET_URL"] or base + page + "/password-reset?token={token}"
     return template.replace("{token}", token)
 
 

@@ -9,6 +9,7 @@ method, code, note) comes from the newest merged cart that has it.
 from shop import db
 from shop.carts import store
 from shop.clock import now_iso
+from shop.errors import Conflict, NotFound
 
 _FILLED = ("email", "shipping_address", "shipping_method_id", "discount_code", "note")
 
@@ -60,3 +61,20 @@ def _merge_lines(into: str, source: str) -> None:
             "UPDATE cart_lines SET quantity = :quantity, updated_at = :now WHERE id = :id",
             {"quantity": quantity, "now": moment, "id": have["id"]},
         )
+
+
+def take_over(cart_id: str | None, customer_id: str) -> str | None:
+    """The cart a browser keeps once its customer signs in: its guest cart (``cart_id``)
+    claimed, their other open carts merged into it; without one (or one no longer open, or
+    another customer's), their newest open cart. None when they have none."""
+    if cart_id is not None:
+        try:
+            claim(cart_id, customer_id)
+            return cart_id
+        except (NotFound, Conflict):
+            pass
+    return db.value(
+        "SELECT id FROM carts WHERE customer_id = :customer AND status = 'open'"
+        " ORDER BY updated_at DESC, id LIMIT 1",
+        {"customer": customer_id},
+    )

@@ -50,6 +50,11 @@ class PlaceOrder:
     # transaction: it may answer the order it already made (a second complete), and hears
     # of the new one.
     source: "Source | None" = None
+    # Value the buyer has already given (a draft order's credit, shop/drafts): it counts as
+    # paid, so the payment asks for the total less it; a credit covering the total makes the
+    # order paid at once (a manual payment of 0). ``credit_note`` says what it is.
+    credit_cents: int = 0
+    credit_note: str | None = None
 
 
 class Source(Protocol):
@@ -137,6 +142,8 @@ def place_order(command: PlaceOrder, actor) -> tuple[dict, bool]:
     if replayed is None:
         replayed, placed = _place(command, actor, provider, since)
     order = placed or orders.load(replayed, actor.id)  # a replay: the order as it stands now
+    if order["payment"]["provider"] != provider.name:  # a credit paid it (``PlaceOrder``)
+        provider = payments.get(order["payment"]["provider"], every=True) or provider
     return provider.after_commit(order, actor.actor), placed is not None
 
 
@@ -174,9 +181,19 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         order_id, moment = db.new_id(), iso(now())
         number = f"{shop['order_number_prefix']}{seq:06d}"
         subtotal, total = priced["subtotal_cents"], priced["total_cents"]
-        started = provider.start(
-            {"id": order_id, "number": number, "total_cents": total, "currency": shop["currency"]}
-        )
+        collect = max(total - command.credit_cents, 0)
+        if command.credit_cents and not collect:  # the credit pays it all
+            provider = payments.get("manual", every=True)
+            started = payments.PaymentStart(status="paid", reference=number)
+        else:
+            started = provider.start(
+                {
+                    "id": order_id,
+                    "number": number,
+                    "total_cents": collect,
+                    "currency": shop["currency"],
+                }
+            )
         status = "paid" if started.status == "paid" else "pending"
         # A guest's order is read with a token shown once: only its hash is kept.
         token = secrets.token_urlsafe(32) if customer.id is None else None
@@ -220,15 +237,25 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         )
         payment = {
             "provider": provider.name,
-            "amount_cents": total,
+            "amount_cents": collect,
             "status": started.status,
             "reference": started.reference,
         }
+        credit = (
+            command.credit_cents
+            and f"Credit of {command.credit_cents}: {command.credit_note or ''}"
+        )
         db.execute(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
-            " created_at, updated_at) VALUES (:id, :order_id, :provider, :amount_cents, :status,"
-            " :reference, :now, :now)",
-            {**payment, "id": db.new_id(), "order_id": order_id, "now": moment},
+            " created_at, updated_at, note) VALUES (:id, :order_id, :provider, :amount_cents,"
+            " :status, :reference, :now, :now, :note)",
+            {
+                **payment,
+                "id": db.new_id(),
+                "order_id": order_id,
+                "now": moment,
+                "note": credit or None,
+            },
         )
         # Its first history entry, and the order as orders.load would read it back: the
         # answer and the event's payload.

@@ -1,5 +1,5 @@
 """A customer as the API shows it: ``GET /customers/{id}`` and the payload of the customer
-events (``api/customers.py`` and the registration in ``api/auth.py``)."""
+events (``api/customers.py`` and the registration, ``customers/signup.py``)."""
 
 from shop import db
 from shop.errors import NotFound

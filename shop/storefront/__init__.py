@@ -5,7 +5,7 @@ API behind every page.
 """
 
 # Each module registers its pages on the blueprints.
-from shop.storefront import browse, cart, orders, seo  # noqa: F401
+from shop.storefront import account, addressbook, browse, cart, drafts, orders, seo  # noqa: F401
 from shop.storefront.frame import bp, not_found_page, register
 
 __all__ = ["bp", "not_found_page", "register"]

@@ -15,8 +15,8 @@ from shop.catalogue.product_query import (
     list_page,
 )
 from shop.errors import Invalid
-from shop.site import pages, settings
-from shop.storefront import seo
+from shop.site import pages
+from shop.storefront import frame, seo
 from shop.storefront.frame import bp
 
 PAGE_SIZE = 24
@@ -36,7 +36,7 @@ def home():
     found = list_page(ProductQuery(args, only_active=True), _paging({}, 8))
     return render_template(
         "store/home.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         featured=featured,
         products=_with_pictures(found["items"]),
         categories=[c for c in browse.categories() if c["parent_id"] is None],
@@ -80,7 +80,9 @@ def search():
     """The shop's search (the API's full-text search), best matches first."""
     words = request.args.get("q", "").strip()[:200]
     if not words:
-        return render_template("store/search.html", shop=settings.current(), words="", found=None)
+        return render_template(
+            "store/search.html", shop=frame.shop_settings(), words="", found=None
+        )
     args = {"q": words}
     page_number = _page_number()
     found = list_page(
@@ -90,7 +92,7 @@ def search():
     more = page_number * PAGE_SIZE < found["total"]
     return render_template(
         "store/search.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         words=words,
         found=found,
         products=_with_pictures(found["items"]),
@@ -107,7 +109,7 @@ def product(slug: str):
 def product_page(slug: str, variant: str | None, problem: str | None = None, status: int = 200):
     """The product page with ``variant`` chosen, and a refusal to show (``problem``)."""
     found = browse.product_by_slug(slug)
-    shop = settings.current()
+    shop = frame.shop_settings()
     chosen = _chosen_variant(found["variants"], variant)
     trail = browse.trail(browse.category_by_id(found["category_id"]))
     return render_template(
@@ -129,7 +131,7 @@ def page(key: str):
     found = pages.page(key)
     return render_template(
         "store/page.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         page=found,
         canonical=url_for("store.page", key=key, _external=True),
     )
@@ -155,7 +157,7 @@ def _listing(template: str, fixed: dict, *, title, description="", trail=()):
     kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}
     return render_template(
         template,
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         title=title,
         description=description,
         trail=trail,
@@ -237,7 +239,7 @@ def _with_pictures(products: list[dict]) -> list[dict]:
 @bp.get("/theme.css")
 def theme():
     """The shop's own colours as CSS variables (settings), after the built-in stylesheet."""
-    shop = settings.current()
+    shop = frame.shop_settings()
     brand = shop["brand_color"]
     light = _luminance(brand)
     # Text on the brand colour: white or near-black, whichever contrasts more (WCAG); links

@@ -10,17 +10,18 @@ the domain's message and the visitor's input.
 from flask import abort, current_app, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 
+from shop import db
 from shop.api.schemas import ShippingAddressSchema
-from shop.carts import completing, present
+from shop.carts import claiming, completing, present
 from shop.carts import store as carts
 from shop.checkout import quoting
+from shop.customers import addresses
 from shop.errors import Conflict, NotFound, ShopError
 from shop.http.context import current_actor
 from shop.http.errors import fold_messages
 from shop.payments import providers
 from shop.pricing import rules
 from shop.shipping import methods
-from shop.site import settings
 from shop.storefront import browse, frame
 from shop.storefront.frame import bp
 
@@ -100,11 +101,11 @@ def _cart_page(cart: dict | None, problem: str | None = None, status: int = 200)
     estimate = _estimate(cart, country) if cart and cart["lines"] and country else None
     page = render_template(
         "store/cart.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         cart=cart,
         problem=problem,
         country=country,
-        countries=_countries(),
+        countries=countries(),
         estimate=estimate,
     )
     return page, status
@@ -123,25 +124,64 @@ def checkout():
 def checkout_details():
     """Keep the buyer's e-mail and address on the cart."""
     cart = _cart() or abort(404)
-    form = {name: request.form.get(name, "").strip() for name in _ADDRESS_FIELDS}
-    form = {name: value for name, value in form.items() if value or name == "line2"}
-    email = request.form.get("email", "").strip()
-    try:
-        address = ShippingAddressSchema().load(form)
-    except ValidationError as error:
-        return _checkout_page(cart, problem=" ".join(fold_messages(error.messages)), status=400)
-    if address["country"] not in _countries():
-        problem = f"country: no shipping method ships to {address['country']}."
+    address, problem = address_from(request.form)
+    if problem:
         return _checkout_page(cart, problem=problem, status=400)
-    changes = {"shipping_address": address, "email": email or None}
-    if settings.current().get("cart_reminders"):
+    return _keep_details(cart, {"shipping_address": address}, address["country"])
+
+
+@bp.post("/checkout/saved")
+def checkout_saved():
+    """Ship to one of the signed-in customer's saved addresses (the cart keeps a copy)."""
+    cart = _cart() or abort(404)
+    caller = frame.store_caller() or abort(404)
+    chosen = request.form.get("shipping_address_id", "")[:64]
+    try:
+        saved = addresses.get_address(caller.id, chosen)
+    except NotFound:
+        problem = "shipping_address_id: choose one of your addresses."
+        return _checkout_page(cart, problem=problem, status=400)
+    if saved["country"] not in countries():
+        problem = f"country: no shipping method ships to {saved['country']}."
+        return _checkout_page(cart, problem=problem, status=400)
+    return _keep_details(cart, {"shipping_address_id": saved["id"]}, saved["country"])
+
+
+def address_from(form) -> tuple[dict | None, str | None]:
+    """An address of a form (the checkout's, the address book's) as the checkout's schema
+    loads it, or the problem to show: a field's, or a country no method ships to."""
+    given = {name: form.get(name, "").strip() for name in _ADDRESS_FIELDS}
+    given = {name: value for name, value in given.items() if value or name == "line2"}
+    try:
+        address = ShippingAddressSchema().load(given)
+    except ValidationError as error:
+        return None, " ".join(fold_messages(error.messages))
+    if address["country"] not in countries():
+        return None, f"country: no shipping method ships to {address['country']}."
+    return address, None
+
+
+def _keep_details(cart: dict, changes: dict, country: str):
+    """Keep the e-mail and the address (``changes``) on the cart; a signed-in customer may
+    save a new address to their book in the same transaction."""
+    email = request.form.get("email", "").strip()
+    changes["email"] = email or None
+    if frame.shop_settings().get("cart_reminders"):
         changes["reminders"] = request.form.get("reminders") == "1"
-    if cart["shipping_method_id"] and not _ships(cart["shipping_method_id"], address["country"]):
+    if cart["shipping_method_id"] and not _ships(cart["shipping_method_id"], country):
         changes["shipping_method_id"] = None  # chosen for another country: choose again
     if not email or "@" not in email:
         return _checkout_page(cart, problem="email: Not a valid email address.", status=400)
+    caller = frame.store_caller()
+    save = caller is not None and "shipping_address" in changes and request.form.get("save")
     try:
-        carts.update(cart["id"], frame.holder(), changes, _check())
+        with db.transaction():
+            if caller is not None and cart["customer_id"] is None:  # signed in elsewhere
+                claiming.claim(cart["id"], caller.id)
+            carts.update(cart["id"], frame.holder(), changes, _check())
+            if save:
+                book = addresses.AddressChange(changes["shipping_address"])
+                addresses.add_address(caller.id, book)
     except ShopError as refusal:
         return _checkout_page(cart, problem=refusal.message, status=_status(refusal))
     return _back("store.checkout", _anchor="shipping")
@@ -183,13 +223,16 @@ def place_order():
 def _checkout_page(cart: dict, problem: str | None = None, status: int = 200):
     address = cart["shipping_address"]
     choices = _methods(cart, address["country"]) if address else []
+    caller = frame.store_caller()
     page = render_template(
         "store/checkout.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         cart=cart,
+        caller=caller,
+        saved=addresses.list_addresses(caller.id) if caller else [],
         form=request.form if request.method == "POST" else {},
         problem=problem,
-        countries=_countries(),
+        countries=countries(),
         choices=choices,
         payment_methods=providers.names(),
     )
@@ -213,7 +256,7 @@ def _methods(cart: dict, country: str) -> list[dict]:
 
 def _estimate(cart: dict, country: str) -> list[dict] | None:
     """The shipping methods to ``country`` and their costs, for the cart page's estimate."""
-    if country not in _countries():
+    if country not in countries():
         return None
     return _methods(cart, country)
 
@@ -223,11 +266,11 @@ def _ships(method_id: str | None, country: str | None) -> bool:
     return bool(method and method["active"] and country and rules.ships_to(method, country))
 
 
-def _countries() -> dict[str, str]:
+def countries() -> dict[str, str]:
     """The countries the shop ships to (code: name in the shop's language), by name."""
     from babel import Locale
 
-    names = Locale.parse(current_app.config["LOCALE"]).territories
+    names = Locale.parse(frame.shop_settings()["locale"]).territories
     served: set[str] = set()
     for method in methods.active():
         if not method["countries"]:  # ships everywhere

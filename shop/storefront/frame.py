@@ -46,14 +46,18 @@ def register(app) -> None:
         app.jinja_loader = ChoiceLoader(
             [PrefixLoader({"store": FileSystemLoader(theme)}), *filter(None, [app.jinja_loader])]
         )
-    i18n.install(app)
+    i18n.install(app, lambda: shop_settings()["locale"])
     app.register_blueprint(bp, url_prefix=app.config["STOREFRONT_PREFIX"])
     app.register_blueprint(root)
 
 
 CART_COOKIE = "shop_cart"
-# Pages of one visitor's cart or order (an order's token is in its address): never kept.
-_NEVER_KEPT = frozenset({"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"})
+# Pages of one visitor's cart, order (an order's token is in its address) or draft order,
+# and the account pages (``store.account...``): never kept.
+_NEVER_KEPT = frozenset(
+    {"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"}
+    | {"store.draft", "store.draft_pay", "store.draft_card", "store.draft_paid"}
+)
 
 
 def form_token() -> str:
@@ -144,7 +148,7 @@ def headers(response):
     if getattr(response, "shop_csp", None):
         response.headers["Content-Security-Policy"] = response.shop_csp
     response.vary.add("Cookie")
-    if request.endpoint in _NEVER_KEPT:
+    if request.endpoint in _NEVER_KEPT or (request.endpoint or "").startswith("store.account"):
         response.headers["Cache-Control"] = "no-store"
     elif (
         request.method == "GET" and response.status_code == 200 and not response.direct_passthrough
@@ -181,11 +185,18 @@ def store_caller():
     return caller if caller is not None and caller.kind == "customer" else None
 
 
+def shop_settings() -> dict:
+    """The shop's settings, read once for the page being drawn (its name, look, locale)."""
+    if "store_settings" not in g:
+        g.store_settings = settings.current()
+    return g.store_settings
+
+
 def _error_page(status: int, message: str) -> str:
-    """The error page; with the default shop name when the settings cannot be read (the
-    error may be that the database is down)."""
+    """The error page; with the default settings when they cannot be read (the error may
+    be that the database is down)."""
     try:
-        shop = settings.current()
+        shop = shop_settings()
     except Exception:  # noqa: BLE001 - the page must render whatever failed
-        shop = dict(settings.DEFAULTS)
+        shop = g.store_settings = dict(settings.DEFAULTS)
     return render_template("store/error.html", status=status, message=message, shop=shop)

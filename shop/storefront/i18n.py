@@ -1,11 +1,14 @@
 """The storefront's language: its strings through gettext (Babel's catalogues in
-``translations/<locale>/LC_MESSAGES/messages.po``), its prices and dates in ``LOCALE``.
+``translations/<locale>/LC_MESSAGES/messages.po``), its prices and dates in the shop's
+``locale`` setting, the one locale the shop has (invoices write theirs in it too).
 
-The ``.po`` files are compiled in memory at start, so there is no build step and no
-compiled file to keep in step. English is the source language: its catalogue is the
-template every other starts from (docs/storefront.md, "Another language").
+The ``.po`` files are compiled in memory, once per locale and process, so there is no build
+step and no compiled file to keep in step; changing the setting changes the next page.
+English is the source language: its catalogue is the template every other starts from
+(docs/storefront.md, "Another language").
 """
 
+import functools
 import io
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from babel.dates import format_date
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
+from flask import current_app
 
 from shop import money
 from shop.clock import parse
@@ -23,8 +27,13 @@ FOLDER = Path(__file__).parent / "translations"
 
 def translations(locale: str) -> NullTranslations:
     """The catalogue for ``locale`` (or its language), else the source strings."""
+    return _compiled(FOLDER, locale)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(folder: Path, locale: str) -> NullTranslations:
     for name in (locale, Locale.parse(locale).language):
-        po = FOLDER / name / "LC_MESSAGES" / "messages.po"
+        po = folder / name / "LC_MESSAGES" / "messages.po"
         if po.is_file():
             with po.open("rb") as source:
                 catalog = read_po(source, locale=name)
@@ -35,12 +44,37 @@ def translations(locale: str) -> NullTranslations:
     return NullTranslations()
 
 
-def install(app) -> None:
-    """Give the storefront's templates ``_``/``gettext``/``ngettext`` and the locale's
-    ``price`` and ``day`` filters."""
-    locale = app.config["LOCALE"]
+@functools.lru_cache(maxsize=16)
+def html_lang(locale: str) -> str:
+    """The page's ``lang``: the locale's language."""
+    return Locale.parse(locale).language
+
+
+def install(app, locale_of) -> None:
+    """Give the storefront's templates ``_``/``gettext``/``ngettext``, the ``price`` and
+    ``day`` filters and ``html_lang()``, each in ``locale_of()``: the shop's locale for the
+    page being drawn."""
+
+    def _gettext(message: str) -> str:
+        return translations(locale_of()).gettext(message)
+
+    def ngettext(singular: str, plural: str, count: int) -> str:
+        return translations(locale_of()).ngettext(singular, plural, count)
+
     app.jinja_env.add_extension("jinja2.ext.i18n")
-    app.jinja_env.install_gettext_translations(translations(locale), newstyle=True)
-    app.jinja_env.filters["price"] = lambda minor, currency: money.display(minor, currency, locale)
-    app.jinja_env.filters["day"] = lambda stamp: format_date(parse(stamp), "long", locale=locale)
-    app.jinja_env.globals["html_lang"] = Locale.parse(locale).language
+    app.jinja_env.install_gettext_callables(_gettext, ngettext, newstyle=True)
+    app.jinja_env.filters["price"] = lambda minor, currency: money.display(
+        minor, currency, locale_of()
+    )
+    app.jinja_env.filters["day"] = lambda stamp: format_date(
+        parse(stamp), "long", locale=locale_of()
+    )
+    app.jinja_env.globals["html_lang"] = lambda: html_lang(locale_of())
+    app.extensions["store_locale_of"] = locale_of
+
+
+def gettext(message: str, **values) -> str:
+    """A string of the storefront's Python code in the shop's language (``values`` filled
+    as in the templates: ``%(name)s``)."""
+    text = translations(current_app.extensions["store_locale_of"]()).gettext(message)
+    return text % values if values else text

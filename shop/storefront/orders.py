@@ -8,7 +8,6 @@ from shop.http.context import current_actor
 from shop.orders import guests
 from shop.orders import lifecycle as orders
 from shop.payments import providers
-from shop.site import settings
 from shop.storefront import frame
 from shop.storefront.frame import bp
 
@@ -33,7 +32,7 @@ def order(order_id: str):
     found, token = _readable(order_id)
     return render_template(
         "store/order.html",
-        shop=settings.current(),
+        shop=frame.shop_settings(),
         order=found,
         token=token,
         placed=request.args.get("placed") == "1",
@@ -52,7 +51,7 @@ def pay(order_id: str):
     response = current_app.make_response(
         render_template(
             "store/pay.html",
-            shop=settings.current(),
+            shop=frame.shop_settings(),
             order=found,
             token=token,
             client_secret=payment["client_secret"],
@@ -69,9 +68,22 @@ def pay(order_id: str):
 def paid(order_id: str):
     """Where Stripe sends the buyer back: the payment converges now (once, whatever the
     webhook does meanwhile), then the order's page."""
+    if _back_from_stripe():
+        return render_template("store/continue.html", shop=frame.shop_settings())
     found, token = _readable(order_id)
     _resume(found)
     return redirect(url_for("store.order", order_id=found["id"], token=token, placed=1), 303)
+
+
+def _back_from_stripe() -> bool:
+    """Whether a signed-in customer may be coming back from Stripe's site: their session
+    cookie (SameSite=Strict) does not come with a navigation from another site, so a page of
+    ours sends them on to the same address, with it (the order is theirs, no token)."""
+    return (
+        request.headers.get("Sec-Fetch-Site") == "cross-site"
+        and "token" not in request.args
+        and frame.store_caller() is None
+    )
 
 
 def _resume(order: dict) -> dict:

@@ -19,6 +19,14 @@ EVENTS = {
     # A cart left behind, reminded (shop/carts/reminders.py): its e-mail and lines are what
     # an order would show, so the same right.
     "cart.abandoned": "orders.read",
+    # A return (shop/returns) as GET /returns/{id} shows it: its lines name the order's.
+    "return.requested": "returns.read",
+    "return.approved": "returns.read",
+    "return.rejected": "returns.read",
+    "return.received": "returns.read",
+    # A draft order staff made, and its completion (shop/drafts): the draft as the API shows it.
+    "draft_order.created": "draft_orders.read",
+    "draft_order.completed": "draft_orders.read",
     "product.created": "products.read",
     "product.updated": "products.read",
     "product.deleted": "products.read",

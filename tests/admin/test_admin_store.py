@@ -263,6 +263,31 @@ def test_refused_settings_say_the_api_message_and_change_nothing(
     assert owner_client.get("/settings").json == before  # the valid fields were not saved
 
 
+def test_the_invoice_and_storefront_settings_are_on_the_page_too(owner, owner_client):
+    page = owner.get("/admin/settings").text
+    for name in ("vat_id", "invoice_prefix", "locale", "brand_color", "bank_transfer_instructions"):
+        assert f'id="{name}"' in page, name
+    changes = {
+        "vat_id": "GB123456789",
+        "invoice_prefix": "TEA-INV-",
+        "invoice_on": "shipment",
+        "invoice_attach_to_mail": "1",
+        "locale": "en_GB",
+        "brand_color": "#2a4d8f",
+        "bank_transfer_instructions": "IBAN GB00 0000; reference: your order number",
+    }
+    response = post(owner, "/admin/settings", "/admin/settings", **{**SETTINGS, **changes})
+    assert response.status_code == 303, error_of(response)
+    saved = owner_client.get("/settings").json
+    assert {key: saved[key] for key in changes} == {**changes, "invoice_attach_to_mail": True}
+    assert saved["cart_reminders"] is False and saved["credit_note_prefix"] == "CN-"
+
+    refused = post(owner, "/admin/settings", "/admin/settings", **{**SETTINGS, "locale": "xx_Nope"})
+    assert refused.status_code == 400
+    assert error_of(refused).startswith("Locale: use a locale Babel knows")
+    assert owner_client.get("/settings").json == saved
+
+
 def test_the_currency_is_shown_locked_once_an_order_exists(app, owner, owner_client):
     from orders_helpers import order_for_console
 

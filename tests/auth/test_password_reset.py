@@ -45,7 +45,7 @@ def test_reset_by_email_then_the_link_works_once_and_ends_every_session(mail_app
     assert message["To"] == "casey@example.com" and message.rcpt_tos == ["casey@example.com"]
     assert "My Shop" in message["From"]
     link = link_in(message)
-    assert link.startswith("https://shop.example/password-reset?token=")
+    assert link.startswith("https://shop.example/store/account/password-reset?token=")
     assert link in html_of(message).replace("&amp;", "&")
     token = token_of(link)
     with mail_app.app_context():  # stored hashed, and the sent bodies are blanked
@@ -232,7 +232,7 @@ def test_without_a_public_url_a_forged_host_never_reaches_the_link(
         assert deliver(app) == 1
     text = caplog.text
     assert "attacker.example" not in text
-    page = "/admin/password-reset" if kind == "admin" else "/password-reset"
+    page = "/admin/password-reset" if kind == "admin" else "/store/account/password-reset"
     assert f"http://127.0.0.1:8123{page}?token=" in text
 
 

@@ -1,6 +1,6 @@
 """The storefront's strings go through gettext: every string of its templates is in the
-English catalogue, a catalogue for another language is used when SHOP_LOCALE names it, and
-prices follow the locale."""
+English catalogue, a catalogue for another language is used when the shop's locale setting
+names it, and prices follow the locale: one setting, changed at run time."""
 
 import shutil
 
@@ -53,12 +53,15 @@ def test_another_language_is_a_catalogue_beside_the_english_one(monkeypatch, tmp
 
 
 def test_pages_speak_the_shops_language_and_write_its_prices(
-    make_app, owner_client, monkeypatch, tmp_path
+    client, owner_client, monkeypatch, tmp_path
 ):
     Catalogue(owner_client).product(name="Sencha", slug="sencha", price_cents=1890)
     test_another_language_is_a_catalogue_beside_the_english_one(monkeypatch, tmp_path)
-    german = make_app(prepare=False, LOCALE="de_DE").test_client()  # the same database
-    page = german.get("/store/products")
+    english = client.get("/store/products")
+    assert '<html lang="en">' in english.text and "All products" in english.text
+    assert owner_client.patch("/settings", json={"locale": "de_DE"}).status_code == 200
+
+    page = client.get("/store/products")
     assert '<html lang="de">' in page.text
     assert "Alle Produkte" in page.text
     assert "18,90\xa0€" in page.text

@@ -26,8 +26,26 @@ LABELS = {
     "contact_phone": "Contact phone",
     "address": "Address",
     "order_number_prefix": "Order number prefix",
+    "vat_id": "VAT id",
+    "invoice_prefix": "Invoice number prefix",
+    "credit_note_prefix": "Credit note number prefix",
+    "invoice_on": "Invoice when",
+    "locale": "Locale",
+    "bank_transfer_instructions": "Bank transfer instructions",
+    "brand_color": "Brand colour",
+    "logo_url": "Logo",
 }
-_OPTIONAL = ("contact_email", "contact_phone", "address")
+_OPTIONAL = (
+    "contact_email",
+    "contact_phone",
+    "address",
+    "vat_id",
+    "bank_transfer_instructions",
+    "logo_url",
+)
+_CHECKS = ("prices_include_tax", "require_two_factor", "invoice_attach_to_mail", "cart_reminders")
+# When an order is invoiced (``invoice_on``), as the form offers it.
+_INVOICE_ON = [("paid", "When it is paid"), ("shipment", "At its first shipment")]
 _DONE = {"saved": "Settings saved.", "unchanged": "Nothing to save: no setting changed."}
 
 
@@ -36,6 +54,7 @@ def _page(form: dict, error: Refused | None = None):
         "admin/store/settings.html",
         form=form,
         currencies=[(code, code) for code in sorted(site.CURRENCIES)],
+        invoice_on=_INVOICE_ON,
         locked=site.currency_locked(),
         sender=current_app.config["MAIL_FROM"],
         error=error.message if error else None,
@@ -52,14 +71,14 @@ def settings_page():
 
 
 def _posted() -> dict:
-    """The posted form as the settings' values."""
-    form = {field: forms.text(field, 2000) for field in LABELS}
+    """The posted form as the settings' values. A text field the form did not send is left
+    as it is (the locked currency is not sent); a checkbox not sent is unticked."""
+    form = {field: forms.text(field, 2000) for field in LABELS if field in request.form}
     for field in _OPTIONAL:
-        form[field] = form[field] or None
-    form["prices_include_tax"] = forms.checked("prices_include_tax")
-    form["require_two_factor"] = forms.checked("require_two_factor")
-    if "currency" not in request.form:  # locked: the page sends none
-        del form["currency"]
+        if field in form:
+            form[field] = form[field] or None
+    for field in _CHECKS:
+        form[field] = forms.checked(field)
     return form
 
 

@@ -130,9 +130,10 @@ def _classified(error: stripe.StripeError) -> Exception:
 
 
 def create_intent(order: dict):
-    """The order's PaymentIntent: created once (the key is derived from the order id)."""
+    """The order's PaymentIntent: created once (the key is derived from the order id), for
+    its payment's amount (the total, less a draft order's credit: shop/drafts)."""
     params = {
-        "amount": order["total_cents"],
+        "amount": order["amount_cents"],
         "currency": order["currency"].lower(),
         "metadata": {"order_id": order["id"], "order_number": order["number"]},
         "automatic_payment_methods": {"enabled": True},

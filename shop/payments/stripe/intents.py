@@ -167,7 +167,7 @@ def handle_event(event: dict, actor: Actor) -> bool:
 # -- our payment of an event ---------------------------------------------------------------
 
 _PAYMENT = (
-    "SELECT p.id, p.order_id, p.status, p.reference, o.total_cents, o.currency, o.number,"
+    "SELECT p.id, p.order_id, p.status, p.reference, p.amount_cents, o.currency, o.number,"
     " o.status AS order_status, o.refunded_cents FROM payments p"
     " JOIN orders o ON o.id = p.order_id WHERE p.provider = 'stripe' AND "
 )
@@ -256,10 +256,11 @@ def _succeeded(intent: dict, payment: dict, actor: Actor) -> None:
         )
     elif payment["order_status"] != PAYABLE:
         return  # paid already: the confirm and the webhook both came
-    elif received != payment["total_cents"] or currency != payment["currency"].upper():
+    elif received != payment["amount_cents"] or currency != payment["currency"].upper():
         _review(
             payment,
-            f"{paid}; order {payment['number']} is {payment['total_cents']} {payment['currency']}.",
+            f"{paid}; order {payment['number']} asks {payment['amount_cents']}"
+            f" {payment['currency']}.",
             actor,
         )
     else:
