@@ -391,7 +391,11 @@ CREATE TABLE IF NOT EXISTS orders (
     guest_email TEXT,
     token_hash TEXT,
     payment_status TEXT NOT NULL DEFAULT 'pending',
-    fulfillment_status TEXT NOT NULL DEFAULT 'unfulfilled'
+    fulfillment_status TEXT NOT NULL DEFAULT 'unfulfilled',
+    -- 0034: order edits (docs/orders.md, "Editing an order"): what the customer owes since
+    -- an edit raised a paid order's total, and the part of refunded_cents edits gave back.
+    balance_due_cents BIGINT NOT NULL DEFAULT 0,
+    edit_refunded_cents BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -480,7 +484,8 @@ CREATE TABLE IF NOT EXISTS refunds (
     by_kind TEXT,
     by_id TEXT,
     by_label TEXT,
-    failure_reason TEXT
+    failure_reason TEXT,
+    edit_id TEXT
 );
 
 CREATE INDEX IF NOT EXISTS refunds_order ON refunds (order_id, created_at);
@@ -797,31 +802,37 @@ CREATE TABLE IF NOT EXISTS invoice_counters (
 
 CREATE TABLE IF NOT EXISTS invoices (
     id TEXT PRIMARY KEY,
-    order_id TEXT NOT NULL UNIQUE REFERENCES orders (id) ON DELETE CASCADE,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
     number TEXT NOT NULL UNIQUE,
     issued_at TEXT NOT NULL,
     customer_id TEXT,
     currency TEXT NOT NULL,
     total_cents BIGINT NOT NULL,
-    snapshot TEXT NOT NULL
+    snapshot TEXT NOT NULL,
+    -- 0034: an edit credits the order's invoice and issues a new one; one current per order.
+    superseded_at TEXT
 );
 
 CREATE INDEX IF NOT EXISTS invoices_issued ON invoices (issued_at, id);
+CREATE UNIQUE INDEX IF NOT EXISTS invoices_current ON invoices (order_id) WHERE superseded_at IS NULL;
 
 CREATE TABLE IF NOT EXISTS credit_notes (
     id TEXT PRIMARY KEY,
-    refund_id TEXT NOT NULL UNIQUE REFERENCES refunds (id) ON DELETE CASCADE,
+    refund_id TEXT UNIQUE REFERENCES refunds (id) ON DELETE CASCADE,
     order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
     invoice_id TEXT NOT NULL REFERENCES invoices (id) ON DELETE CASCADE,
     number TEXT NOT NULL UNIQUE,
     issued_at TEXT NOT NULL,
     currency TEXT NOT NULL,
     total_cents BIGINT NOT NULL,
-    snapshot TEXT NOT NULL
+    snapshot TEXT NOT NULL,
+    -- 0034: a refund's credit note has refund_id, an edit's edit_id.
+    edit_id TEXT
 );
 
 CREATE INDEX IF NOT EXISTS credit_notes_issued ON credit_notes (issued_at, id);
 CREATE INDEX IF NOT EXISTS credit_notes_order ON credit_notes (order_id);
+CREATE UNIQUE INDEX IF NOT EXISTS credit_notes_edit ON credit_notes (edit_id);
 
 -- 0025: carts (issue 38). A cart's id is 32 random bytes (URL-safe Base64): the address of
 -- the cart, which a guest's storefront and the reminder mail's link carry (a guest's
@@ -954,3 +965,25 @@ CREATE TABLE IF NOT EXISTS draft_order_lines (
 );
 
 CREATE INDEX IF NOT EXISTS draft_order_lines_variant ON draft_order_lines (variant_id);
+
+-- 0034: order edits (docs/orders.md, "Editing an order"): what each edit changed, the
+-- totals before and after, its refund and the balance it left; an Idempotency-Key replays it.
+CREATE TABLE IF NOT EXISTS order_edits (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    changes TEXT NOT NULL,
+    note TEXT,
+    before_totals TEXT NOT NULL,
+    after_totals TEXT NOT NULL,
+    refund_id TEXT,
+    balance_due_cents BIGINT NOT NULL DEFAULT 0,
+    idempotency_key TEXT,
+    request_hash TEXT,
+    created_at TEXT NOT NULL,
+    by_kind TEXT,
+    by_id TEXT,
+    by_label TEXT
+);
+
+CREATE INDEX IF NOT EXISTS order_edits_order ON order_edits (order_id, created_at, id);
+CREATE UNIQUE INDEX IF NOT EXISTS order_edits_order_key ON order_edits (order_id, idempotency_key);

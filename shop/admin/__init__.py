@@ -8,6 +8,7 @@ from shop.admin import (  # noqa: F401
     drafts,
     invoices,
     keys,
+    order_edits,
     orders,
     returns,
     signin,

@@ -43,6 +43,7 @@ _DONE = {
     "mailed": "The order's e-mail is on its way to the customer again.",
     "shipped": "Shipment recorded; the customer has been e-mailed the tracking.",
     "refunded": "Refund recorded.",
+    "edited": "Order edited.",  # admin/order_edits.py
 }
 
 

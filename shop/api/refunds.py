@@ -96,6 +96,11 @@ class RefundSchema(Schema):
     )
     created_at = fields.String(required=True)
     by = fields.Nested(RefundActorSchema, required=True, allow_none=True)
+    edit_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The edit whose lower total this refund gave back, or null."},
+    )
 
 
 class RefundListSchema(Schema):

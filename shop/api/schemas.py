@@ -400,6 +400,14 @@ class OrderSchema(PriceBreakdownSchema):
         metadata={"description": "null once erased."},
     )
     payment = fields.Nested(PaymentSchema, required=True, allow_none=True)
+    balance_due_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "What the customer still owes since an edit raised the total of a"
+            " paid order (`POST /orders/{id}/edits`); 0 otherwise. Negative: what the shop"
+            " owes, when the refund of an edit that lowered the total was refused."
+        },
+    )
     status_history = fields.List(fields.Nested(StatusChangeSchema), required=True)
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)

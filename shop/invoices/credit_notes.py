@@ -39,22 +39,62 @@ def issue(order_id: str, refund_id: str, load) -> dict | None:
         return None
     values, moment = site.current(), now()
     number = numbering.take(numbering.CREDIT_NOTE, values["credit_note_prefix"], moment.year)
-    shot = snapshot(invoice["snapshot"], refund, _earlier(order_id), values)
+    shot = snapshot(invoice["snapshot"], refund, _earlier(invoice["id"]), values)
     shot.update(number=number, issued_at=iso(moment))
+    return _store(shot, order_id, invoice["id"], refund_id=refund_id)
+
+
+def issue_for_edit(order_id: str, edit_id: str, reason: str | None, load) -> dict | None:
+    """An edit changed an invoiced order: credit its current invoice in full (what earlier
+    credit notes left of it), supersede it and issue the edited order's, in the edit's
+    transaction (holding the order's lock); ``load(order_id)`` reads the order as it now
+    stands. Answer the new invoice, or None for an order not invoiced (nothing to correct)."""
+    invoice = issuing.of_order(order_id)
+    if invoice is None:
+        return None
+    values, moment = site.current(), now()
+    shot = invoice["snapshot"]
+    earlier = _earlier(invoice["id"])
+    lines = [
+        {"line": line["line"], "quantity": line["quantity"] - earlier["units"].get(line["line"], 0)}
+        for line in shot["lines"]
+    ]
+    whole = {
+        "id": None,
+        "amount_cents": invoice["total_cents"],
+        "lines": json.dumps([line for line in lines if line["quantity"] > 0]),
+        "shipping": shot["shipping"]["total_cents"] - earlier["shipping"],
+        "reason": reason,
+        "created_at": iso(moment),
+    }
+    number = numbering.take(numbering.CREDIT_NOTE, values["credit_note_prefix"], moment.year)
+    note = snapshot(shot, whole, earlier, values)
+    note.update(number=number, issued_at=iso(moment), edit={"id": edit_id})
+    _store(note, order_id, invoice["id"], edit_id=edit_id)
+    db.execute(
+        "UPDATE invoices SET superseded_at = :now WHERE id = :id AND superseded_at IS NULL",
+        {"now": iso(moment), "id": invoice["id"]},
+    )
+    return issuing.issue(load(order_id), values)
+
+
+def _store(shot: dict, order_id: str, invoice_id: str, refund_id=None, edit_id=None) -> dict:
+    """Write a credit note (a refund's or an edit's); answer its row."""
     row = {
         "id": db.new_id(),
         "refund_id": refund_id,
+        "edit_id": edit_id,
         "order_id": order_id,
-        "invoice_id": invoice["id"],
-        "number": number,
+        "invoice_id": invoice_id,
+        "number": shot["number"],
         "issued_at": shot["issued_at"],
         "currency": shot["currency"],
         "total_cents": shot["totals"]["total_cents"],
         "snapshot": json.dumps(shot, ensure_ascii=False, sort_keys=True),
     }
     db.execute(
-        f"INSERT INTO credit_notes ({COLUMNS}) VALUES (:id, :refund_id, :order_id,"
-        " :invoice_id, :number, :issued_at, :currency, :total_cents, :snapshot)",
+        f"INSERT INTO credit_notes ({COLUMNS}, edit_id) VALUES (:id, :refund_id, :order_id,"
+        " :invoice_id, :number, :issued_at, :currency, :total_cents, :snapshot, :edit_id)",
         row,
     )
     return {**row, "snapshot": shot}
@@ -78,10 +118,13 @@ def of_order(order_id: str) -> list[dict]:
     )
 
 
-def _earlier(order_id: str) -> dict:
-    """Units per line and shipping credited by the order's earlier credit notes."""
+def _earlier(invoice_id: str) -> dict:
+    """Units per line and shipping credited by the earlier credit notes of an invoice (an
+    order edited has superseded invoices, each credited in full by its edit)."""
     units, shipping = {}, 0
-    for row in db.query("SELECT snapshot FROM credit_notes WHERE order_id = :id", {"id": order_id}):
+    for row in db.query(
+        "SELECT snapshot FROM credit_notes WHERE invoice_id = :id", {"id": invoice_id}
+    ):
         shot = json.loads(row["snapshot"])
         for line in shot["lines"]:
             units[line["line"]] = units.get(line["line"], 0) + line["quantity"]

@@ -55,7 +55,10 @@ def ensure(order_id: str, load) -> dict | None:
 
 def of_order(order_id: str) -> dict | None:
     """The order's invoice row (its snapshot parsed), or None."""
-    row = db.one(f"SELECT {COLUMNS} FROM invoices WHERE order_id = :id", {"id": order_id})
+    row = db.one(
+        f"SELECT {COLUMNS} FROM invoices WHERE order_id = :id AND superseded_at IS NULL",
+        {"id": order_id},
+    )
     return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
 
 

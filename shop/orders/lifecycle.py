@@ -81,6 +81,7 @@ def _present(row: dict, items: list[dict], history: list[dict]) -> dict:
         # Orders placed before addresses had a region (issue 26) show it as null.
         "shipping_address": {"region": None, **json.loads(address)} if address else None,
         "payment": payment,
+        "balance_due_cents": row.get("balance_due_cents", 0),  # a new order owes nothing more
         "status_history": [
             {
                 "status": h["status"],

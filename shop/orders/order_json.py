@@ -195,20 +195,25 @@ def _order(engine: str) -> str:
             "id": "o.id",
             "number": "o.number",
             # The invoice (issue 40): null until issued.
-            "invoice_number": "(SELECT n.number FROM invoices n WHERE n.order_id = o.id)",
-            "invoiced_at": "(SELECT n.issued_at FROM invoices n WHERE n.order_id = o.id)",
+            # The current one: an edit supersedes it (migration 0034).
+            "invoice_number": f"(SELECT n.number {_CURRENT_INVOICE})",
+            "invoiced_at": f"(SELECT n.issued_at {_CURRENT_INVOICE})",
             "customer": _shaped(engine, shape.CUSTOMER, customer),
             "status": "o.status",
             "payment_status": "o.payment_status",
             "fulfillment_status": "o.fulfillment_status",
             "shipping_address": shipping_address,
             "payment": payment,
+            "balance_due_cents": "o.balance_due_cents",  # order edits (migration 0034)
             "status_history": history,
             "created_at": "o.created_at",
             "updated_at": "o.updated_at",
         },
     )
 
+
+# The order's current invoice (an edit supersedes it, ``invoices/issuing.py``).
+_CURRENT_INVOICE = "FROM invoices n WHERE n.order_id = o.id AND n.superseded_at IS NULL"
 
 # What the order's filters and sort name; the customer and payment are one row each.
 FROM = (

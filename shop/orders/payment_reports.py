@@ -55,10 +55,13 @@ def apply(report, actor: Actor) -> bool:
         with db.transaction():
             lifecycle.lock(report.order_id)
             order = db.one(
-                "SELECT id, number, status, total_cents, refunded_cents FROM orders WHERE id = :id",
+                "SELECT id, number, status, total_cents, refunded_cents, balance_due_cents,"
+                " edit_refunded_cents FROM orders WHERE id = :id",
                 {"id": report.order_id},
             )
-            full = order["refunded_cents"] >= order["total_cents"]
+            # What edits gave back is not a refund of the order as it stands (0034).
+            refunded = order["refunded_cents"] - order["edit_refunded_cents"]
+            full = refunded >= order["total_cents"] - order["balance_due_cents"]
             status = "refunded" if full else "partially_refunded"
             if order["status"] == status:
                 return False

@@ -55,6 +55,7 @@ ORDER = (
     "fulfillment_status",
     "shipping_address",
     "payment",
+    "balance_due_cents",
     "status_history",
     "created_at",
     "updated_at",

@@ -10,6 +10,7 @@ The order reacts to a refund's money back (``payment_reports.Refunded``). Rules 
 decisions: docs/payments.md and docs/orders.md.
 """
 
+import contextlib
 import json
 
 from shop import audit, db, idempotency, mail, money, webhooks
@@ -28,7 +29,7 @@ from shop.pricing import rules as pricing
 REFUNDABLE = ("paid", "partially_shipped", "shipped", "delivered", "partially_refunded")
 FIELDS = (
     "id, order_id, amount_cents, currency, lines, shipping, restock, reason, provider,"
-    " reference, status, created_at, by_kind, by_id, by_label, failure_reason"
+    " reference, status, created_at, by_kind, by_id, by_label, failure_reason, edit_id"
 )
 
 
@@ -36,7 +37,8 @@ def _order(order_id: str) -> dict:
     row = db.one(
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
         " o.shipping_cents, o.pricing, COALESCE(c.email, o.guest_email) AS email, c.name,"
-        " p.provider, p.reference FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"
+        " o.balance_due_cents, o.edit_refunded_cents, p.provider,"
+        " p.reference FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"
         " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
         {"id": order_id},
     )
@@ -46,7 +48,12 @@ def _order(order_id: str) -> dict:
 
 
 def _paid(order: dict) -> int:
-    return order["total_cents"] if order["status"] in REFUNDABLE + ("refunded",) else 0
+    """The money received for the order: its total, less a balance an edit left due, plus
+    what edits gave back (counted in ``refunded_cents`` too), so what is left to refund is
+    the order as it stands now (``checkout/editing.py``)."""
+    if order["status"] not in REFUNDABLE + ("refunded",):
+        return 0
+    return order["total_cents"] - order["balance_due_cents"] + order["edit_refunded_cents"]
 
 
 def _so_far(order_id: str) -> tuple[dict, int]:
@@ -128,6 +135,7 @@ def _present(row: dict) -> dict:
         **{k: row[k] for k in ("id", "order_id", "amount_cents", "currency", "reason")},
         **{k: row[k] for k in ("provider", "reference", "status", "failure_reason")},
         "created_at": row["created_at"],
+        "edit_id": row["edit_id"],
         "lines": json.loads(row["lines"]),
         "restock": json.loads(row["restock"]),
         "shipping": bool(row["shipping"]),
@@ -260,8 +268,8 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "Nothing to refund or restock: give amount_cents, lines, shipping or restock."
         )
     taken = db.execute(
-        "UPDATE orders SET refunded_cents = refunded_cents + :amount"
-        " WHERE id = :id AND refunded_cents + :amount <= total_cents",
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id"
+        " AND refunded_cents + :amount <= total_cents - balance_due_cents + edit_refunded_cents",
         {"amount": amount, "id": order["id"]},
     )
     if not taken:
@@ -295,15 +303,73 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     return refund_id
 
 
+def take_for_edit(order_id: str, edit_id: str, amount: int, reason: str, actor: Actor) -> str:
+    """An edit lowered a paid order's total: refund the difference, ``amount``, in the edit's
+    transaction (holding the order's lock); answer the refund's id.
+
+    A plain amount refund by the refund path: a manual one succeeds at once, a card one is
+    written ``pending`` for ``finish`` to send after the commit. It counts in
+    ``refunded_cents`` and in ``edit_refunded_cents`` (money that no longer belongs to the
+    order, not refundable again); the order keeps its status and the edit issues the
+    documents (a credit note of the whole invoice and a new one), so the refund issues none.
+    """
+    order = _order(order_id)
+    provider = providers.get(order["provider"], every=True) if order["provider"] else None
+    through = provider is not None and provider.refunds_through_provider
+    db.execute(
+        "UPDATE orders SET refunded_cents = refunded_cents + :amount,"
+        " edit_refunded_cents = edit_refunded_cents + :amount WHERE id = :id",
+        {"amount": amount, "id": order_id},
+    )
+    refund_id = db.new_id()
+    _insert(
+        {
+            "id": refund_id,
+            "order_id": order_id,
+            "amount_cents": amount,
+            "currency": order["currency"],
+            "lines": "[]",
+            "shipping": 0,
+            "restock": "[]",
+            "reason": reason,
+            "provider": provider.name if through else "manual",
+            "reference": None,
+            "status": "pending" if through else "succeeded",
+            "idempotency_key": None,
+            "request_hash": None,
+            "by_kind": actor.kind,
+            "by_id": actor.id,
+            "by_label": actor.label,
+            "edit_id": edit_id,
+        }
+    )
+    if not through:
+        _complete(order_id, refund_id, actor)
+    return refund_id
+
+
+def finish(order_id: str, refund_id: str, actor: Actor) -> dict:
+    """Outside any transaction: send a ``pending`` refund to its provider (a replay retries
+    it); answer the refund. Unreachable: 503, it stays pending. Refused: it is ``failed``
+    (``_fail``), answered, not raised: the caller's own change has committed."""
+    refund = _load(refund_id)
+    if refund["status"] == "pending":
+        provider = providers.get(refund["provider"], every=True)
+        with contextlib.suppress(ProviderRefused):  # recorded as failed by ``_fail``
+            _through_provider(_order(order_id), refund_id, provider, actor)
+        refund = _load(refund_id)
+    return refund
+
+
 def _insert(values: dict) -> None:
     moment = now_iso()
     db.execute(
         "INSERT INTO refunds (id, order_id, amount_cents, currency, lines, shipping, restock,"
         " reason, provider, reference, status, idempotency_key, request_hash, created_at,"
-        " updated_at, by_kind, by_id, by_label) VALUES (:id, :order_id, :amount_cents,"
+        " updated_at, by_kind, by_id, by_label, edit_id) VALUES (:id, :order_id, :amount_cents,"
         " :currency, :lines, :shipping, :restock, :reason, :provider, :reference, :status,"
-        " :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id, :by_label)",
-        {**values, "now": moment},
+        " :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id, :by_label, :edit_id)",
+        {"edit_id": None, **values, "now": moment},
     )
 
 
@@ -344,11 +410,18 @@ def _fail(order: dict, refund_id: str, reason: str, actor: Actor) -> None:
         )
         if not failed:
             return
-        amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
+        row = db.one("SELECT amount_cents, edit_id FROM refunds WHERE id = :id", {"id": refund_id})
+        amount = row["amount_cents"]
         db.execute(
             "UPDATE orders SET refunded_cents = refunded_cents - :amount WHERE id = :id",
             {"amount": amount, "id": order["id"]},
         )
+        if row["edit_id"]:  # an edit's difference not given back: the shop owes it
+            db.execute(
+                "UPDATE orders SET edit_refunded_cents = edit_refunded_cents - :amount,"
+                " balance_due_cents = balance_due_cents - :amount WHERE id = :id",
+                {"amount": amount, "id": order["id"]},
+            )
         audit.record(
             "refund.failed",
             {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
@@ -363,8 +436,9 @@ def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
     refund = _load(refund_id)
     if refund["amount_cents"] == 0:
         return
-    payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]), actor)
-    credit_notes.issue(order_id, refund_id, orders.load)
+    if not refund["edit_id"]:  # an edit's: the order keeps its status, the edit its documents
+        payment_reports.apply(payment_reports.Refunded(order_id, refund["reason"]), actor)
+        credit_notes.issue(order_id, refund_id, orders.load)
     audit.record(
         "order.refunded",
         {"order_id": order_id, "number": order["number"], "refund_id": refund_id}

@@ -14,6 +14,8 @@ EVENTS = {
     "order.refunded": "orders.read",
     "order.payment_review": "orders.read",
     "order.shipped": "orders.read",
+    # An order edited before it ships (shop/checkout/editing.py): the order and its edit.
+    "order.edited": "orders.read",
     # A cart left behind, reminded (shop/carts/reminders.py): its e-mail and lines are what
     # an order would show, so the same right.
     "cart.abandoned": "orders.read",
