@@ -76,6 +76,32 @@ def basket(*lines, address=None, method="manual") -> dict:
     }
 
 
+def return_for_console(app, admin_email: str) -> dict:
+    """A requested return of a shipped order by another new customer (through the API, as
+    the shop would): for the console-wide page checks."""
+    from conftest import PASSWORD, login
+
+    customer, admin = app.test_client(), app.test_client()
+    body = {"email": "grace@example.com", "password": PASSWORD, "name": "Grace Hopper"}
+    assert customer.post("/auth/register", json=body).status_code == 201
+    kettle = add_product(app, "Kettle", price_cents=4500, stock=5, sku="KET-1")
+    placed = customer.post("/payments/checkout", json=basket((kettle, 1)))
+    assert placed.status_code == 201, placed.json
+    order_id = placed.json["id"]
+    login(admin, admin_email)
+    moved = admin.patch(f"/orders/{order_id}/status", json={"status": "paid"})
+    assert moved.status_code == 200, moved.json
+    shipped = admin.post(
+        f"/orders/{order_id}/shipments", json={"carrier": "UPS", "tracking_number": "1Z42"}
+    )
+    assert shipped.status_code == 201, shipped.json
+    asked = customer.post(
+        f"/orders/{order_id}/returns", json={"lines": [{"line": 1, "quantity": 1}]}
+    )
+    assert asked.status_code == 201, asked.json
+    return asked.json
+
+
 def order_for_console(app, admin_email: str, to=("paid",)) -> dict:
     """An order of two lines by a new customer, moved along ``to`` by ``admin_email``
     (through the API, as the shop would): for the console's browser tests."""

@@ -9,7 +9,14 @@ completing and sending need ``draft_orders.update``. A completed draft is read-o
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
-from shop.api.common import Blueprint, PageQuerySchema, Where, page_schema, paginate
+from shop.api.common import (
+    Blueprint,
+    ChangedSinceQuerySchema,
+    Where,
+    changed_since,
+    page_schema,
+    paginate,
+)
 from shop.api.schemas import (
     OrderAddressSchema,
     OrderSchema,
@@ -97,7 +104,7 @@ class CompletedDraftSchema(Schema):
     draft_order = fields.Nested(DraftOrderSchema, required=True)
 
 
-class DraftListQuerySchema(PageQuerySchema):
+class DraftListQuerySchema(ChangedSinceQuerySchema):
     status = enum_field("DraftOrderStatus", STATUSES)
 
 
@@ -112,7 +119,7 @@ class DraftOrders(MethodView):
         where = Where()
         if "status" in args:
             where.add("d.status = :status", status=args["status"])
-        order = " ORDER BY d.created_at DESC, d.id DESC"
+        order = changed_since(where, args, "d.") or " ORDER BY d.created_at DESC, d.id DESC"
         page = paginate(store.SELECT, "draft_orders d", where, order, args)
         page["items"] = [store.present(row) for row in page["items"]]
         return page

@@ -10,10 +10,10 @@ from flask import g
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from shop.api.common import Blueprint, PageQuerySchema, page_schema
+from shop.api.common import Blueprint, ChangedSinceQuerySchema, page_schema
 from shop.api.schemas import ActorSchema
 from shop.auth.caller import require
-from shop.db.pages import Where, paginate
+from shop.db.pages import Where, changed_since, paginate
 from shop.errors import NotFound, Unauthenticated
 from shop.http.context import current_actor
 from shop.http.decorators import ADMIN_COOKIE, BEARER, CUSTOMER_COOKIE, require_permission
@@ -125,7 +125,7 @@ class ReturnListSchema(Schema):
     items = fields.List(fields.Nested(ReturnSchema), required=True)
 
 
-class ReturnQuerySchema(PageQuerySchema):
+class ReturnQuerySchema(ChangedSinceQuerySchema):
     status = return_status()
     order_id = fields.String(validate=validate.Length(max=64))
 
@@ -205,9 +205,8 @@ class Returns(MethodView):
             where.add("r.status = :status", status=args["status"])
         if args.get("order_id"):
             where.add("r.order_id = :order_id", order_id=args["order_id"])
-        page = paginate(
-            store.SELECT, "returns r", where, " ORDER BY r.created_at DESC, r.id DESC", args
-        )
+        order = changed_since(where, args, "r.") or " ORDER BY r.created_at DESC, r.id DESC"
+        page = paginate(store.SELECT, "returns r", where, order, args)
         page["items"] = store.present(page["items"])
         return page
 

@@ -22,7 +22,7 @@ from live import ROOT, LiveServer
 
 from tests.admin.catalogue_browser_helpers import catalogue_records
 from tests.admin.store_browser_helpers import store_records
-from tests.orders_helpers import order_for_console
+from tests.orders_helpers import order_for_console, return_for_console
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -96,6 +96,7 @@ def live(make_app, database_url, clock):
         )
         store.ping(hook["id"])
     order = order_for_console(app, "owner@example.com")
+    returned = return_for_console(app, "owner@example.com")  # before a shipping method exists
     server = LiveServer(
         {
             "DATABASE_URL": database_url,
@@ -107,6 +108,7 @@ def live(make_app, database_url, clock):
     server.order_id = order["id"]
     server.store_records = store_records(app)  # the store pages' (issue 37)
     server.store_records.update(catalogue_records(app))  # the catalogue pages' (issue 37)
+    server.store_records["return_id"] = returned["id"]  # issue 41's
     yield server
     server.stop()
 
