@@ -197,3 +197,28 @@ def test_a_guest_orders_exchange_is_a_draft_for_its_email(app, owner_client):
     draft = made.json["draft_order"]
     assert draft["customer_id"] is None and draft["email"] == "guest@example.com"
     assert draft["note"] == "Size M" and draft["credit_cents"] > 0
+
+
+def test_the_console_exchanges_a_received_return(app, customer_client, owner_client, make_admin):
+    from admin_helpers import console_client, hidden_fields
+
+    order, ret = _received(app, customer_client, owner_client)
+    add_product(app, "Shirt", price_cents=2500, stock=5, sku="SHIRT-M")
+    owner = console_client(app, owner_client.email)
+    page = owner.get(f"/admin/returns/{ret['id']}").text
+    assert 'id="exchange"' in page
+    clerk = console_client(app, make_admin("editor", permissions=["returns.read"]).email)
+    assert 'id="exchange"' not in clerk.get(f"/admin/returns/{ret['id']}").text
+    url = f"/admin/returns/{ret['id']}/exchange"
+    unknown = owner.post(url, data={**hidden_fields(page), "lines": "NOPE 1"})
+    assert unknown.status_code == 400 and "NOPE" in unknown.text
+    assert _value(app, "SELECT COUNT(*) FROM draft_orders") == 0
+    done = owner.post(url, data={**hidden_fields(page), "lines": "SHIRT-M 2", "note": "Size M"})
+    assert done.status_code == 303, done.text
+    shown = owner.get(done.headers["Location"]).text
+    draft_id = owner_client.get(f"/returns/{ret['id']}").json["exchange_draft_id"]
+    assert "Exchanged" in shown and f'href="/admin/draft-orders/{draft_id}"' in shown
+    assert 'id="exchange"' not in shown
+    draft = owner_client.get(f"/draft-orders/{draft_id}").json
+    assert [(line["sku"], line["quantity"]) for line in draft["lines"]] == [("SHIRT-M", 2)]
+    assert draft["credit_cents"] == 2000 and order["number"] in draft["credit_note"]
