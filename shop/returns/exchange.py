@@ -17,7 +17,7 @@ import json
 from shop import audit, db
 from shop.auth.caller import require
 from shop.drafts import store as drafts
-from shop.errors import Conflict, NotFound
+from shop.errors import Conflict, Invalid, NotFound
 from shop.orders import lifecycle as orders
 from shop.payments import refunds
 from shop.payments.refund_request import RefundRequest
@@ -70,7 +70,13 @@ def exchange(
         request = RefundRequest(
             lines=units, reason=f"Exchange: return of order {number}", to_credit=True
         )
-        made, _new = refunds.create_refund(order_id, request, caller, f"exchange-{return_id}")
+        try:
+            made, _new = refunds.create_refund(order_id, request, caller, f"exchange-{return_id}")
+        except Invalid:  # its lines are within what is left: only the order's amount is short
+            raise Conflict(
+                f"Less is left to refund of order {number} than these units' share (an amount"
+                " was refunded): exchange it by hand."
+            ) from None
         customer = (
             {"customer_id": order["customer_id"]}
             if order["customer_id"]

@@ -145,6 +145,12 @@ def test_refused_when_not_received_or_refunded_or_the_lines_are_bad(
     assert by_hand.status_code == 201, by_hand.json
     gone = owner_client.post(f"/returns/{kept['id']}/exchange", json=body)
     assert gone.status_code == 409 and "refunded" in gone.json["message"]
+    # An amount refunded meanwhile leaves less than the units' share: a 409, nothing written.
+    order5, short = _received(app, customer_client, owner_client)
+    paid_back = owner_client.post(f"/orders/{order5['id']}/refunds", json={"amount_cents": 1500})
+    assert paid_back.status_code == 201, paid_back.json
+    less = owner_client.post(f"/returns/{short['id']}/exchange", json=body)
+    assert less.status_code == 409 and "Less is left" in less.json["message"], less.json
     # Lines the quote refuses: a 400 naming them, and nothing written (no refund either).
     _order4, fine = _received(app, customer_client, owner_client)
     refunds_before = _value(app, "SELECT COUNT(*) FROM refunds")
