@@ -906,7 +906,8 @@ CREATE TABLE IF NOT EXISTS returns (
     received_at TEXT,
     by_kind TEXT,
     by_id TEXT,
-    by_label TEXT
+    by_label TEXT,
+    exchange_draft_id TEXT
 );
 
 CREATE INDEX IF NOT EXISTS returns_order ON returns (order_id, created_at, id);

@@ -1,7 +1,9 @@
 """The console's returns (issue 41): the list by status, and a return's page with its lines
 and the actions its status allows: approve (with instructions for the customer), reject
-(with a reason), receive (the units that arrived, restock, refund). The order page's
-Returns block (``admin/_returns.html``) links them.
+(with a reason), receive (the units that arrived, restock, refund), exchange a received,
+unrefunded one for a draft order (lines by SKU and quantity, as the draft form; with
+``draft_orders.create`` too). The order page's Returns block (``admin/_returns.html``) links
+them.
 
 Reading needs ``returns.read``; every action ``returns.update``, as the API's; a receive
 that refunds needs ``orders.refund`` too. Each goes through the API's functions
@@ -14,16 +16,19 @@ from urllib.parse import urlencode
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
+from shop.admin.drafts import _items as draft_items
+from shop.admin.store.forms import Refused
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
 from shop.db.pages import Where, paginate
-from shop.errors import ShopError
+from shop.errors import Invalid, ShopError
 from shop.http.errors import abort, as_http, error_response
-from shop.returns import flow, rules, store
+from shop.returns import exchange, flow, rules, store
 
 _DONE = {
     "approved": "Return approved; the customer has been e-mailed the instructions.",
     "rejected": "Return rejected; the customer has been told why.",
     "received": "Return received.",
+    "exchanged": "Exchanged: the replacement is a draft order, its credit the return's value.",
 }
 _LABELS = {"instructions": "Instructions", "reason": "Reason", "lines": "Lines"}
 
@@ -142,3 +147,19 @@ def receive_return(return_id):
         flow.receive(return_id, lines, restock, refund, g.caller)
 
     return _act(return_id, "received", receive)
+
+
+@bp.route("/returns/<id:return_id>/exchange", methods=["POST"])
+def exchange_return(return_id):
+    """Exchange a received, unrefunded return for a draft order of the lines written (one
+    per row: a SKU or a variant's id and a quantity), its credit the return's value."""
+
+    def make():
+        try:
+            items = draft_items(request.form.get("lines", "")[:20000])
+        except Refused as refused:
+            raise Invalid(refused.message) from None
+        note = _field("note", exchange.NOTE_LENGTH)
+        exchange.exchange(return_id, items, None, note, g.caller)
+
+    return _act(return_id, "exchanged", make)

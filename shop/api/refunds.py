@@ -78,7 +78,9 @@ class RefundSchema(Schema):
     shipping = fields.Boolean(required=True)
     restock = fields.List(fields.Nested(RefundLineSchema), required=True)
     reason = fields.String(required=True, allow_none=True)
-    provider = fields.String(required=True, metadata={"description": "`stripe` or `manual`."})
+    provider = fields.String(
+        required=True, metadata={"description": "`stripe`, `manual` or `credit` (an exchange)."}
+    )
     reference = fields.String(
         required=True, allow_none=True, metadata={"description": "Stripe's refund id."}
     )

@@ -3,7 +3,8 @@
 The order's customer, a guest with the order's token (``?token=``, as ``GET /orders/{id}``)
 or staff with ``returns.update`` ask for a return; staff with ``returns.read`` list and read
 them, with ``returns.update`` approve, reject and receive them (a receive that refunds needs
-``orders.refund`` too). Someone else's order or return is a 404. docs/returns.md.
+``orders.refund`` too), and exchange a received one for a draft order (``draft_orders.create``
+too). Someone else's order or return is a 404. docs/returns.md.
 """
 
 from flask import g
@@ -11,7 +12,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from shop.api.common import Blueprint, ChangedSinceQuerySchema, page_schema
-from shop.api.schemas import ActorSchema
+from shop.api.schemas import ActorSchema, CheckoutItemSchema
 from shop.auth.caller import require
 from shop.db.pages import Where, changed_since, paginate
 from shop.errors import NotFound, Unauthenticated
@@ -19,7 +20,7 @@ from shop.http.context import current_actor
 from shop.http.decorators import ADMIN_COOKIE, BEARER, CUSTOMER_COOKIE, require_permission
 from shop.http.openapi import enum_field, responds
 from shop.orders import guests
-from shop.returns import flow, rules, store
+from shop.returns import exchange, flow, rules, store
 
 ANYONE = [{}, ADMIN_COOKIE, CUSTOMER_COOKIE, BEARER]
 
@@ -90,6 +91,17 @@ class ReceiveSchema(Schema):
     )
 
 
+class ExchangeSchema(Schema):
+    lines = fields.List(
+        fields.Nested(CheckoutItemSchema),
+        required=True,
+        validate=validate.Length(min=1, max=exchange.MOST_LINES),
+        metadata={"description": "The replacement: `variant_id` (or `product_id`), `quantity`."},
+    )
+    shipping_method_id = fields.String(validate=validate.Length(min=1, max=64))
+    note = fields.String(validate=validate.Length(max=exchange.NOTE_LENGTH))
+
+
 class ReturnLineSchema(Schema):
     line = fields.Integer(required=True)
     name = fields.String(required=True)
@@ -112,6 +124,11 @@ class ReturnSchema(Schema):
     refund = fields.Boolean(required=True)
     refund_id = fields.String(
         required=True, allow_none=True, metadata={"description": "The refund it made."}
+    )
+    exchange_draft_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The draft order it was exchanged for (its credit)."},
     )
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
@@ -293,3 +310,42 @@ class ReturnReceive(MethodView):
         is being made.
         """
         return flow.receive(return_id, data.get("lines"), data["restock"], data["refund"], g.caller)
+
+
+class ExchangedSchema(Schema):
+    return_ = fields.Nested(ReturnSchema, required=True, data_key="return")
+    # By name (marshmallow's class registry): a blueprint imports no other blueprint.
+    draft_order = fields.Nested("DraftOrderSchema", required=True)
+
+
+@blp.route("/returns/<id:return_id>/exchange")
+class ReturnExchange(MethodView):
+    @blp.doc(operationId="exchangeReturn")
+    @responds(
+        409,
+        e409="The return is not `received`, or its value was refunded (received with"
+        " `refund: true`, or its units refunded from the order).",
+    )
+    @blp.arguments(ExchangeSchema)
+    @blp.response(201, ExchangedSchema)
+    @blp.alt_response(
+        200, schema=ExchangedSchema, description="Exchanged before: its draft.", success=True
+    )
+    @require_permission(flow.UPDATE)
+    def post(self, data, return_id):
+        """Exchange a received return for a draft order
+
+        Needs `draft_orders.create` too (403 otherwise). For a return received with `refund:
+        false`: the units that arrived are refunded **to credit** on the order (a refund with
+        provider `credit`: no money moves, a credit note if invoiced; they cannot be refunded
+        again), and a draft order of `lines` is made for the order's customer to its shipping
+        address, priced as the quote prices it, with that refund's amount as its
+        `credit_cents`. Complete it (`POST /draft-orders/{id}/complete`) or send its pay link
+        as any draft. Once: concurrent calls make one refund and one draft; a replay answers
+        that draft (200). Lines the quote refuses: 400 naming them, nothing written.
+        """
+        draft, created = exchange.exchange(
+            return_id, data["lines"], data.get("shipping_method_id"), data.get("note"), g.caller
+        )
+        shown = {"return_": store.load(return_id), "draft_order": draft}
+        return shown, 201 if created else 200

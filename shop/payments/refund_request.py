@@ -17,13 +17,16 @@ REASON_LENGTH = 500
 @dataclass(frozen=True)
 class RefundRequest:
     """Money back (``amount_cents``, or ``lines`` and/or ``shipping``) and/or units back on
-    the shelf (``restock``); ``lines`` and ``restock`` are ``[{"line", "quantity"}]``."""
+    the shelf (``restock``); ``lines`` and ``restock`` are ``[{"line", "quantity"}]``.
+    ``to_credit``: the money is not given back but kept as a credit (a return's exchange,
+    ``returns/exchange``): recorded as refunded, no provider asked, no money moves."""
 
     amount_cents: int | None = None
     lines: list[dict] | None = None
     shipping: bool | None = None
     reason: str | None = None
     restock: list[dict] | None = None
+    to_credit: bool | None = None
 
     def checked(self) -> dict:
         """The request as a body (the given fields only); 400 when a limit is broken."""
@@ -34,11 +37,13 @@ class RefundRequest:
             _check_lines(name, getattr(self, name))
         if self.shipping is not None and not isinstance(self.shipping, bool):
             raise Invalid("shipping: give true or false.")
+        if self.to_credit is not None and not isinstance(self.to_credit, bool):
+            raise Invalid("to_credit: give true or false.")
         if self.reason is not None and (
             not isinstance(self.reason, str) or len(self.reason) > REASON_LENGTH
         ):
             raise Invalid(f"reason: at most {REASON_LENGTH} characters.")
-        fields = ("amount_cents", "lines", "shipping", "reason", "restock")
+        fields = ("amount_cents", "lines", "shipping", "reason", "restock", "to_credit")
         return {name: getattr(self, name) for name in fields if getattr(self, name) is not None}
 
 

@@ -276,6 +276,8 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
         raise Conflict("Another refund of this order was taken meanwhile; reload the preview.")
     provider = providers.get(order["provider"], every=True) if order["provider"] else None
     through = provider is not None and provider.refunds_through_provider and amount > 0
+    credit = bool(body.get("to_credit"))  # kept as a credit (an exchange): no money moves
+    through = through and not credit
     refund_id, actor = db.new_id(), caller.actor
     _insert(
         {
@@ -287,7 +289,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "shipping": shipping,
             "restock": json.dumps(restock),
             "reason": body.get("reason"),
-            "provider": provider.name if through else "manual",
+            "provider": "credit" if credit else provider.name if through else "manual",
             "reference": None,
             "status": "pending" if through else "succeeded",
             "idempotency_key": key,
@@ -446,7 +448,7 @@ def _complete(order_id: str, refund_id: str, actor: Actor) -> None:
         actor=actor,
     )
     webhooks.emit("order.refunded", order_id, lambda oid: {**orders.load(oid), "refund": refund})
-    if order["email"]:
+    if order["email"] and refund["provider"] != "credit":  # no money came back
         shown = money.display(refund["amount_cents"], order["currency"])
         mail.queue_rendered(
             order["email"],

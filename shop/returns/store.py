@@ -6,7 +6,8 @@ from shop.clock import parse
 COLUMNS = (
     "r.id, r.order_id, o.number AS order_number, o.currency, r.status, r.note,"
     " r.instructions, r.reject_reason, r.restock, r.refund, r.refund_id, r.created_at,"
-    " r.updated_at, r.decided_at, r.received_at, r.by_kind, r.by_id, r.by_label"
+    " r.updated_at, r.decided_at, r.received_at, r.by_kind, r.by_id, r.by_label,"
+    " r.exchange_draft_id"
 )
 SELECT = f"SELECT {COLUMNS} FROM returns r JOIN orders o ON o.id = r.order_id"
 
@@ -89,6 +90,14 @@ def link_refund(return_id: str, refund_id: str) -> None:
     )
 
 
+def link_exchange(return_id: str, draft_id: str) -> None:
+    db.execute(
+        "UPDATE returns SET exchange_draft_id = :draft WHERE id = :id"
+        " AND exchange_draft_id IS NULL",
+        {"draft": draft_id, "id": return_id},
+    )
+
+
 def _lines(return_ids: list[str]) -> dict[str, list[dict]]:
     if not return_ids:
         return {}
@@ -112,6 +121,7 @@ def present(rows: list[dict]) -> list[dict]:
         {
             **{k: row[k] for k in ("id", "order_id", "order_number", "status", "note")},
             **{k: row[k] for k in ("instructions", "reject_reason", "refund_id")},
+            "exchange_draft_id": row["exchange_draft_id"],
             "restock": bool(row["restock"]),
             "refund": bool(row["refund"]),
             **{k: row[k] for k in ("created_at", "updated_at", "decided_at", "received_at")},

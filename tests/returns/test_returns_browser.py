@@ -85,3 +85,28 @@ def test_the_return_pages_list_approve_and_receive(browser, returns_live):  # no
     refunds = live.owner.get(f"/orders/{live.order['id']}/refunds").json["items"]
     assert [r["amount_cents"] for r in refunds] == [3200 + 900]
     assert refunds[0]["restock"] == [{"line": 1, "quantity": 1}, {"line": 2, "quantity": 1}]
+
+
+def test_a_received_return_is_exchanged_by_the_form(browser, returns_live):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    live = returns_live
+    ret, owner = live.ret, live.owner
+    assert owner.post(f"/returns/{ret['id']}/approve", json={}).status_code == 200
+    kept = owner.post(f"/returns/{ret['id']}/receive", json={"restock": True, "refund": False})
+    assert kept.status_code == 200, kept.json
+    shirt = {"name": "Shirt", "price_cents": 2500, "stock": 5, "sku": "SHIRT-M"}
+    assert owner.post("/products", json=shirt).status_code == 201
+    browser.set_window_size(1280, 900)
+    browser.get(live.url + f"/admin/login?next=/admin/returns/{ret['id']}")
+    arrive(browser, "Sign in")
+    title = f"Return of order {live.order['number']}"
+    sign_in(browser, lands_on=title)
+    check_page(browser, "admin-return-exchange")
+    browser.find_element(By.ID, "exchange-lines").send_keys("SHIRT-M 1")
+    submit(browser, "#exchange", title)
+    assert "Exchanged:" in browser.page_source
+    check_page(browser)
+    browser.find_element(By.ID, "exchange-draft").click()
+    draft_id = owner.get(f"/returns/{ret['id']}").json["exchange_draft_id"]
+    assert browser.current_url.endswith(f"/admin/draft-orders/{draft_id}")
