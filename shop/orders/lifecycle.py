@@ -130,9 +130,15 @@ def open_order(row: dict, payment: dict, lines: list[dict], actor: Actor) -> dic
     """A just-placed order (written in the caller's transaction): its first history entry,
     by ``actor``, and the order as ``load`` would read it back."""
     history = record_history(row["id"], row["status"], None, row["created_at"], actor)
+    presented = present_new(row, payment, lines, [history])
     if row["status"] == "paid":  # the column's default is pending
         progress.follow(row["id"], "paid")
-    return present_new(row, payment, lines, [history])
+        # Paid while placing (a draft's credit covering it): invoiced now, as a move to
+        # paid would be.
+        invoice = invoices.on_move(row["id"], "paid", load)
+        if invoice is not None:
+            presented.update(invoice_number=invoice["number"], invoiced_at=invoice["issued_at"])
+    return presented
 
 
 def lock(order_id: str) -> None:

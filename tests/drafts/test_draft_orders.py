@@ -201,6 +201,11 @@ def test_a_credit_lowers_what_is_collected_and_a_full_credit_pays_the_order(
     )["order"]
     assert order["status"] == "paid" and order["total_cents"] == covered["totals"]["total_cents"]
     assert order["payment"]["amount_cents"] == 0 and order["payment"]["status"] == "paid"
+    # Paid while placed, so invoiced as a move to paid would be; the answer says so as the
+    # order reads back.
+    assert order["invoice_number"] and order["invoiced_at"]
+    assert owner_client.get(f"/orders/{order['id']}").json == order
+    assert owner_client.get(f"/orders/{order['id']}/invoice").status_code == 200
 
 
 @pytest.mark.parametrize(
