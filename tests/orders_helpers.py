@@ -82,7 +82,7 @@ def return_for_console(app, admin_email: str) -> dict:
     from conftest import PASSWORD, login
 
     customer, admin = app.test_client(), app.test_client()
-    body = {"email": "grace@example.com", "password": PASSWORD, "name": "Grace Hopper"}
+    body = {"email": "mary.returns@example.com", "password": PASSWORD, "name": "Mary Jackson"}
     assert customer.post("/auth/register", json=body).status_code == 201
     kettle = add_product(app, "Kettle", price_cents=4500, stock=5, sku="KET-1")
     placed = customer.post("/payments/checkout", json=basket((kettle, 1)))

@@ -93,7 +93,8 @@ def test_an_owners_day_with_orders(browser, live):  # noqa: F811 - fixtures
     sign_in(browser, lands_on="Dashboard")
     latest = browser.find_element(By.ID, "latest-orders").text
     assert order["number"] in latest and "Grace Hopper" in latest
-    assert browser.find_element(By.ID, "orders-today").text.startswith("3 orders")
+    # The live shop's two (one of them returned: tests/orders_helpers.py) and the two above.
+    assert browser.find_element(By.ID, "orders-today").text.startswith("4 orders")
     check_page(browser, "dashboard")
 
     # Open it: mark the transfer paid, then ship everything (Ship comes before Refund).
@@ -143,7 +144,8 @@ def test_an_owners_day_with_orders(browser, live):  # noqa: F811 - fixtures
     arrive(browser, "Orders")
     assert "fulfillment=shipped" in browser.current_url
     rows = browser.find_elements(By.CSS_SELECTOR, "table.orders tbody tr")
-    assert [row.find_element(By.TAG_NAME, "a").text for row in rows] == [order["number"]]
+    shown = [row.find_element(By.TAG_NAME, "a").text for row in rows]
+    assert order["number"] in shown and other["number"] not in shown  # the latter: unshipped
     check_page(browser, "orders-shipped")
 
     # Search by the customer's name, then the list's date filter: today.
