@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from flask import Response, g, render_template, request, url_for
 
-from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp
+from shop.admin.views import PAGE_SIZE, _require, bp, page_number
 from shop.db.pages import Where, paginate
 from shop.invoices import credit_notes, downloads, ledger
 from shop.money import display
@@ -49,8 +49,7 @@ def invoices_list():
         where.add("issued_at >= :start", start=start)
     if end:
         where.add("issued_at < :end", end=end)
-    page = request.args.get("page", "1")
-    page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+    page = page_number()
     args = {"page": page, "page_size": PAGE_SIZE}
     result = paginate(
         ledger.SELECT, "invoices", where, " ORDER BY issued_at, number", args, ledger.present

@@ -11,12 +11,12 @@ from werkzeug.exceptions import HTTPException
 from shop import db
 from shop.admin.views import (
     ID_RE,
-    NUMBER_RE,
     PAGE_SIZE,
     _require,
     bp,
     csrf_token,
     for_people,
+    page_number,
     sign,
 )
 from shop.auth.keys import rules as key_rules
@@ -35,8 +35,7 @@ def keys():
     status = request.args.get("status")
     if status not in ("active", "expired", "revoked"):
         status = None
-    page = request.args.get("page", "1")
-    page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+    page = page_number()
     result = key_store.list_page(g.caller, status, page, PAGE_SIZE)
     days = current_app.config["KEY_DORMANT_DAYS"]
     moment = now()

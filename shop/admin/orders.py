@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
+from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people, page_number
 from shop.clock import iso, now
 from shop.errors import ShopError
 from shop.http.errors import abort, as_http, error_response
@@ -106,8 +106,7 @@ def orders_list():
     errors: list[str] = []
     after, before = _placed_between(placed, start, end, errors)
     q = args.get("q", "")[:200]
-    page = args.get("page", "1")
-    page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+    page = page_number()
     filters = {"payment_status": payment, "fulfillment_status": None}
     if fulfillment == "to_ship":  # a payment asked for narrows it further
         filters = {**progress.TO_SHIP, **({"payment_status": payment} if payment else {})}

@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException
 
 from shop.admin.drafts import _items as draft_items
 from shop.admin.store.forms import Refused
-from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people
+from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people, page_number
 from shop.db.pages import Where, paginate
 from shop.errors import Invalid, ShopError
 from shop.http.errors import abort, as_http, error_response
@@ -48,8 +48,7 @@ def returns_list():
     where = Where()
     if status:
         where.add("r.status = :status", status=status)
-    page = request.args.get("page", "1")
-    page = int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
+    page = page_number()
     args = {"page": page, "page_size": PAGE_SIZE}
     result = paginate(
         store.SELECT, "returns r", where, " ORDER BY r.created_at DESC, r.id DESC", args

@@ -216,3 +216,9 @@ def login_page(error: str | None = None, email: str = "", status: int = 200):
             samesite="Strict",
         )
     return response
+
+
+def page_number() -> int:
+    """The ``page`` of the query string (1 when missing or not a page number)."""
+    page = request.args.get("page", "1")
+    return int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1

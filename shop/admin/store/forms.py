@@ -12,7 +12,7 @@ from flask import request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from shop.admin.views import NUMBER_RE, PAGE_SIZE, for_people
+from shop.admin.views import NUMBER_RE, PAGE_SIZE, for_people, page_number  # noqa: F401 - the store pages' helper
 from shop.db.pages import Where, paginate
 from shop.errors import ShopError
 from shop.http.errors import as_http, error_response, fold_messages
@@ -93,12 +93,6 @@ def as_amount(value: str, label: str, currency: str) -> int | None:
 def checked(name: str) -> bool:
     """A checkbox: ticked or not."""
     return bool(request.form.get(name))
-
-
-def page_number() -> int:
-    """The ``page`` of the query string (1 when missing or not a page number)."""
-    page = request.args.get("page", "1")
-    return int(page) if NUMBER_RE.fullmatch(page) and 0 < int(page) < 10**6 else 1
 
 
 def listing(select: str, table: str, order: str, page: int, where: Where | None = None):
