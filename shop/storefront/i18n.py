@@ -17,7 +17,7 @@ from babel.dates import format_date
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
-from flask import current_app
+from flask import current_app, g
 
 from shop import money
 from shop.clock import parse
@@ -55,11 +55,17 @@ def install(app, locale_of) -> None:
     ``day`` filters and ``html_lang()``, each in ``locale_of()``: the shop's locale for the
     page being drawn."""
 
+    def catalogue() -> NullTranslations:
+        """The page's catalogue, found once per page (a page draws dozens of strings)."""
+        if "store_catalogue" not in g:
+            g.store_catalogue = translations(locale_of())
+        return g.store_catalogue
+
     def _gettext(message: str) -> str:
-        return translations(locale_of()).gettext(message)
+        return catalogue().gettext(message)
 
     def ngettext(singular: str, plural: str, count: int) -> str:
-        return translations(locale_of()).ngettext(singular, plural, count)
+        return catalogue().ngettext(singular, plural, count)
 
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.install_gettext_callables(_gettext, ngettext, newstyle=True)
@@ -70,11 +76,11 @@ def install(app, locale_of) -> None:
         parse(stamp), "long", locale=locale_of()
     )
     app.jinja_env.globals["html_lang"] = lambda: html_lang(locale_of())
-    app.extensions["store_locale_of"] = locale_of
+    app.extensions["store_catalogue"] = catalogue
 
 
 def gettext(message: str, **values) -> str:
     """A string of the storefront's Python code in the shop's language (``values`` filled
     as in the templates: ``%(name)s``)."""
-    text = translations(current_app.extensions["store_locale_of"]()).gettext(message)
+    text = current_app.extensions["store_catalogue"]().gettext(message)
     return text % values if values else text
