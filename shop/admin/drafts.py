@@ -199,7 +199,7 @@ def _kept() -> dict:
     return {name: forms.text(name, 4000) for name in (*names, "credit", "credit_note")}
 
 
-def _items(text: str) -> list[dict]:
+def items_from_rows(text: str) -> list[dict]:
     """The lines written one per row (``SKU quantity``, ``SKU x 2``, or a variant's id), as
     the API's items; ``Refused`` naming a row no variant answers to."""
     items = []
@@ -217,7 +217,7 @@ def _posted(creating: bool) -> dict:
     """The posted form as the API's body."""
     currency = site.current()["currency"]
     body = {
-        "items": _items(forms.text("lines", 20000)),
+        "items": items_from_rows(forms.text("lines", 20000)),
         "shipping_address": {
             name: forms.text(name, 300) for name in ADDRESS if forms.text(name, 300)
         },

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from shop.admin.drafts import _items as draft_items
+from shop.admin.drafts import items_from_rows
 from shop.admin.store.forms import Refused
 from shop.admin.views import NUMBER_RE, PAGE_SIZE, _require, bp, for_people, page_number
 from shop.db.pages import Where, paginate
@@ -155,7 +155,7 @@ def exchange_return(return_id):
 
     def make():
         try:
-            items = draft_items(request.form.get("lines", "")[:20000])
+            items = items_from_rows(request.form.get("lines", "")[:20000])
         except Refused as refused:
             raise Invalid(refused.message) from None
         note = _field("note", exchange.NOTE_LENGTH)
