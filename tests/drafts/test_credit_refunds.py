@@ -4,6 +4,7 @@ return's exchange), through HTTP on both engines: only what was paid with money 
 an exchange, whole."""
 
 import pytest
+from admin_helpers import console_client
 
 from tests.fake_stripe import deliver, settings
 from tests.orders.test_order_json import created
@@ -93,6 +94,8 @@ def test_an_amount_is_capped_at_the_money(app, owner_client, goods):
     url = f"/orders/{order['id']}/refunds"
     too_much = owner_client.post(url, json={"amount_cents": 2101})
     assert too_much.status_code == 400 and "2100" in too_much.json["message"]
+    page = console_client(app, owner_client.email).get(f"/admin/orders/{order['id']}").text
+    assert "and €10.00 with credit, which goes back only as credit" in page
     whole = owner_client.post(url, json=ALL)
     assert whole.status_code == 201 and whole.json["amount_cents"] == 2100
 
