@@ -123,7 +123,7 @@ def _preview(order: dict) -> dict:
     return {
         "order_id": order["id"],
         "currency": order["currency"],
-        "paid_cents": paid - credit,
+        "paid_cents": max(paid - credit, 0),  # an unpaid order: 0, not minus its credit
         "credit_cents": credit,
         "refunded_cents": order["refunded_cents"],
         "refundable_cents": remaining,

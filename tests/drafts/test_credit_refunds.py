@@ -90,8 +90,14 @@ def test_a_card_paid_remainder_refunds_only_the_money(app, owner_client, goods, 
 
 def test_an_amount_is_capped_at_the_money(app, owner_client, goods):
     order = _credited_order(owner_client, goods, 1000)
-    owner_client.patch(f"/orders/{order['id']}/status", json={"status": "paid"})
     url = f"/orders/{order['id']}/refunds"
+    unpaid = owner_client.get(f"{url}/preview").json
+    assert (unpaid["paid_cents"], unpaid["credit_cents"], unpaid["refundable_cents"]) == (
+        0,
+        1000,
+        0,
+    )
+    owner_client.patch(f"/orders/{order['id']}/status", json={"status": "paid"})
     too_much = owner_client.post(url, json={"amount_cents": 2101})
     assert too_much.status_code == 400 and "2100" in too_much.json["message"]
     page = console_client(app, owner_client.email).get(f"/admin/orders/{order['id']}").text
