@@ -395,7 +395,10 @@ CREATE TABLE IF NOT EXISTS orders (
     -- 0034: order edits (docs/orders.md, "Editing an order"): what the customer owes since
     -- an edit raised a paid order's total, and the part of refunded_cents edits gave back.
     balance_due_cents BIGINT NOT NULL DEFAULT 0,
-    edit_refunded_cents BIGINT NOT NULL DEFAULT 0
+    edit_refunded_cents BIGINT NOT NULL DEFAULT 0,
+    -- 0040: the part of the total a credit paid (a draft's: an exchange), never refunded as
+    -- money (docs/payments.md, "Orders paid with credit").
+    credit_cents BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE INDEX IF NOT EXISTS orders_customer_created ON orders (customer_id, created_at, id);
@@ -485,7 +488,9 @@ CREATE TABLE IF NOT EXISTS refunds (
     by_id TEXT,
     by_label TEXT,
     failure_reason TEXT,
-    edit_id TEXT
+    edit_id TEXT,
+    -- 0040: the credit share of what a money refund took back, not paid out.
+    credit_cents BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE INDEX IF NOT EXISTS refunds_order ON refunds (order_id, created_at);

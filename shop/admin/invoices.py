@@ -1,6 +1,7 @@
 """The console's invoices (issue 40): the list by issue date with a period filter and its CSV
 export, and the PDFs of an order's invoice and credit notes (linked from the order page's
-Documents block, ``admin/_documents.html``). Reading needs ``orders.read``, as the API's
+Documents block, ``admin/_documents.html``: every invoice, superseded ones too, and every
+credit note, a refund's or an edit's). Reading needs ``orders.read``, as the API's
 ``GET /invoices``; the documents go through the same check and renderer
 (``shop/invoices/downloads.py``)."""
 
@@ -11,7 +12,7 @@ from flask import Response, g, render_template, request, url_for
 
 from shop.admin.views import PAGE_SIZE, _require, bp, page_number
 from shop.db.pages import Where, paginate
-from shop.invoices import credit_notes, downloads, ledger
+from shop.invoices import credit_notes, downloads, issuing, ledger
 from shop.money import display
 
 
@@ -33,10 +34,14 @@ def _period() -> tuple:
     )
 
 
-@bp.app_template_global("credit_notes_of")
-def _credit_notes_of(order_id: str) -> dict:
-    """An order's credit notes by refund id (the order page's Documents block)."""
-    return {note["refund_id"]: note for note in credit_notes.of_order(order_id)}
+@bp.app_template_global("documents_of")
+def _documents_of(order_id: str) -> dict:
+    """An order's invoices (superseded ones too) and credit notes (a refund's or an
+    edit's), oldest first (the order page's Documents block)."""
+    return {
+        "invoices": issuing.all_of_order(order_id),
+        "credit_notes": credit_notes.of_order(order_id),
+    }
 
 
 @bp.route("/invoices")
@@ -112,3 +117,15 @@ def order_invoice(order_id):
 def refund_credit_note(order_id, refund_id):
     """A refund's credit note as a PDF."""
     return _pdf(*downloads.credit_note_pdf(order_id, refund_id, g.caller))
+
+
+@bp.route("/orders/<id:order_id>/invoices/<id:invoice_id>.pdf")
+def order_invoice_by_id(order_id, invoice_id):
+    """One of the order's invoices, current or superseded by an edit, as a PDF."""
+    return _pdf(*downloads.invoice_by(order_id, invoice_id, g.caller))
+
+
+@bp.route("/orders/<id:order_id>/credit-notes/<id:note_id>.pdf")
+def order_credit_note(order_id, note_id):
+    """One of the order's credit notes (a refund's or an edit's) as a PDF."""
+    return _pdf(*downloads.credit_note_by(order_id, note_id, g.caller))

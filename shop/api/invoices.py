@@ -79,6 +79,62 @@ class InvoiceSchema(Schema):
     tax_by_rate = fields.List(fields.Nested(RateTotalSchema), required=True)
 
 
+class OrderCreditNoteSchema(Schema):
+    id = fields.String(required=True)
+    number = fields.String(required=True)
+    issued_at = fields.String(required=True)
+    invoice_number = fields.String(
+        required=True, metadata={"description": "The invoice it credits."}
+    )
+    currency = fields.String(required=True)
+    net_cents = fields.Integer(required=True)
+    tax_cents = fields.Integer(required=True)
+    total_cents = fields.Integer(
+        required=True, metadata={"description": "What it credits, tax included (positive)."}
+    )
+    refund_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The refund that issued it, or null for an edit's."},
+    )
+    edit_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The order edit that issued it (crediting the invoice in full), or"
+            " null for a refund's."
+        },
+    )
+    reason = fields.String(required=True, allow_none=True)
+
+
+class OrderCreditNoteListSchema(Schema):
+    items = fields.List(fields.Nested(OrderCreditNoteSchema), required=True)
+
+
+class OrderInvoiceSchema(Schema):
+    id = fields.String(required=True)
+    number = fields.String(required=True)
+    issued_at = fields.String(required=True)
+    current = fields.Boolean(
+        required=True,
+        metadata={"description": "The order's invoice now (`GET /orders/{id}/invoice`)."},
+    )
+    superseded_at = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "When an edit credited it and issued the next, or null."},
+    )
+    currency = fields.String(required=True)
+    net_cents = fields.Integer(required=True)
+    tax_cents = fields.Integer(required=True)
+    total_cents = fields.Integer(required=True)
+
+
+class OrderInvoiceListSchema(Schema):
+    items = fields.List(fields.Nested(OrderInvoiceSchema), required=True)
+
+
 def _pdf(number: str, body: bytes) -> Response:
     return Response(
         body,
@@ -138,6 +194,70 @@ class RefundCreditNote(MethodView):
         """
         pdf = downloads.credit_note_pdf(order_id, refund_id, g.caller, args.get("token"))
         return _pdf(*pdf)
+
+
+@blp.route("/orders/<id:order_id>/invoices")
+class OrderInvoices(MethodView):
+    @blp.doc(operationId="listOrderInvoices", security=_READERS)
+    @responds(401, 404, e404="No such order, or not yours.")
+    @blp.arguments(DocumentQuerySchema, location="query")
+    @blp.response(200, OrderInvoiceListSchema)
+    def get(self, args, order_id):
+        """An order's invoices, superseded ones included
+
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. Oldest first: an order has one
+        current invoice; each edit of an invoiced order supersedes it (crediting it in full)
+        and issues the next. Empty before the order is invoiced.
+        """
+        return {"items": downloads.invoices_of(order_id, g.caller, args.get("token"))}
+
+
+@blp.route("/orders/<id:order_id>/invoices/<string:key>")
+class OrderInvoiceByKey(MethodView):
+    @blp.doc(operationId="getOrderInvoiceByNumber", security=_READERS, responses={"200": _PDF})
+    @responds(401, 404, e404="No such order or invoice of it, or not yours.")
+    @blp.arguments(DocumentQuerySchema, location="query")
+    def get(self, args, order_id, key):
+        """One of an order's invoices (PDF), current or superseded
+
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. `key` is the invoice's
+        number (`INV-2026-000001`) or id.
+        """
+        return _pdf(*downloads.invoice_by(order_id, key, g.caller, args.get("token")))
+
+
+@blp.route("/orders/<id:order_id>/credit-notes")
+class OrderCreditNotes(MethodView):
+    @blp.doc(operationId="listOrderCreditNotes", security=_READERS)
+    @responds(401, 404, e404="No such order, or not yours.")
+    @blp.arguments(DocumentQuerySchema, location="query")
+    @blp.response(200, OrderCreditNoteListSchema)
+    def get(self, args, order_id):
+        """An order's credit notes
+
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. Oldest first: one per refund
+        that gave money back (`refund_id`) and one per edit of an invoiced order (`edit_id`),
+        each naming the invoice it credits.
+        """
+        return {"items": downloads.credit_notes_of(order_id, g.caller, args.get("token"))}
+
+
+@blp.route("/orders/<id:order_id>/credit-notes/<string:key>")
+class OrderCreditNote(MethodView):
+    @blp.doc(operationId="getOrderCreditNote", security=_READERS, responses={"200": _PDF})
+    @responds(401, 404, e404="No such order or credit note of it, or not yours.")
+    @blp.arguments(DocumentQuerySchema, location="query")
+    def get(self, args, order_id, key):
+        """One of an order's credit notes (PDF)
+
+        Public. A guest gives the order's `token`; staff need `orders.read` (scope
+        `read:order`); a customer reads their own orders only. `key` is the credit note's
+        number (`CN-2026-000001`) or id: a refund's or an edit's.
+        """
+        return _pdf(*downloads.credit_note_by(order_id, key, g.caller, args.get("token")))
 
 
 @blp.route("/invoices")

@@ -123,7 +123,16 @@ class PreviewLineSchema(Schema):
 class RefundPreviewSchema(Schema):
     order_id = fields.String(required=True)
     currency = fields.String(required=True)
-    paid_cents = fields.Integer(required=True)
+    paid_cents = fields.Integer(
+        required=True, metadata={"description": "What was paid with money (not the credit)."}
+    )
+    credit_cents = fields.Integer(
+        required=True,
+        metadata={
+            "description": "What a credit paid (a draft's: an exchange): never refunded as"
+            " money; the lines' and shipping's shares count the money only."
+        },
+    )
     refunded_cents = fields.Integer(required=True)
     refundable_cents = fields.Integer(required=True)
     shipping_refundable_cents = fields.Integer(required=True)

@@ -137,7 +137,7 @@ class _Preview(Exception):
 
 _ORDER = (
     "SELECT o.id, o.number, o.status, o.payment_status, o.fulfillment_status,"
-    " o.balance_due_cents, p.provider,"
+    " o.balance_due_cents, o.credit_cents, p.provider,"
     " (SELECT COUNT(*) FROM refunds r WHERE r.order_id = o.id AND r.edit_id IS NULL"
     "  AND r.status <> 'failed') AS refunds"
     " FROM orders o LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id"
@@ -208,9 +208,9 @@ def _edit(order_id: str, request: edits.EditRequest, actor, key, body) -> str:
     if not moved:  # under the order's lock this cannot happen; say so if it ever does
         raise Conflict("The order changed meanwhile; reload it and try again.")
     if row["status"] == "pending":  # an unpaid order's payment asks for the new total
-        db.execute(
+        db.execute(  # less the credit that paid for part of it
             "UPDATE payments SET amount_cents = :total, updated_at = :now WHERE order_id = :id",
-            {"total": priced["total_cents"], "now": moment, "id": order_id},
+            {"total": priced["total_cents"] - row["credit_cents"], "now": moment, "id": order_id},
         )
     changes = priced["changes"]
     text = _describe(changes, order["discount_code"] if removed else None)
@@ -280,6 +280,13 @@ def _apply(order_id: str, request: edits.EditRequest, write: bool):
         lines, order["shipping_address"], method, discount, require_method=False
     )
     priced["changes"] = changes
+    if priced["total_cents"] < row["credit_cents"]:  # the credit is never paid out as money
+        raise Conflict(
+            f"Order {row['number']}: the edit brings its total under the credit that paid"
+            f" for it ({row['credit_cents']} minor units, an exchange's): the credit cannot be"
+            " given back as money. Keep the total at or above it, or cancel the order.",
+            withheld=(orders.READ, "The edit brings the total under the order's credit."),
+        )
     paid = row["payment_status"] == "paid"
     refund, balance = edits.settle(
         paid, order["total_cents"], row["balance_due_cents"], priced["total_cents"]

@@ -200,11 +200,12 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
-            " shipping_cents, tax_cents, pricing, discount_id, seq, guest_email, token_hash)"
-            " VALUES (:id, :number, :customer_id, :status, :subtotal, :total, :currency,"
-            " :address, :now, :now, :discount, :shipping, :tax, :pricing, :discount_id, :seq,"
-            " :guest_email, :token_hash)",
+            " shipping_cents, tax_cents, pricing, discount_id, seq, guest_email, token_hash,"
+            " credit_cents) VALUES (:id, :number, :customer_id, :status, :subtotal, :total,"
+            " :currency, :address, :now, :now, :discount, :shipping, :tax, :pricing,"
+            " :discount_id, :seq, :guest_email, :token_hash, :credit)",
             {
+                "credit": total - collect,  # what the credit paid: never refunded as money
                 "guest_email": customer.email if customer.id is None else None,
                 "token_hash": token and db.sha256(token),
                 "id": order_id,

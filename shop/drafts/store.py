@@ -149,6 +149,37 @@ def delete(draft_id: str, actor: Actor) -> None:
         audit.record("draft_order.deleted", {"draft_order_id": draft_id}, actor=actor)
 
 
+def erase(customer_id: str, email: str | None) -> int:
+    """A customer being erased (``customers.accounts.ERASED_WITH``, in the erasure's
+    transaction): delete their open drafts, theirs by account or by their e-mail, and keep
+    their completed ones without e-mail, note, pay link or address (only its country and
+    region, its tax, stay). An open draft holding credit refuses (``Conflict``): it is value
+    the customer is owed, settled by completing or deleting it. Answer how many changed."""
+    mine = "(customer_id = :id OR (:email <> '' AND customer_id IS NULL AND email = :email))"
+    params = {"id": customer_id, "email": (email or "").strip().lower()}
+    owed = db.value(
+        f"SELECT id FROM draft_orders WHERE {mine} AND status = 'open' AND credit_cents > 0"
+        " ORDER BY created_at, id LIMIT 1",
+        params,
+    )
+    if owed:
+        raise Conflict(
+            f"This customer's draft order {owed} holds credit (an exchange's returned goods):"
+            " complete or delete it before erasing the customer."
+        )
+    count = db.execute(f"DELETE FROM draft_orders WHERE {mine} AND status = 'open'", params)
+    for row in db.query(f"SELECT id, shipping_address FROM draft_orders WHERE {mine}", params):
+        address = json.loads(row["shipping_address"])
+        kept = {name: None for name in ("name", "line1", "line2", "city", "postal_code")}
+        kept |= {"country": address.get("country"), "region": address.get("region")}
+        count += db.execute(
+            "UPDATE draft_orders SET email = NULL, note = NULL, token_hash = NULL,"
+            " shipping_address = :address WHERE id = :id",
+            {"address": json.dumps(kept, sort_keys=True), "id": row["id"]},
+        )
+    return count
+
+
 def lines(draft_id: str) -> list[dict]:
     """The draft's lines with what a reader needs of their variants (price, whether for
     sale), in order."""

@@ -110,12 +110,36 @@ def of_refund(order_id: str, refund_id: str) -> dict | None:
 
 
 def of_order(order_id: str) -> list[dict]:
-    """An order's credit notes (number, refund, date), oldest first."""
-    return db.query(
-        "SELECT id, refund_id, number, issued_at, total_cents FROM credit_notes"
-        " WHERE order_id = :id ORDER BY issued_at, number",
+    """An order's credit notes, a refund's or an edit's, oldest first: number, date, the
+    invoice each credits, its amounts and the refund or edit that issued it."""
+    rows = db.query(
+        "SELECT n.id, n.number, n.issued_at, n.currency, n.total_cents, n.refund_id,"
+        " n.edit_id, n.snapshot, i.number AS invoice_number FROM credit_notes n"
+        " JOIN invoices i ON i.id = n.invoice_id WHERE n.order_id = :id"
+        " ORDER BY n.issued_at, n.number",
         {"id": order_id},
     )
+    return [_listed(row) for row in rows]
+
+
+def _listed(row: dict) -> dict:
+    shot = json.loads(row.pop("snapshot"))
+    return row | {
+        "net_cents": shot["totals"]["net_cents"],
+        "tax_cents": shot["totals"]["tax_cents"],
+        "reason": shot["refund"]["reason"],
+    }
+
+
+def find(order_id: str, key: str) -> dict | None:
+    """The order's credit note whose id or number is ``key`` (its snapshot parsed), or
+    None."""
+    row = db.one(
+        f"SELECT {COLUMNS} FROM credit_notes WHERE order_id = :order_id"
+        " AND (id = :key OR number = :key)",
+        {"order_id": order_id, "key": key},
+    )
+    return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
 
 
 def _earlier(invoice_id: str) -> dict:

@@ -1,5 +1,8 @@
-"""Downloading an order's invoice and credit notes, and who may: the one check
-(``check_may_read``) for the API and any other edge that serves them.
+"""Downloading an order's invoices and credit notes, and who may: the one check
+(``check_may_read``) for the API and any other edge that serves them. An order has one
+current invoice (``GET /orders/{id}/invoice``); an edited one also has superseded invoices,
+each credited in full by its edit's credit note: all are listed and downloadable by id or
+number.
 
 Staff (administrators, API keys) with ``orders.read``; the customer whose order it is; a
 guest holding the order's token (``_guest_token_matches``). Anybody else is told the order
@@ -77,3 +80,51 @@ def credit_note_pdf(
             " succeeds."
         )
     return note["number"], pdf.render(note["snapshot"])
+
+
+def _readable(order_id: str, caller: Caller | None, token: str | None) -> None:
+    """Refuse unless ``caller`` (or ``token``) may read the order's documents; 404 for no
+    such order."""
+    check_may_read(caller, _order(order_id), token)
+
+
+def _one(found, what: str) -> tuple:
+    if found is None:
+        raise NotFound(f"{what} not found.")
+    return found["number"], pdf.render(found["snapshot"])
+
+
+# An id (24 characters) or a number (a prefix of up to 20, the year, six digits).
+_KEY_LENGTH = 64
+
+
+def _key(key: str) -> str | None:
+    return key if len(key) <= _KEY_LENGTH else None
+
+
+def credit_notes_of(order_id: str, caller: Caller | None, token: str | None = None) -> list:
+    """The order's credit notes, a refund's or an edit's, oldest first."""
+    _readable(order_id, caller, token)
+    return credit_notes.of_order(order_id)
+
+
+def credit_note_by(order_id: str, key: str, caller: Caller | None, token=None) -> tuple:
+    """``(number, PDF bytes)`` of the order's credit note whose id or number is ``key``;
+    404 for none of this order."""
+    _readable(order_id, caller, token)
+    found = credit_notes.find(order_id, key) if _key(key) else None
+    return _one(found, "Credit note")
+
+
+def invoices_of(order_id: str, caller: Caller | None, token: str | None = None) -> list:
+    """The order's invoices, superseded ones included, oldest first."""
+    _readable(order_id, caller, token)
+    return issuing.all_of_order(order_id)
+
+
+def invoice_by(order_id: str, key: str, caller: Caller | None, token=None) -> tuple:
+    """``(number, PDF bytes)`` of the order's invoice, current or superseded, whose id or
+    number is ``key``; 404 for none of this order."""
+    _readable(order_id, caller, token)
+    found = issuing.find(order_id, key) if _key(key) else None
+    return _one(found, "Invoice")

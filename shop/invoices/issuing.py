@@ -62,6 +62,36 @@ def of_order(order_id: str) -> dict | None:
     return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
 
 
+def all_of_order(order_id: str) -> list[dict]:
+    """Every invoice of the order, oldest first: an edited order's superseded ones
+    (``superseded_at`` set) and its current one, each with its amounts."""
+    rows = db.query(
+        "SELECT id, number, issued_at, superseded_at, currency, total_cents, snapshot"
+        " FROM invoices WHERE order_id = :id ORDER BY issued_at, number",
+        {"id": order_id},
+    )
+    listed = []
+    for row in rows:
+        totals = json.loads(row.pop("snapshot"))["totals"]
+        listed.append(
+            row
+            | {"current": row["superseded_at"] is None}
+            | {"net_cents": totals["net_cents"], "tax_cents": totals["tax_cents"]}
+        )
+    return listed
+
+
+def find(order_id: str, key: str) -> dict | None:
+    """The order's invoice, current or superseded, whose id or number is ``key`` (its
+    snapshot parsed), or None."""
+    row = db.one(
+        f"SELECT {COLUMNS} FROM invoices WHERE order_id = :order_id"
+        " AND (id = :key OR number = :key)",
+        {"order_id": order_id, "key": key},
+    )
+    return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
+
+
 def issue(order: dict, values: dict) -> dict:
     """Number and store ``order``'s invoice with ``values`` (the settings), in the caller's
     transaction (holding the order's lock); answer its row."""

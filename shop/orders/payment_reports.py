@@ -56,11 +56,14 @@ def apply(report, actor: Actor) -> bool:
             lifecycle.lock(report.order_id)
             order = db.one(
                 "SELECT id, number, status, total_cents, refunded_cents, balance_due_cents,"
-                " edit_refunded_cents FROM orders WHERE id = :id",
+                " edit_refunded_cents, (SELECT COALESCE(SUM(r.credit_cents), 0) FROM refunds r"
+                " WHERE r.order_id = o.id AND r.status <> 'failed') AS kept FROM orders o"
+                " WHERE id = :id",
                 {"id": report.order_id},
             )
-            # What edits gave back is not a refund of the order as it stands (0034).
-            refunded = order["refunded_cents"] - order["edit_refunded_cents"]
+            # What edits gave back is not a refund of the order as it stands (0034); the
+            # credit share money refunds took back unpaid is (0040).
+            refunded = order["refunded_cents"] - order["edit_refunded_cents"] + order["kept"]
             full = refunded >= order["total_cents"] - order["balance_due_cents"]
             status = "refunded" if full else "partially_refunded"
             if order["status"] == status:

@@ -37,7 +37,7 @@ def _order(order_id: str) -> dict:
     row = db.one(
         "SELECT o.id, o.number, o.status, o.total_cents, o.currency, o.refunded_cents,"
         " o.shipping_cents, o.pricing, COALESCE(c.email, o.guest_email) AS email, c.name,"
-        " o.balance_due_cents, o.edit_refunded_cents, p.provider,"
+        " o.balance_due_cents, o.edit_refunded_cents, o.credit_cents, p.provider,"
         " p.reference FROM orders o LEFT JOIN customers c ON c.id = o.customer_id"
         " LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = :id",
         {"id": order_id},
@@ -56,56 +56,81 @@ def _paid(order: dict) -> int:
     return order["total_cents"] - order["balance_due_cents"] + order["edit_refunded_cents"]
 
 
-def _so_far(order_id: str) -> tuple[dict, int]:
-    """Units refunded per line, and shipping refunded, by earlier refunds."""
-    refunded, shipping = {}, 0
+def _so_far(order_id: str) -> tuple[dict, int, int, int]:
+    """By earlier refunds: units refunded per line, shipping refunded, what went back to
+    credit (an exchange's), and the credit share money refunds took back unpaid."""
+    refunded, shipping, to_credit, kept = {}, 0, 0, 0
     for row in db.query(
-        "SELECT lines, shipping FROM refunds WHERE order_id = :id AND status <> 'failed'",
+        "SELECT lines, shipping, provider, amount_cents, credit_cents FROM refunds"
+        " WHERE order_id = :id AND status <> 'failed'",
         {"id": order_id},
     ):
         for item in json.loads(row["lines"]):
             refunded[item["line"]] = refunded.get(item["line"], 0) + item["quantity"]
         shipping += row["shipping"]
-    return refunded, shipping
+        to_credit += row["amount_cents"] if row["provider"] == "credit" else 0
+        kept += row["credit_cents"]
+    return refunded, shipping, to_credit, kept
 
 
 def _preview(order: dict) -> dict:
-    refunded, shipping_done = _so_far(order["id"])
+    """What is left to refund. An order a credit paid in part (``credit_cents``) gives back
+    in money only what money paid: the money (its total less the credit) is spread over the
+    lines and the shipping by their totals (``pricing.spread``), each unit's money share
+    taken by ``refund_share`` as usual; the credit goes back only as credit, whole (an
+    exchange's refund ``to_credit``). Keys starting ``_`` are for ``_price`` only."""
+    refunded, shipping_done, to_credit, kept = _so_far(order["id"])
     restocked = restocks.back(order["id"])
-    remaining = _paid(order) - order["refunded_cents"]
+    paid, credit = _paid(order), order["credit_cents"]
+    value_left = paid - order["refunded_cents"] - kept  # not yet taken back, any way
+    money_left = paid - credit - (order["refunded_cents"] - to_credit)
+    remaining = max(min(value_left, money_left), 0)
     stored = json.loads(order["pricing"]) if order["pricing"] else {}
     shipping = pricing.shipping_charged(
         order["shipping_cents"],
         stored.get("shipping_tax_cents", 0),
         stored.get("prices_include_tax", False),
     )
-    lines = []
-    for item in db.query(
+    items = db.query(
         "SELECT line, name, variant_id, product_id, quantity,"
         " COALESCE(total_cents, line_total_cents) AS total_cents FROM order_items"
         " WHERE order_id = :id ORDER BY line",
         {"id": order["id"]},
-    ):
+    )
+    totals = [item["total_cents"] for item in items] + [shipping]
+    shares = pricing.spread(order["total_cents"] - credit, totals) if credit else totals
+    lines = []
+    for item, share in zip(items, shares, strict=False):
         done = refunded.get(item["line"], 0)
         left = item["quantity"] - done
-        value = pricing.refund_share(item["total_cents"], item["quantity"], done, left)
+        value = pricing.refund_share(share, item["quantity"], done, left)
         lines.append(
             {
                 **item,
                 "refunded_quantity": done,
                 "refundable_quantity": left,
-                "refundable_cents": min(value, max(remaining, 0)),
+                "refundable_cents": min(value, remaining),
                 "restocked_quantity": restocked.get(item["line"], 0),
+                "_money_cents": share,
             }
         )
+    shipping_left = max(shipping - shipping_done, 0)
+    money_shipping = (
+        pricing.refund_share(shares[-1], shipping, shipping_done, shipping_left)
+        if credit
+        else shipping_left
+    )
     return {
         "order_id": order["id"],
         "currency": order["currency"],
-        "paid_cents": _paid(order),
+        "paid_cents": max(paid - credit, 0),  # an unpaid order: 0, not minus its credit
+        "credit_cents": credit,
         "refunded_cents": order["refunded_cents"],
-        "refundable_cents": max(remaining, 0),
-        "shipping_refundable_cents": min(max(shipping - shipping_done, 0), max(remaining, 0)),
+        "refundable_cents": remaining,
+        "shipping_refundable_cents": min(money_shipping, remaining),
         "lines": lines,
+        "_value_left": max(value_left, 0),
+        "_shipping_left": shipping_left,
     }
 
 
@@ -114,8 +139,14 @@ def preview(order_id: str) -> dict:
     order = _order(order_id)
     shown = _preview(order)
     for line in shown["lines"]:
-        line.pop("variant_id"), line.pop("product_id")
-    return shown
+        line.pop("variant_id"), line.pop("product_id"), line.pop("_money_cents")
+    return {key: value for key, value in shown.items() if not key.startswith("_")}
+
+
+def value_left(order_id: str) -> int:
+    """What is left to take back of the order any way, money or credit: the most a refund
+    to credit (an exchange's) may give."""
+    return _preview(_order(order_id))["_value_left"]
 
 
 def list_refunds(order_id: str) -> list[dict]:
@@ -149,10 +180,13 @@ def _load(refund_id: str) -> dict:
     return _present(db.one(f"SELECT {FIELDS} FROM refunds WHERE id = :id", {"id": refund_id}))
 
 
-def _price(body: dict, shown: dict) -> tuple[int, list, int]:
-    """The amount a request asks for, its lines and the shipping part (400 when wrong)."""
+def _price(body: dict, shown: dict) -> tuple[int, list, int, int]:
+    """The amount a request asks for, its lines, the shipping part, and the credit share
+    of those not paid out (an order a credit paid in part; 400 when wrong). A refund to
+    credit gives the units' whole value; a money refund their money share."""
     by_line = {line["line"]: line for line in shown["lines"]}
-    amount, lines = 0, []
+    whole = bool(body.get("to_credit")) or not shown["credit_cents"]
+    amount, lines, kept = 0, [], 0
     for item in body.get("lines") or []:
         line = by_line.get(item["line"])
         if line is None:
@@ -166,17 +200,28 @@ def _price(body: dict, shown: dict) -> tuple[int, list, int]:
                     f"lines: line {item['line']} has fewer units left to refund.",
                 ),
             )
-        amount += pricing.refund_share(
-            line["total_cents"], line["quantity"], line["refunded_quantity"], item["quantity"]
-        )
+        done, count = line["refunded_quantity"], item["quantity"]
+        value = pricing.refund_share(line["total_cents"], line["quantity"], done, count)
+        paid = pricing.refund_share(line["_money_cents"], line["quantity"], done, count)
+        amount += value if whole else paid
+        kept += 0 if whole else value - paid
         lines.append({"line": item["line"], "quantity": item["quantity"]})
-    shipping = shown["shipping_refundable_cents"] if body.get("shipping") else 0
-    amount += shipping
+    shipping = 0
+    if body.get("shipping"):
+        if whole:
+            shipping = shown["shipping_refundable_cents"]
+            if body.get("to_credit"):
+                shipping = min(shown["_shipping_left"], shown["_value_left"])
+            amount += shipping
+        else:  # the whole shipping taken back, its money share paid
+            shipping = shown["_shipping_left"]
+            amount += shown["shipping_refundable_cents"]
+            kept += shipping - shown["shipping_refundable_cents"]
     if "amount_cents" in body:
         if lines or body.get("shipping"):
             raise Invalid("amount_cents: give an amount, or lines and shipping, not both.")
-        amount = body["amount_cents"]
-    return amount, lines, shipping
+        amount, kept = body["amount_cents"], 0
+    return amount, lines, shipping, min(kept, max(shown["_value_left"] - amount, 0))
 
 
 def _restock_lines(body: dict, order: dict) -> list:
@@ -254,10 +299,17 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             withheld=(orders.READ, "The order's status leaves nothing to refund."),
         )
     shown = _preview(order)
-    amount, lines, shipping = _price(body, shown)
+    amount, lines, shipping, kept = _price(body, shown)
     restock = _restock_lines(body, order)
-    if amount > shown["refundable_cents"]:
-        most = shown["refundable_cents"]
+    most = shown["_value_left"] if body.get("to_credit") else shown["refundable_cents"]
+    if (lines or shipping) and not amount and kept:
+        raise Invalid(
+            f"lines: order {order['number']} was paid with credit, not money: there is no"
+            " money to give back for these. Exchange the return to give their value back as"
+            " credit, or send restock alone.",
+            withheld=(orders.READ, "lines: these were paid with credit, not money."),
+        )
+    if amount > most:
         raise Invalid(
             f"amount_cents: {amount} is more than can be refunded; the maximum is {most}"
             f" ({money.display(most, order['currency'])}).",
@@ -297,6 +349,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "by_kind": actor.kind,
             "by_id": actor.id,
             "by_label": actor.label,
+            "credit_cents": kept,
         }
     )
     restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
@@ -368,10 +421,11 @@ def _insert(values: dict) -> None:
     db.execute(
         "INSERT INTO refunds (id, order_id, amount_cents, currency, lines, shipping, restock,"
         " reason, provider, reference, status, idempotency_key, request_hash, created_at,"
-        " updated_at, by_kind, by_id, by_label, edit_id) VALUES (:id, :order_id, :amount_cents,"
-        " :currency, :lines, :shipping, :restock, :reason, :provider, :reference, :status,"
-        " :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id, :by_label, :edit_id)",
-        {"edit_id": None, **values, "now": moment},
+        " updated_at, by_kind, by_id, by_label, edit_id, credit_cents) VALUES (:id, :order_id,"
+        " :amount_cents, :currency, :lines, :shipping, :restock, :reason, :provider,"
+        " :reference, :status, :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id,"
+        " :by_label, :edit_id, :credit_cents)",
+        {"edit_id": None, "credit_cents": 0, **values, "now": moment},
     )
 
 

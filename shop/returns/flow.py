@@ -134,6 +134,8 @@ def receive(return_id: str, lines: list[dict] | None, restock: bool, refund: boo
                 raise
         else:
             units = rules.arrived(shown["lines"], lines)
+            if refund:
+                _some_money_back(shown, units)
             moment = now_iso()
             if not store.move(
                 return_id,
@@ -148,6 +150,23 @@ def receive(return_id: str, lines: list[dict] | None, restock: bool, refund: boo
             store.set_received(return_id, units)
             _announce("received", return_id, shown["order_id"], caller.actor)
     return _settle(store.load(return_id), caller)
+
+
+def _some_money_back(shown: dict, units: dict[int, int]) -> None:
+    """400 before anything is written when a refund of ``units`` (units per line) would
+    give no money back
+    because a credit paid for them (an order made by an exchange): their value goes back
+    as credit, by receiving without refund and exchanging (docs/payments.md)."""
+    preview = refunds.preview(shown["order_id"])
+    if not preview["credit_cents"]:
+        return
+    money = {line["line"]: line["refundable_cents"] for line in preview["lines"]}
+    if not any(money.get(line) for line, count in units.items() if count):
+        raise Invalid(
+            f"refund: order {shown['order_number']} was paid with credit, not money: there is"
+            " no money to give back for these units. Receive them without refund and exchange"
+            " the return to give their value back as credit."
+        )
 
 
 def _arrived(shown: dict) -> list[dict]:
@@ -206,7 +225,7 @@ def refundable_value(return_id: str) -> int:
         value += pricing.refund_share(
             line["total_cents"], line["quantity"], line["refunded_quantity"], count
         )
-    return min(value, preview["refundable_cents"])
+    return min(value, refunds.value_left(shown["order_id"]))  # whole: credit goes back as credit
 
 
 # -- events and mails ---------------------------------------------------------------------

@@ -281,6 +281,8 @@ NOT_PAGES = {
     "admin.static",
     "admin.order_invoice",
     "admin.refund_credit_note",
+    "admin.order_invoice_by_id",
+    "admin.order_credit_note",
     "admin.invoices_export",
 }
 

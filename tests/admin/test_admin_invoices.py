@@ -37,6 +37,33 @@ def test_the_order_page_links_the_invoice_and_credit_notes(
     assert note.status_code == 200 and note.data.startswith(b"%PDF-")
 
 
+def test_an_edited_orders_page_links_every_invoice_and_the_edits_credit_note(
+    app, owner, owner_client, customer_client
+):
+    order = _paid_order(app, customer_client, owner_client)
+    edited = owner_client.post(
+        f"/orders/{order['id']}/edits", json={"set_quantity": [{"line": 1, "quantity": 1}]}
+    )
+    assert edited.status_code == 201, edited.json
+    page = owner.get(f"/admin/orders/{order['id']}").text
+    invoices = owner_client.get(f"/orders/{order['id']}/invoices").json["items"]
+    (note,) = owner_client.get(f"/orders/{order['id']}/credit-notes").json["items"]
+    assert note["edit_id"] == edited.json["id"]
+    assert f"Invoice {invoices[0]['number']} (PDF)" in page and "superseded by an edit" in page
+    assert f"Invoice {invoices[1]['number']} (PDF)" in page
+    assert f"Credit note {note['number']} (PDF)" in page and "of an edit" in page
+    base = f"/admin/orders/{order['id']}"
+    old = owner.get(f"{base}/invoices/{invoices[0]['id']}.pdf")
+    assert old.status_code == 200
+    assert old.data == owner_client.get(f"/orders/{order['id']}/invoices/{invoices[0]['id']}").data
+    pdf = owner.get(f"{base}/credit-notes/{note['id']}.pdf")
+    assert pdf.status_code == 200 and note["number"].encode() in pdf.data
+    other = _paid_order(app, customer_client, owner_client)
+    assert (
+        owner.get(f"/admin/orders/{other['id']}/credit-notes/{note['id']}.pdf").status_code == 404
+    )
+
+
 def test_an_unpaid_order_says_it_is_not_invoiced(app, owner, customer_client):
     product = add_product(app, "Cup", price_cents=900, stock=10)
     order = customer_client.post("/payments/checkout", json=basket((product, 1))).json
