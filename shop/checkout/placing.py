@@ -197,6 +197,9 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         status = "paid" if started.status == "paid" else "pending"
         # A guest's order is read with a token shown once: only its hash is kept.
         token = secrets.token_urlsafe(32) if customer.id is None else None
+        # Encoded once: the row and the answer (``orders.open_order`` reads them back) alike.
+        address_json = json.dumps(address, sort_keys=True)
+        pricing_json = json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True)
         db.execute(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
@@ -214,12 +217,12 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "subtotal": subtotal,
                 "total": total,
                 "currency": shop["currency"],
-                "address": json.dumps(address, sort_keys=True),
+                "address": address_json,
                 "now": moment,
                 "discount": priced["discount_cents"],
                 "shipping": priced["shipping_cents"],
                 "tax": priced["tax_cents"],
-                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
+                "pricing": pricing_json,
                 "discount_id": discount["id"] if discount else None,
                 "seq": seq,
             },
@@ -270,13 +273,13 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "subtotal_cents": subtotal,
                 "total_cents": total,
                 "currency": shop["currency"],
-                "shipping_address": json.dumps(address, sort_keys=True),
+                "shipping_address": address_json,
                 "created_at": moment,
                 "updated_at": moment,
                 "discount_cents": priced["discount_cents"],
                 "shipping_cents": priced["shipping_cents"],
                 "tax_cents": priced["tax_cents"],
-                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}),
+                "pricing": pricing_json,
             },
             payment,
             lines,
