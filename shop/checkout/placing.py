@@ -200,7 +200,9 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         # Encoded once: the row and the answer (``orders.open_order`` reads them back) alike.
         address_json = json.dumps(address, sort_keys=True)
         pricing_json = json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True)
-        db.execute(
+        # The writes from here to the commit are sent (``db.send``): on PostgreSQL they and
+        # the COMMIT are one round trip (docs/checkout.md).
+        db.send(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
             " shipping_cents, tax_cents, pricing, discount_id, seq, guest_email, token_hash)"
@@ -227,7 +229,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "seq": seq,
             },
         )
-        db.execute_many(
+        db.send_many(
             "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
             " unit_price_cents, quantity, line_total_cents, discount_cents, tax_cents,"
             " tax_rate, total_cents) VALUES (:order_id, :line, :product_id, :variant_id, :name,"
@@ -248,7 +250,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             command.credit_cents
             and f"Credit of {command.credit_cents}: {command.credit_note or ''}"
         )
-        db.execute(
+        db.send(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
             " created_at, updated_at, note) VALUES (:id, :order_id, :provider, :amount_cents,"
             " :status, :reference, :now, :now, :note)",
