@@ -201,7 +201,9 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         address_json = json.dumps(address, sort_keys=True)
         pricing_json = json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True)
         # The writes from here to the commit are sent (``db.send``): on PostgreSQL they and
-        # the COMMIT are one round trip (docs/checkout.md).
+        # the COMMIT are one round trip (docs/checkout.md); the one read among them, the
+        # webhooks ``emit`` needs, is made first.
+        webhooks.read_subscriptions()
         db.send(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
