@@ -341,8 +341,10 @@ class Database:
         """Run a write whose answer nobody reads, inside a transaction whose failure it
         would be anyway: on PostgreSQL it is queued in the connection's pipeline and goes to
         the server with the next ``send``s and the COMMIT, in one round trip, instead of one
-        round trip each. Its error, if any, is raised by the next statement that is not
-        sent, or by the commit (the transaction then rolls back, as for any error).
+        round trip each. Its error, if any, is raised later in the transaction: by the
+        next statement that is not sent (which sends the queue first), by a later ``send``
+        that finds it already answered, or by the commit; the transaction then rolls back,
+        as for any error.
         Anywhere else (SQLite, outside a transaction) it is ``execute``."""
         if not self._sending(sql, [params], many=False):
             self.execute(sql, params)
