@@ -28,10 +28,12 @@ def now() -> datetime:
 def iso(moment: datetime) -> str:
     """A datetime as stored and served: ISO 8601, UTC, microseconds, with a Z.
 
-    The year is written with four digits whatever it is (glibc's ``%Y`` writes year 35 as
-    ``35``, which is neither ISO 8601 nor sorts as text)."""
-    moment = moment.astimezone(UTC)
-    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S.%f}Z"
+    The year is written with four digits whatever it is (``isoformat`` pads it; glibc's
+    ``%Y`` writes year 35 as ``35``, which is neither ISO 8601 nor sorts as text). Not
+    ``strftime``: twice the time, and checkout writes three of these (issue 42)."""
+    if moment.tzinfo is not UTC:  # naive is local time, as astimezone takes it
+        moment = moment.astimezone(UTC)
+    return f"{moment.replace(tzinfo=None).isoformat(timespec='microseconds')}Z"
 
 
 def utc(moment: datetime) -> datetime:

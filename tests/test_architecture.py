@@ -25,6 +25,7 @@ API_PLUMBING = {
     "shop.api.catalogue_input",
     "shop.api.common",
     "shop.api.dump",
+    "shop.api.load",
     "shop.api.schemas",
     "shop.api.store_input",
 }

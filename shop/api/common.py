@@ -25,6 +25,7 @@ from werkzeug.routing import BaseConverter
 
 from shop import db
 from shop.api.dump import compile_dump
+from shop.api.load import compile_load
 from shop.db.pages import ASKED, LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
 from shop.http import inbound
 from shop.http.errors import abort, error_response
@@ -244,9 +245,15 @@ class Blueprint(flask_smorest.Blueprint):
         """flask-smorest's ``arguments``, with a schema class instantiated once, here.
 
         Given a class, webargs builds a new schema (deep-copying every field) on each request.
+        A body's schema marked ``LOAD_COMPILED`` is loaded by ``shop.api.load``.
         """
         if isinstance(schema, type):
             schema = schema()
+        body = kwargs.get("location", "json") == "json"
+        if body and getattr(schema, "LOAD_COMPILED", False):
+            fast = compile_load(schema)
+            if fast is not None:
+                schema.load = fast  # the instance webargs loads with; OpenAPI sees the same
         return super().arguments(schema, *args, **kwargs)
 
 

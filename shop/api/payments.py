@@ -33,6 +33,8 @@ MAX_LINES = 100
 class BasketSchema(Schema):
     """What the quote and the checkout both take."""
 
+    LOAD_COMPILED = True  # checkout's hot path: shop/api/load.py (issue 42)
+
     items = fields.List(
         fields.Nested(CheckoutItemSchema),
         required=True,

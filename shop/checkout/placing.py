@@ -197,7 +197,14 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
         status = "paid" if started.status == "paid" else "pending"
         # A guest's order is read with a token shown once: only its hash is kept.
         token = secrets.token_urlsafe(32) if customer.id is None else None
-        db.execute(
+        # Encoded once: the row and the answer (``orders.open_order`` reads them back) alike.
+        address_json = json.dumps(address, sort_keys=True)
+        pricing_json = json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True)
+        # The writes from here to the commit are sent (``db.send``): on PostgreSQL they and
+        # the COMMIT are one round trip (docs/checkout.md); the one read among them, the
+        # webhooks ``emit`` needs, is made first.
+        webhooks.read_subscriptions()
+        db.send(
             "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
             " currency, shipping_address, created_at, updated_at, discount_cents,"
             " shipping_cents, tax_cents, pricing, discount_id, seq, guest_email, token_hash,"
@@ -215,17 +222,17 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "subtotal": subtotal,
                 "total": total,
                 "currency": shop["currency"],
-                "address": json.dumps(address, sort_keys=True),
+                "address": address_json,
                 "now": moment,
                 "discount": priced["discount_cents"],
                 "shipping": priced["shipping_cents"],
                 "tax": priced["tax_cents"],
-                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}, sort_keys=True),
+                "pricing": pricing_json,
                 "discount_id": discount["id"] if discount else None,
                 "seq": seq,
             },
         )
-        db.execute_many(
+        db.send_many(
             "INSERT INTO order_items (order_id, line, product_id, variant_id, name, sku, options,"
             " unit_price_cents, quantity, line_total_cents, discount_cents, tax_cents,"
             " tax_rate, total_cents) VALUES (:order_id, :line, :product_id, :variant_id, :name,"
@@ -246,7 +253,7 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
             command.credit_cents
             and f"Credit of {command.credit_cents}: {command.credit_note or ''}"
         )
-        db.execute(
+        db.send(
             "INSERT INTO payments (id, order_id, provider, amount_cents, status, reference,"
             " created_at, updated_at, note) VALUES (:id, :order_id, :provider, :amount_cents,"
             " :status, :reference, :now, :now, :note)",
@@ -271,13 +278,13 @@ def _place(command: PlaceOrder, customer, provider, since: str) -> tuple[str | N
                 "subtotal_cents": subtotal,
                 "total_cents": total,
                 "currency": shop["currency"],
-                "shipping_address": json.dumps(address, sort_keys=True),
+                "shipping_address": address_json,
                 "created_at": moment,
                 "updated_at": moment,
                 "discount_cents": priced["discount_cents"],
                 "shipping_cents": priced["shipping_cents"],
                 "tax_cents": priced["tax_cents"],
-                "pricing": json.dumps({k: priced[k] for k in PRICING_KEYS}),
+                "pricing": pricing_json,
             },
             payment,
             lines,

@@ -1,8 +1,10 @@
 """The thin data module: plain SQL with ``:name`` placeholders, on SQLite or PostgreSQL.
 
 The verbs: ``query`` (rows as dicts), ``one`` (first row or None), ``value`` (first column of
-the first row), ``execute`` (rowcount), ``execute_many``; ``transaction()`` makes them one
-unit (nested blocks are savepoints); ``stats()`` counts the current thread's statements.
+the first row), ``execute`` (rowcount), ``execute_many``, ``send`` and ``send_many`` (a
+write whose answer nobody reads: on PostgreSQL pipelined with the commit); ``transaction()``
+makes them one unit (nested blocks are savepoints); ``stats()`` counts the current thread's
+statements.
 One connection per thread. What a broken or silent database does (a retry, a 503, the
 statement time limit) is in docs/operations.md. Callers use ``from shop import db``.
 """
@@ -27,6 +29,8 @@ __all__ = [
     "new_id",
     "one",
     "query",
+    "send",
+    "send_many",
     "sha256",
     "hash_matches",
     "transaction",
@@ -66,6 +70,17 @@ def execute(sql: str, params=None) -> int:
 def execute_many(sql: str, rows) -> None:
     """Run one statement for each parameter mapping in ``rows``."""
     get_db().execute_many(sql, rows)
+
+
+def send(sql: str, params=None) -> None:
+    """Run a write whose answer is not read; on PostgreSQL, in a transaction, it goes to the
+    server with the next ones and the COMMIT (its error comes then)."""
+    get_db().send(sql, params)
+
+
+def send_many(sql: str, rows) -> None:
+    """``execute_many``, sent as ``send`` sends."""
+    get_db().send_many(sql, rows)
 
 
 def transaction():

@@ -5,7 +5,7 @@ import hashlib
 import logging
 import sqlite3
 import threading
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from functools import wraps
 from pathlib import Path
 
@@ -167,10 +167,14 @@ class Database:
             return
         import psycopg
 
+        if sql != "COMMIT":  # a savepoint's statement: what was sent must have succeeded
+            self._end_pipeline()
         try:
             conn.watched(lambda c: c.execute(sql), self.limit())
         except psycopg.OperationalError as error:
             self._lost(conn, error, retry=False)
+        if sql == "COMMIT":  # sent with the writes queued before it, if any
+            self._end_pipeline()
 
     def _forget_dead_threads(self):
         """Close the connections of threads that have ended (called under the lock)."""
@@ -245,6 +249,7 @@ class Database:
         params = adapt(params)
         if self.engine == "postgresql":
             statement = translate(sql)
+            self._end_pipeline()  # a statement whose answer is read: the ones sent go first
             return self._pg(lambda conn: conn.execute(statement, params))
         return self.connection().execute(for_sqlite(sql), params)
 
@@ -317,6 +322,7 @@ class Database:
         local.writes = getattr(local, "writes", 0) + 1
         if self.engine == "postgresql":
             statement = translate(sql)
+            self._end_pipeline()
             # In parts, each watched like one statement (postgres.MANY_ROWS).
             for start in range(0, len(rows), postgres.MANY_ROWS):
                 part = rows[start : start + postgres.MANY_ROWS]
@@ -328,6 +334,68 @@ class Database:
                 self._pg(run)
         else:
             self.connection().executemany(for_sqlite(sql), rows)
+
+    # -- writes sent without waiting (PostgreSQL's pipeline mode) -------------------------
+
+    def send(self, sql: str, params=None) -> None:
+        """Run a write whose answer nobody reads, inside a transaction whose failure it
+        would be anyway: on PostgreSQL it is queued in the connection's pipeline and goes to
+        the server with the next ``send``s and the COMMIT, in one round trip, instead of one
+        round trip each. Its error, if any, is raised later in the transaction: by the
+        next statement that is not sent (which sends the queue first), by a later ``send``
+        that finds it already answered, or by the commit; the transaction then rolls back,
+        as for any error.
+        Anywhere else (SQLite, outside a transaction) it is ``execute``."""
+        if not self._sending(sql, [params], many=False):
+            self.execute(sql, params)
+
+    def send_many(self, sql: str, rows) -> None:
+        """``execute_many`` as ``send`` runs a statement: queued in the pipeline."""
+        if not self._sending(sql, rows, many=True):
+            self.execute_many(sql, rows)
+
+    def _sending(self, sql: str, rows, many: bool) -> bool:
+        """Queue ``sql`` for ``rows`` in the pipeline (``send``); False when it is to run
+        at once instead (not PostgreSQL, or no transaction open)."""
+        local = self._local
+        if self.engine != "postgresql" or not getattr(local, "depth", 0):
+            return False
+        local.statements = getattr(local, "statements", 0) + 1
+        local.writes = getattr(local, "writes", 0) + 1
+        statement, rows = translate(sql), [adapt(r) for r in rows]
+        if many:
+            self._pg(lambda conn: self._pipeline(conn).cursor().executemany(statement, rows))
+        else:
+            self._pg(lambda conn: self._pipeline(conn).execute(statement, rows[0]))
+        return True
+
+    def _pipeline(self, conn):
+        """``conn`` in pipeline mode until the next statement that is not sent, or the
+        transaction's end (entered by the first ``send``)."""
+        local = self._local
+        if getattr(local, "pipeline", None) is None:
+            local.pipeline = ExitStack()
+            local.pipeline.enter_context(conn.pipeline())
+        return conn
+
+    def _end_pipeline(self, failed: BaseException | None = None) -> None:
+        """Leave pipeline mode, if in it: send what is queued and wait for every answer,
+        raising the first error (not when the transaction has ``failed`` already)."""
+        pipeline = getattr(self._local, "pipeline", None)
+        if pipeline is None:
+            return
+        self._local.pipeline = None
+        conn = self._local.conn
+        if failed is not None:
+            with suppress(Exception):  # the transaction is rolled back (or its link is gone)
+                pipeline.__exit__(type(failed), failed, failed.__traceback__)
+            return
+        import psycopg
+
+        try:
+            conn.watched(lambda _: pipeline.close(), self.limit())
+        except psycopg.OperationalError as error:
+            self._lost(conn, error, retry=False)
 
     @contextmanager
     def transaction(self):
@@ -372,24 +440,43 @@ class Database:
         local.depth = depth + 1
         try:
             yield self
-        except BaseException:
+        except BaseException as error:
             local.depth = depth
             local.marks = set()  # what was marked may have been rolled back
             local.memos = {}
             if depth == 0:
                 local.after = []
-            if self.engine == "postgresql" and conn.closed:
-                raise
+            if self.engine == "postgresql":
+                self._end_pipeline(failed=error)
+                if conn.closed:
+                    raise
             undo = "ROLLBACK" if depth == 0 else f"ROLLBACK TO SAVEPOINT sp{depth}"
             self._in_transaction(conn, undo)
             raise
         else:
             local.depth = depth
-            self._in_transaction(conn, "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}")
+            if depth == 0 and getattr(local, "pipeline", None) is not None:
+                self._commit_pipelined(conn)
+            else:
+                end = "COMMIT" if depth == 0 else f"RELEASE SAVEPOINT sp{depth}"
+                self._in_transaction(conn, end)
             if depth == 0:
                 after, local.after = local.after, []
                 for action in after:
                     action()
+
+    def _commit_pipelined(self, conn) -> None:
+        """COMMIT behind the writes still in the pipeline, one round trip for all; when one
+        of them failed the server skipped the rest and the COMMIT: roll back, and raise."""
+        from psycopg.pq import TransactionStatus
+
+        try:
+            self._in_transaction(conn, "COMMIT")
+        except BaseException:
+            self._local.pipeline = None  # ended by the failed sync
+            if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
+                self._in_transaction(conn, "ROLLBACK")
+            raise
 
     def after_commit(self, action) -> None:
         """Run ``action()`` once the open transaction has committed (at once outside one);

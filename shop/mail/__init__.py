@@ -70,7 +70,7 @@ def queue(
     ``bodies`` (``text`` is then empty)."""
     mail_id = db.new_id()
     moment = now_iso()
-    db.execute(
+    db.send(  # nobody reads its answer: on PostgreSQL it goes with the commit
         "INSERT INTO mail_outbox (id, recipient, subject, text_body, html_body, created_at,"
         " next_attempt_at, attempts, attachment, template, context)"
         " VALUES (:id, :to, :subject, :text, :html, :now, :now, 0, :attachment, :template,"

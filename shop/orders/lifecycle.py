@@ -399,7 +399,7 @@ def record_history(order_id: str, status: str, note: str | None, moment: str, ac
         "by_id": actor.id,
         "by_label": actor.label,
     }
-    db.execute(
+    db.send(  # nobody reads its answer: on PostgreSQL it goes with the commit
         "INSERT INTO order_status_history (id, order_id, status, note, at, by_kind, by_id,"
         " by_label) VALUES (:id, :order_id, :status, :note, :at, :kind, :by_id, :label)",
         {

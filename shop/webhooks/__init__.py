@@ -2,10 +2,11 @@
 Standard Webhooks scheme and delivered by a worker process (``flask webhooks work``).
 
 The rest of the service calls one function, ``emit``, inside the transaction that makes the
-change. The modules of this package: docs/webhooks.md, "The code"; the user's guide is the
-rest of that page.
+change (checkout also ``read_subscriptions``, before the writes it sends: ``db.send``). The
+modules of this package: docs/webhooks.md, "The code"; the user's guide is the rest of that
+page.
 """
 
-from shop.webhooks.outbox import emit
+from shop.webhooks.outbox import emit, read_subscriptions
 
-__all__ = ["emit"]
+__all__ = ["emit", "read_subscriptions"]

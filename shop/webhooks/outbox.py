@@ -28,12 +28,17 @@ CREATOR = f"""
 _ENABLED = CREATOR + " WHERE w.enabled = 1"
 
 
+def read_subscriptions() -> list[dict]:
+    """Every enabled webhook with its events, read once per transaction for all the events
+    it emits (the rights are checked again at delivery). A writer that sends its last
+    writes (``db.send``: checkout) calls it before them, so its ``emit`` reads nothing
+    between them and the COMMIT."""
+    return db.get_db().once_in_transaction("webhooks.enabled", lambda: db.query(_ENABLED))
+
+
 def _subscribed(event_type: str) -> list[dict]:
-    """The enabled webhooks subscribed to ``event_type``. A transaction reads every enabled
-    webhook once, with its events, for all the events it emits (the rights are checked
-    again at delivery)."""
-    enabled = db.get_db().once_in_transaction("webhooks.enabled", lambda: db.query(_ENABLED))
-    return [row for row in enabled if event_type in (row["events"] or "").split()]
+    """The enabled webhooks subscribed to ``event_type`` (``read_subscriptions``)."""
+    return [row for row in read_subscriptions() if event_type in (row["events"] or "").split()]
 
 
 def creator_rights(row: dict | None) -> frozenset[str]:
@@ -116,9 +121,10 @@ def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True)
     deliveries = _DELIVERIES.format(
         values=", ".join(_DELIVERY.format(n=n) for n in range(len(ids)))
     )
+    # Sent (``db.send``): the ids are ours, nothing is read back.
     if db.get_db().engine == "postgresql":
-        db.execute(f"WITH event AS ({_EVENT}) {deliveries}", params)
+        db.send(f"WITH event AS ({_EVENT}) {deliveries}", params)
     else:
-        db.execute(_EVENT, params)
-        db.execute(deliveries, params)
+        db.send(_EVENT, params)
+        db.send(deliveries, params)
     return ids
