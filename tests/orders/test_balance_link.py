@@ -5,11 +5,13 @@ the webhook and the page's return lower the balance once; staff send a new link;
 larger than the first capture is split over the order's intents."""
 
 import re
+import threading
 
 import pytest
 import requests
 
 from shop import db
+from tests.admin_helpers import console_client, submit
 from tests.fake_stripe import deliver
 from tests.fake_stripe import settings as stripe_settings
 from tests.mail_helpers import outbox_mails
@@ -259,3 +261,71 @@ def test_a_webhook_receiver_gets_order_balance_paid(
     assert payload["type"] == "order.balance_paid"
     assert payload["data"]["balance_payment"]["amount_cents"] == 2000
     assert payload["data"]["balance_due_cents"] == 0
+
+
+def test_four_loads_of_the_page_at_once_make_one_intent(
+    app, owner_client, customer_client, fake_stripe
+):
+    order = card_order_edited_up(app, owner_client, customer_client, fake_stripe)
+    token = token_in(edit_mails(app, order)[0])
+    seen = []
+
+    def load():
+        seen.append(intent_on(app.test_client().get(f"/store/balance/{token}")))
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(seen) == 4 and len(set(seen)) == 1
+    assert len(fake_stripe.intents) == 2  # the order's, and one for its balance
+    with app.app_context():
+        assert db.value("SELECT COUNT(*) FROM balance_payments", {}) == 1
+
+
+def test_the_webhook_racing_the_page_return_lowers_the_balance_once(
+    app, owner_client, customer_client, fake_stripe
+):
+    order = card_order_edited_up(app, owner_client, customer_client, fake_stripe)
+    token = token_in(edit_mails(app, order)[0])
+    intent_id = intent_on(app.test_client().get(f"/store/balance/{token}"))
+    events = [fake_stripe.succeed(intent_id)]
+    events.append(fake_stripe.event("payment_intent.succeeded", fake_stripe.intents[intent_id]))
+
+    def webhook(event):
+        deliver(app.test_client(), event)
+
+    def back():
+        app.test_client().get(f"/store/balance/{token}/paid")
+
+    jobs = [lambda e=event: webhook(e) for event in events * 2] + [back, back]
+    threads = [threading.Thread(target=job) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert balance_of(owner_client, order["id"]) == (0, 3000)
+    with app.app_context():
+        assert db.value("SELECT COUNT(*) FROM audit_log WHERE event = 'order.balance_paid'") == 1
+
+
+def test_the_console_mails_a_new_link(app, owner_client, customer_client, fake_stripe):
+    order = card_order_edited_up(app, owner_client, customer_client, fake_stripe)
+    console = console_client(app, owner_client.email)
+    page = console.get(f"/admin/orders/{order['id']}")
+    assert page.status_code == 200 and 'id="send-balance-link"' in page.text
+    sent = submit(
+        console, f"/admin/orders/{order['id']}", f"/admin/orders/{order['id']}/balance-link"
+    )
+    assert sent.status_code == 303, sent.text
+    assert "pay link" in console.get(sent.headers["Location"]).text
+    mails = edit_mails(app, order)
+    assert len(mails) == 2 and token_in(mails[1]) != token_in(mails[0])
+    # Once paid, no more links: the form is gone and the API says why.
+    browser = app.test_client()
+    deliver(
+        browser, fake_stripe.succeed(intent_on(browser.get(f"/store/balance/{token_in(mails[1])}")))
+    )
+    assert 'id="send-balance-link"' not in console.get(f"/admin/orders/{order['id']}").text
+    assert owner_client.post(f"/orders/{order['id']}/balance/link").status_code == 409
