@@ -396,6 +396,8 @@ CREATE TABLE IF NOT EXISTS orders (
     -- an edit raised a paid order's total, and the part of refunded_cents edits gave back.
     balance_due_cents BIGINT NOT NULL DEFAULT 0,
     edit_refunded_cents BIGINT NOT NULL DEFAULT 0,
+    -- 0038: the SHA-256 of the balance pay link's token (shop/orders/balance_link.py).
+    balance_token_hash TEXT,
     -- 0040: the part of the total a credit paid (a draft's: an exchange), never refunded as
     -- money (docs/payments.md, "Orders paid with credit").
     credit_cents BIGINT NOT NULL DEFAULT 0
@@ -489,6 +491,9 @@ CREATE TABLE IF NOT EXISTS refunds (
     by_label TEXT,
     failure_reason TEXT,
     edit_id TEXT,
+    -- 0038: a card refund split over the order's intents, [{"intent", "amount_cents",
+    -- "reference"}] (NULL: all of the first intent).
+    parts TEXT,
     -- 0040: the credit share of what a money refund took back, not paid out.
     credit_cents BIGINT NOT NULL DEFAULT 0
 );
@@ -993,3 +998,23 @@ CREATE TABLE IF NOT EXISTS order_edits (
 
 CREATE INDEX IF NOT EXISTS order_edits_order ON order_edits (order_id, created_at, id);
 CREATE UNIQUE INDEX IF NOT EXISTS order_edits_order_key ON order_edits (order_id, idempotency_key);
+
+-- 0038: a card order's balance collected by a pay link (docs/orders.md, "Collecting a
+-- balance"): one row per PaymentIntent asked for a balance; the webhook lowers the balance
+-- once per intent.
+CREATE TABLE IF NOT EXISTS balance_payments (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+    amount_cents BIGINT NOT NULL CHECK (amount_cents > 0),
+    currency TEXT NOT NULL,
+    reference TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    received_cents BIGINT NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS balance_payments_order ON balance_payments (order_id, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS balance_payments_reference ON balance_payments (reference)
+    WHERE reference <> '';
+CREATE UNIQUE INDEX IF NOT EXISTS orders_balance_token ON orders (balance_token_hash);

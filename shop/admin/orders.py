@@ -29,8 +29,8 @@ from shop.clock import iso, now
 from shop.errors import ShopError
 from shop.http.errors import abort, as_http, error_response
 from shop.money import display, from_text
+from shop.orders import balance_link, order_list, progress, shipments, staff
 from shop.orders import lifecycle as orders
-from shop.orders import order_list, progress, shipments, staff
 from shop.orders.shipments import ShipmentRequest
 from shop.payments import refunds
 from shop.payments.refund_request import RefundRequest
@@ -44,6 +44,7 @@ _DONE = {
     "shipped": "Shipment recorded; the customer has been e-mailed the tracking.",
     "refunded": "Refund recorded.",
     "edited": "Order edited.",  # admin/order_edits.py
+    "balance_link": "A new pay link of the balance is on its way to the customer.",
 }
 
 
@@ -180,6 +181,9 @@ def _order_page(order_id: str, error: str | None = None, status: int = 200):
         or secrets.token_urlsafe(24),
         done=_DONE.get(request.args.get("done", "")),
         error=error,
+        balance_link=balance_link.collected_online(
+            {**order, "provider": (order["payment"] or {}).get("provider")}
+        ),
     )
     return page, status
 
@@ -263,6 +267,13 @@ def add_note(order_id):
 def resend_mail(order_id):
     """Send the customer the e-mail of the order's current status again."""
     return _act(order_id, "mailed", lambda: staff.resend_mail(order_id, g.caller.actor))
+
+
+@bp.route("/orders/<id:order_id>/balance-link", methods=["POST"])
+def send_balance_link(order_id):
+    """Mail the customer a new pay link of a card order's balance (``POST
+    /orders/{id}/balance/link``)."""
+    return _act(order_id, "balance_link", lambda: balance_link.send(order_id, g.caller.actor))
 
 
 @bp.route("/orders/<id:order_id>/packing-slip")

@@ -13,7 +13,7 @@ from shop.api.schemas import ActorSchema, OrderSchema
 from shop.checkout import editing
 from shop.http.decorators import require_permission
 from shop.http.openapi import responds
-from shop.orders import edits
+from shop.orders import balance_link, edits
 
 blp = Blueprint(
     "order_edits", __name__, url_prefix="/orders", description="Edits of an order before it ships."
@@ -143,6 +143,22 @@ class BalanceSchema(Schema):
     note = fields.String(validate=validate.Length(max=500))
 
 
+class BalanceLinkSchema(Schema):
+    url = fields.String(
+        required=True,
+        metadata={
+            "description": "The storefront's pay page of the balance (its token inside: give"
+            " it to the customer only). A new link replaces the ones made before."
+        },
+    )
+    balance_due_cents = fields.Integer(required=True)
+    currency = fields.String(required=True)
+    mailed = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether it was mailed (false: the customer has no e-mail)."},
+    )
+
+
 def _request(data: dict) -> edits.EditRequest:
     values = {k: data[k] for k in ("add", "remove", "set_quantity", "note") if k in data}
     if "discount_code" in data:
@@ -213,7 +229,7 @@ class OrderEditPreview(MethodView):
 @blp.route("/<id:order_id>/balance")
 class OrderBalance(MethodView):
     @blp.doc(operationId="recordOrderBalance")
-    @responds(409, e409="No balance is due, or the order is paid by card (no pay link yet).")
+    @responds(409, e409="No balance is due, or the order is paid by card (its pay link).")
     @blp.arguments(BalanceSchema)
     @blp.response(200, OrderSchema)
     @blp.alt_response(204, description=WRITE_ONLY, success=True)
@@ -222,8 +238,31 @@ class OrderBalance(MethodView):
         """Record the balance an edit left due as received (manual payments)
 
         For an order paid by bank transfer or cash: the balance a person saw arrive. An
-        order paid by card is a 409: its balance cannot be collected by card yet.
+        order paid by card is a 409: its balance is paid by card with the pay link
+        (`POST /orders/{id}/balance/link`).
         """
         return readable(
             "orders.read", editing.record_balance(order_id, data.get("note"), g.caller.actor)
         )
+
+
+@blp.route("/<id:order_id>/balance/link")
+class OrderBalanceLink(MethodView):
+    @blp.doc(operationId="sendOrderBalanceLink")
+    @responds(
+        409,
+        e409="No balance is due, the order's balance is recorded by hand (not a card order),"
+        " or the shop's storefront is off.",
+    )
+    @blp.response(200, BalanceLinkSchema)
+    @blp.alt_response(204, description=WRITE_ONLY, success=True)
+    @require_permission("orders.update_status")
+    def post(self, order_id):
+        """Mail the customer a new pay link of a card order's balance
+
+        The storefront's page of the link shows the order and its balance and takes the card
+        (a PaymentIntent for the balance); once paid the balance is 0. Each call makes a new
+        link (the ones before stop working) and mails it to the customer; the answer carries
+        it for staff to pass on another way.
+        """
+        return readable("orders.read", balance_link.send(order_id, g.caller.actor))

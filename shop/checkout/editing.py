@@ -7,8 +7,10 @@ are what ``POST /payments/quote`` answers for it. The stock moves both ways in t
 transaction (products locked first, in id order; a take is the checkout's guarded
 decrement, so an edit never oversells, and a refused edit writes nothing). On a paid order
 a lower total refunds the difference through the refund path (``payments/refunds.py``), a
-higher one is left due (``balance_due_cents``); an invoiced order's invoice is credited and
-a new one issued (``invoices/credit_notes.py``). Rules: docs/orders.md, "Editing an order".
+higher one is left due (``balance_due_cents``; a card order's with a pay link,
+``orders/balance_link.py``). The customer is mailed the edit. An invoiced order's invoice
+is credited and a new one issued (``invoices/credit_notes.py``). Rules: docs/orders.md,
+"Editing an order".
 """
 
 import json
@@ -20,7 +22,7 @@ from shop.clock import now_iso
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid, NotFound
 from shop.invoices import credit_notes
-from shop.orders import edits, payment_sides
+from shop.orders import balance_link, edits, payment_sides
 from shop.orders import lifecycle as orders
 from shop.payments import refunds
 from shop.pricing import baskets
@@ -82,8 +84,8 @@ def exists(order_id: str) -> None:
 def record_balance(order_id: str, note: str | None, actor) -> dict:
     """The balance an edit left due was received (bank transfer or cash, seen by a person):
     it is cleared and added to the payment, with a history entry and an audit entry; answer
-    the order. 409 when nothing is due, or for a card order (its balance would be collected
-    by card, through a pay link the shop does not have yet)."""
+    the order. 409 when nothing is due, or for a card order (its balance is paid by card,
+    through the pay link: ``orders/balance_link.py``)."""
     with db.transaction():
         orders.lock(order_id)
         row = db.one(
@@ -102,8 +104,8 @@ def record_balance(order_id: str, note: str | None, actor) -> dict:
         if not payment_sides.side(row["provider"], every=True).paid_by_hand:
             raise Conflict(
                 f"Order {row['number']} is paid through {row['provider']}: its balance is"
-                " collected by card, which the shop cannot do yet (no pay link). Edit the order"
-                " back down, or take the balance another way and cancel and re-order.",
+                " paid by card with the pay link (POST /orders/{id}/balance/link mails it),"
+                " not recorded by hand.",
                 withheld=(orders.READ, "The order's balance cannot be recorded by hand."),
             )
         moment = now_iso()
@@ -240,6 +242,8 @@ def _edit(order_id: str, request: edits.EditRequest, actor, key, body) -> str:
             "request_hash": idempotency.body_hash(body) if key is not None else None,
         }
     )
+    # The customer hears of it: the new totals, the refund, or the balance and its pay link.
+    balance_link.mail_edit(order_id, refund, balance)
     details = {"order_id": order_id, "number": order["number"], "edit_id": edit_id}
     details |= {"from_cents": order["total_cents"], "to_cents": priced["total_cents"]}
     details |= {"refund_cents": refund, "balance_due_cents": balance}

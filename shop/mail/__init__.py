@@ -430,8 +430,13 @@ def _order_context(frozen: dict) -> dict:
     }
 
 
+def _edit_context(frozen: dict) -> dict:
+    """The ``order_edited`` templates' context: the amounts' format from the frozen currency."""
+    return {**frozen, "money": functools.partial(_display, currency=frozen["order"]["currency"])}
+
+
 # Templates rendered at send time, and what each adds to its frozen context.
-_PREPARE = {"order": _order_context}
+_PREPARE = {"order": _order_context, "order_edited": _edit_context}
 
 
 def queue_order_mail(
@@ -464,3 +469,26 @@ def queue_order_mail(
         template="order",
         context={"order": order_snapshot(order), "shop_name": shop_name, "link": link},
     )
+
+
+def queue_edit_mail(
+    order: dict,
+    recipient: str,
+    edited: bool = False,
+    refund_cents: int = 0,
+    balance_due_cents: int = 0,
+    link: str | None = None,
+) -> str:
+    """Queue the customer's mail of an order ``edited`` (its new lines and totals, the
+    ``refund_cents`` on its way or the ``balance_due_cents``), or of its balance alone, with
+    the pay ``link`` of a card order's balance; rendered by the worker from
+    ``order_snapshot(order)`` (``bodies``)."""
+    shop_name = site.current()["shop_name"]
+    if edited:
+        subject = f"{shop_name}: order {order['number']} was changed"
+    else:
+        shown = _display(balance_due_cents, order["currency"])
+        subject = f"{shop_name}: order {order['number']}, {shown} to pay"
+    context = {"order": order_snapshot(order), "shop_name": shop_name, "edited": edited}
+    context |= {"refund_cents": refund_cents, "balance_due_cents": balance_due_cents}
+    return queue(recipient, subject, "", template="order_edited", context=context | {"link": link})

@@ -66,9 +66,12 @@ class Provider(PaymentSide):
         show, by default as it is."""
         return order
 
-    def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
+    def refund(
+        self, reference: str, amount_cents: int, refund_id: str, order_id: str, part: int = 0
+    ) -> str:
         """Outside any transaction: give ``amount_cents`` of the payment ``reference`` back,
-        keyed by ``refund_id``; answer the provider's refund id. Unreachable: a
+        keyed by ``refund_id`` and its ``part`` (a refund split over the order's captures:
+        ``payments/refund_parts.py``); answer the provider's refund id. Unreachable: a
         ``shop.errors.Deferred``; refused: ``RefundRefused``."""
         raise NotImplementedError
 
@@ -76,6 +79,15 @@ class Provider(PaymentSide):
         """Start again, or confirm, the payment of order ``number`` (``POST
         /orders/{id}/payment``); answer the payment. Only a provider paid online has one."""
         raise Conflict(f"Order {number} is not paid by card: there is nothing to start.")
+
+    def collect_balance(self, order_id: str, actor: Actor) -> dict:
+        """The card payment of the balance an edit left due (the pay link's page):
+        ``{"amount_cents", "currency", "client_secret"}``, the secret None when nothing is
+        due. Only a provider paid online collects one."""
+        raise Conflict("This order's balance is not paid online: the shop records it.")
+
+    def balance_returned(self, order_id: str, actor: Actor) -> None:
+        """The customer is back from paying a balance: what the provider says is applied."""
 
     def handle_event(self, body: bytes, headers, actor: Actor) -> bool:
         """Apply one event the provider sent to its webhook (``body`` as received, the
@@ -130,6 +142,23 @@ def resume(order_id: str, actor: Actor, customer_id: str | None = None) -> dict:
         raise NotFound("Order not found.")
     provider = get(row["provider"], every=True) or Provider()
     return provider.resume(order_id, actor, customer_id, row["number"])
+
+
+def _of_order(order_id: str) -> Provider:
+    name = db.value("SELECT provider FROM payments WHERE order_id = :id", {"id": order_id})
+    if name is None:
+        raise NotFound("Order not found.")
+    return get(name, every=True) or Provider()
+
+
+def collect_balance(order_id: str, actor: Actor) -> dict:
+    """The payment of an order's balance at its provider (``Provider.collect_balance``)."""
+    return _of_order(order_id).collect_balance(order_id, actor)
+
+
+def balance_returned(order_id: str, actor: Actor) -> None:
+    """Back from paying an order's balance (``Provider.balance_returned``)."""
+    _of_order(order_id).balance_returned(order_id, actor)
 
 
 def event(name: str, body: bytes, headers, actor: Actor) -> bool:

@@ -20,7 +20,7 @@ from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.invoices import credit_notes
 from shop.orders import lifecycle as orders
 from shop.orders import payment_reports, restocks
-from shop.payments import providers
+from shop.payments import providers, refund_parts
 from shop.payments.providers import RefundRefused
 from shop.payments.refund_request import RefundRequest
 from shop.pricing import rules as pricing
@@ -331,6 +331,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
     credit = bool(body.get("to_credit"))  # kept as a credit (an exchange): no money moves
     through = through and not credit
     refund_id, actor = db.new_id(), caller.actor
+    parts = refund_parts.split(order["id"], provider.name, amount) if through else None
     _insert(
         {
             "id": refund_id,
@@ -350,6 +351,7 @@ def _take(order: dict, body: dict, caller, key, body_hash) -> str:
             "by_id": actor.id,
             "by_label": actor.label,
             "credit_cents": kept,
+            "parts": parts,
         }
     )
     restocks.put_back(order["id"], {item["line"]: item["quantity"] for item in restock})
@@ -377,6 +379,7 @@ def take_for_edit(order_id: str, edit_id: str, amount: int, reason: str, actor: 
         {"amount": amount, "id": order_id},
     )
     refund_id = db.new_id()
+    parts = refund_parts.split(order_id, provider.name, amount) if through else None
     _insert(
         {
             "id": refund_id,
@@ -396,6 +399,7 @@ def take_for_edit(order_id: str, edit_id: str, amount: int, reason: str, actor: 
             "by_id": actor.id,
             "by_label": actor.label,
             "edit_id": edit_id,
+            "parts": parts,
         }
     )
     if not through:
@@ -421,21 +425,28 @@ def _insert(values: dict) -> None:
     db.execute(
         "INSERT INTO refunds (id, order_id, amount_cents, currency, lines, shipping, restock,"
         " reason, provider, reference, status, idempotency_key, request_hash, created_at,"
-        " updated_at, by_kind, by_id, by_label, edit_id, credit_cents) VALUES (:id, :order_id,"
-        " :amount_cents, :currency, :lines, :shipping, :restock, :reason, :provider,"
+        " updated_at, by_kind, by_id, by_label, edit_id, credit_cents, parts) VALUES (:id,"
+        " :order_id, :amount_cents, :currency, :lines, :shipping, :restock, :reason, :provider,"
         " :reference, :status, :idempotency_key, :request_hash, :now, :now, :by_kind, :by_id,"
-        " :by_label, :edit_id, :credit_cents)",
-        {"edit_id": None, "credit_cents": 0, **values, "now": moment},
+        " :by_label, :edit_id, :credit_cents, :parts)",
+        {"edit_id": None, "credit_cents": 0, "parts": None, **values, "now": moment},
     )
 
 
 def _through_provider(
     order: dict, refund_id: str, provider: providers.Provider, actor: Actor
 ) -> None:
-    """Outside any transaction: the provider gives a pending refund's money back."""
-    amount = db.value("SELECT amount_cents FROM refunds WHERE id = :id", {"id": refund_id})
+    """Outside any transaction: the provider gives a pending refund's money back, one part
+    per capture it is split over (``refund_parts``), each keyed by the refund and its part."""
+    row = db.one(
+        "SELECT amount_cents, reference, parts FROM refunds WHERE id = :id", {"id": refund_id}
+    )
+    parts = refund_parts.of(row, order["reference"])
     try:
-        made = provider.refund(order["reference"], amount, refund_id, order["id"])
+        for number, part in enumerate(parts):
+            part["reference"] = provider.refund(
+                part["intent"], part["amount_cents"], refund_id, order["id"], number
+            )
     except RefundRefused as refusal:
         _fail(order, refund_id, refusal.reason, actor)
         raise ProviderRefused(
@@ -443,12 +454,13 @@ def _through_provider(
             " its amount can be refunded again; retry with a new Idempotency-Key.",
             ours=refusal.ours,
         ) from None
+    made = parts[0]["reference"]
     with db.transaction():
         orders.lock(order["id"])
         done = db.execute(
-            "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
-            " WHERE id = :id AND status = 'pending'",
-            {"ref": made, "now": now_iso(), "id": refund_id},
+            "UPDATE refunds SET status = 'succeeded', reference = :ref, parts = :parts,"
+            " updated_at = :now WHERE id = :id AND status = 'pending'",
+            {"ref": made, "parts": json.dumps(parts), "now": now_iso(), "id": refund_id},
         )
         if done:  # a concurrent replay may have completed it
             _complete(order["id"], refund_id, actor)
@@ -520,11 +532,12 @@ def record_external(
     theirs: list[dict],
     refunded_total: int,
     actor: Actor,
+    intent: str | None = None,
 ) -> None:
-    """Record what ``provider`` says was refunded (``theirs``: its refunds of the order's
-    payment, each ``id``, ``amount``, ``status``, ``created``, ``metadata``;
-    ``refunded_total``: its total refunded), as ``actor``; the caller holds the order's
-    lock, in its transaction.
+    """Record what ``provider`` says was refunded (``theirs``: its refunds of one of the
+    order's captures, ``intent``, by default the first; each ``id``, ``amount``, ``status``,
+    ``created``, ``metadata``; ``refunded_total``: its total refunded there), as ``actor``;
+    the caller holds the order's lock, in its transaction.
 
     A refund of ours left ``pending`` (the provider did it, its answer was lost) is
     completed. Any other refund not known here by its own id (made in the provider's
@@ -537,11 +550,15 @@ def record_external(
         if item.get("status") in ("failed", "canceled"):
             continue
         ours = (item.get("metadata") or {}).get("refund_id")
-        if ours and db.value(
-            "SELECT 1 FROM refunds WHERE id = :id AND order_id = :order_id",
+        mine = ours and db.one(
+            "SELECT parts FROM refunds WHERE id = :id AND order_id = :order_id",
             {"id": ours, "order_id": order_id},
-        ):
-            if db.execute(
+        )
+        if mine:
+            # One part of several is not the whole refund: the path that sends the parts
+            # (or its retry) completes it.
+            whole = not mine["parts"] or len(json.loads(mine["parts"])) == 1
+            if whole and db.execute(
                 "UPDATE refunds SET status = 'succeeded', reference = :ref, updated_at = :now"
                 " WHERE id = :id AND status = 'pending'",
                 {"ref": item["id"], "now": now_iso(), "id": ours},
@@ -550,22 +567,18 @@ def record_external(
             continue
         if db.value("SELECT 1 FROM refunds WHERE reference = :ref", {"ref": item["id"]}):
             continue
-        if _at_provider(provider, order_id) + item["amount"] > refunded_total:
+        intent = intent or _order(order_id)["reference"]
+        held = refund_parts.refunded(order_id, provider.name, answered_only=True)
+        if held.get(intent, 0) + item["amount"] > refunded_total:
             continue
-        _record_theirs(provider, order_id, item, actor)
+        _record_theirs(provider, order_id, item, actor, intent)
 
 
-def _at_provider(provider: providers.Provider, order_id: str) -> int:
-    """What we hold as refunded at ``provider``: every refund it answered for (with its id)."""
-    return db.value(
-        "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = :id"
-        " AND provider = :provider AND reference IS NOT NULL AND status <> 'failed'",
-        {"id": order_id, "provider": provider.name},
-    )
-
-
-def _record_theirs(provider: providers.Provider, order_id: str, item: dict, actor: Actor) -> None:
-    """A refund made at the provider, outside the shop: recorded as the provider holds it."""
+def _record_theirs(
+    provider: providers.Provider, order_id: str, item: dict, actor: Actor, intent: str
+) -> None:
+    """A refund made at the provider, outside the shop: recorded as the provider holds it,
+    against the capture it was made on."""
     order = _order(order_id)
     db.execute(
         "UPDATE orders SET refunded_cents = refunded_cents + :amount WHERE id = :id",
@@ -590,6 +603,9 @@ def _record_theirs(provider: providers.Provider, order_id: str, item: dict, acto
             "by_kind": "system",
             "by_id": None,
             "by_label": provider.label,
+            "parts": json.dumps(
+                [{"intent": intent, "amount_cents": item["amount"], "reference": item["id"]}]
+            ),
         }
     )
     _complete(order_id, refund_id, actor)

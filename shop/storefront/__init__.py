@@ -5,7 +5,16 @@ API behind every page.
 """
 
 # Each module registers its pages on the blueprints.
-from shop.storefront import account, addressbook, browse, cart, drafts, orders, seo  # noqa: F401
+from shop.storefront import (  # noqa: F401
+    account,
+    addressbook,
+    balance,
+    browse,
+    cart,
+    drafts,
+    orders,
+    seo,
+)
 from shop.storefront.frame import bp, not_found_page, register
 
 __all__ = ["bp", "not_found_page", "register"]

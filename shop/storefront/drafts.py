@@ -9,7 +9,7 @@ A completed draft's page shows its order. A wrong token is the 404 of a page tha
 exist.
 """
 
-from flask import current_app, redirect, render_template, url_for
+from flask import redirect, render_template, url_for
 
 from shop.drafts import completing, sending
 from shop.drafts import store as drafts
@@ -87,20 +87,8 @@ def draft_card(token: str):
     payment = providers.resume(order["id"], _actor(row))
     if payment.get("client_secret") is None:  # paid (or not payable): its page says which
         return redirect(url_for("store.draft", token=token), 303)
-    config = current_app.config
-    response = current_app.make_response(
-        render_template(
-            "store/pay.html",
-            shop=settings.current(),
-            order=order,
-            client_secret=payment["client_secret"],
-            publishable_key=config["STRIPE_PUBLISHABLE_KEY"],
-            stripe_js=config["STRIPE_JS_URL"],
-            return_url=url_for("store.draft_paid", token=token, _external=True),
-        )
-    )
-    frame.allow_stripe(response)
-    return response
+    return_url = url_for("store.draft_paid", token=token, _external=True)
+    return frame.card_page(order, payment["client_secret"], return_url)
 
 
 @bp.get("/drafts/<token>/paid")

@@ -57,6 +57,7 @@ CART_COOKIE = "shop_cart"
 _NEVER_KEPT = frozenset(
     {"store.cart", "store.checkout", "store.order", "store.pay", "store.paid"}
     | {"store.draft", "store.draft_pay", "store.draft_card", "store.draft_paid"}
+    | {"store.balance", "store.balance_paid"}
 )
 
 
@@ -118,6 +119,26 @@ def keep_cart(response, cart: str | None):
         httponly=True,
         samesite="Lax",
     )
+    return response
+
+
+def card_page(order: dict, client_secret: str, return_url: str, **more):
+    """The card step of ``order`` (``store/pay.html``): Stripe's Payment Element with the
+    intent's ``client_secret``, back to ``return_url``; its CSP widened to Stripe."""
+    config = current_app.config
+    response = current_app.make_response(
+        render_template(
+            "store/pay.html",
+            shop=shop_settings(),
+            order=order,
+            client_secret=client_secret,
+            publishable_key=config["STRIPE_PUBLISHABLE_KEY"],
+            stripe_js=config["STRIPE_JS_URL"],
+            return_url=return_url,
+            **more,
+        )
+    )
+    allow_stripe(response)
     return response
 
 

@@ -1,7 +1,7 @@
 """A placed order as its buyer sees it: the confirmation and status page (a guest reaches it
 with the order's token, as the API's ``GET /orders/{id}?token=``), and the card step."""
 
-from flask import current_app, redirect, render_template, request, url_for
+from flask import redirect, render_template, request, url_for
 
 from shop.errors import NotFound
 from shop.http.context import current_actor
@@ -47,21 +47,8 @@ def pay(order_id: str):
     payment = _resume(found)
     if payment.get("client_secret") is None:  # paid (or not payable): its page says which
         return redirect(url_for("store.order", order_id=found["id"], token=token), 303)
-    config = current_app.config
-    response = current_app.make_response(
-        render_template(
-            "store/pay.html",
-            shop=frame.shop_settings(),
-            order=found,
-            token=token,
-            client_secret=payment["client_secret"],
-            publishable_key=config["STRIPE_PUBLISHABLE_KEY"],
-            stripe_js=config["STRIPE_JS_URL"],
-            return_url=url_for("store.paid", order_id=found["id"], token=token, _external=True),
-        )
-    )
-    frame.allow_stripe(response)
-    return response
+    return_url = url_for("store.paid", order_id=found["id"], token=token, _external=True)
+    return frame.card_page(found, payment["client_secret"], return_url, token=token)
 
 
 @bp.get("/orders/<order_id>/paid")

@@ -16,6 +16,9 @@ EVENTS = {
     "order.shipped": "orders.read",
     # An order edited before it ships (shop/checkout/editing.py): the order and its edit.
     "order.edited": "orders.read",
+    # A balance an edit left due, paid by the pay link (shop/payments/stripe/balance.py): the
+    # order and the payment (amount, currency, reference).
+    "order.balance_paid": "orders.read",
     # A cart left behind, reminded (shop/carts/reminders.py): its e-mail and lines are what
     # an order would show, so the same right.
     "cart.abandoned": "orders.read",

@@ -141,6 +141,30 @@ def create_intent(order: dict):
     return _call(_client().v1.payment_intents.create, params, f"order-{order['id']}-intent")
 
 
+def create_balance_intent(balance: dict, order: dict):
+    """A PaymentIntent for a balance an edit left due (``payments/stripe/balance.py``):
+    created once per balance payment (the key is derived from its id), for its amount, its
+    metadata naming the order and that it is a balance."""
+    params = {
+        "amount": balance["amount_cents"],
+        "currency": balance["currency"].lower(),
+        "metadata": {
+            "order_id": order["id"],
+            "order_number": order["number"],
+            "kind": "balance",
+            "balance_payment_id": balance["id"],
+        },
+        "automatic_payment_methods": {"enabled": True},
+    }
+    return _call(_client().v1.payment_intents.create, params, f"balance-{balance['id']}-intent")
+
+
+def cancel_balance_intent(intent_id: str, balance_id: str):
+    """Cancel a balance's intent no longer asked for (the balance changed); answer it as
+    ``cancel_intent`` does."""
+    return _cancel(intent_id, "abandoned", f"balance-{balance_id}-cancel")
+
+
 def retrieve_intent(intent_id: str):
     return _call(lambda params, options: _client().v1.payment_intents.retrieve(intent_id), {})
 
@@ -149,6 +173,10 @@ def cancel_intent(intent_id: str, order_id: str, reason: str):
     """Cancel the order's intent (the key is derived from the order); answer the intent as
     Stripe holds it then: ``canceled``, or, when Stripe refuses because it can no longer be
     cancelled (``payment_intent_unexpected_state``: succeeded, already canceled), as it is."""
+    return _cancel(intent_id, reason, f"order-{order_id}-intent-cancel")
+
+
+def _cancel(intent_id: str, reason: str, key: str):
     intents = _client().v1.payment_intents
 
     def cancel(params, options):
@@ -159,8 +187,7 @@ def cancel_intent(intent_id: str, order_id: str, reason: str):
                 raise
             return intents.retrieve(intent_id)
 
-    params = {"cancellation_reason": reason}
-    return _call(cancel, params, f"order-{order_id}-intent-cancel")
+    return _call(cancel, {"cancellation_reason": reason}, key)
 
 
 def list_intents(created_after: int | None = None) -> list:
@@ -177,14 +204,18 @@ def list_intents(created_after: int | None = None) -> list:
         params["starting_after"] = page.data[-1].id
 
 
-def create_refund(intent_id: str, amount_cents: int, refund_id: str, order_id: str):
-    """Refund ``amount_cents`` of the intent; the key is our refund's id."""
+def create_refund(intent_id: str, amount_cents: int, refund_id: str, order_id: str, part: int = 0):
+    """Refund ``amount_cents`` of the intent; the key is our refund's id (and, past its first
+    part, the part's number: a refund split over the order's intents)."""
     params = {
         "payment_intent": intent_id,
         "amount": amount_cents,
         "metadata": {"order_id": order_id, "refund_id": refund_id},
     }
-    return _call(_client().v1.refunds.create, params, f"refund-{refund_id}")
+    if part:
+        params["metadata"]["part"] = str(part)
+    key = f"refund-{refund_id}" + (f"-{part}" if part else "")
+    return _call(_client().v1.refunds.create, params, key)
 
 
 def list_refunds(intent_id: str) -> list:

@@ -15,8 +15,9 @@ from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
 from shop.orders import lifecycle as orders
 from shop.orders import payment_reports
 from shop.orders.payment_reports import Failed, InReview, Succeeded
-from shop.payments import providers, refunds
+from shop.payments import providers, refund_parts, refunds
 from shop.payments.providers import ProviderFailed
+from shop.payments.stripe import balance as stripe_balance
 from shop.payments.stripe import cancel as stripe_cancel
 from shop.payments.stripe import gateway as stripe_gateway
 from shop.payments.stripe import shapes as stripe_event_shapes
@@ -140,6 +141,15 @@ def handle_event(event: dict, actor: Actor) -> bool:
     kind, obj = stripe_event_shapes.checked(event)
     handler = HANDLERS.get(kind)
     payment = _payment_of(kind, obj) if handler else None
+    if payment is None and handler:
+        balance = _balance_of(kind, obj)  # an intent paying a balance (or its charge)
+        if balance is not None:
+            payment = _find_payment("p.order_id = :id", {"id": balance["order_id"]})
+            if kind.startswith("payment_intent"):
+                balance_handler = stripe_balance.HANDLERS.get(kind)
+                handler = None if balance_handler is None else _on_balance(balance_handler)
+            if handler is None:
+                payment = None
     if payment is not None and kind == "charge.refunded":
         if db.value("SELECT 1 FROM stripe_events WHERE id = :id", {"id": event["id"]}):
             return False
@@ -194,12 +204,29 @@ def _payment_of(kind: str, obj: dict) -> dict | None:
     intent_id = obj["payment_intent"] if kind.startswith("charge") else obj["id"]
     payment = _find_payment("p.reference = :ref", {"ref": intent_id})
     meta = obj.get("metadata") or {}
-    if payment is None and kind.startswith("payment_intent") and meta.get("order_id"):
+    ours = meta.get("order_id") and meta.get("kind") != "balance"  # a balance's: not this
+    if payment is None and kind.startswith("payment_intent") and ours:
         payment = _find_payment(
             "p.order_id = :order_id AND p.reference = '' AND o.number = :number",
             {"order_id": meta["order_id"], "number": meta.get("order_number") or ""},
         )
     return payment
+
+
+def _balance_of(kind: str, obj: dict) -> dict | None:
+    """The balance payment of an event's intent (``payments/stripe/balance.py``), or None."""
+    if kind.startswith("charge"):
+        return stripe_balance.of_intent({"id": obj["payment_intent"]})
+    return stripe_balance.of_intent(obj)
+
+
+def _on_balance(handler):
+    """A balance intent's handler, called as the payment handlers are."""
+
+    def handle(obj: dict, _payment: dict, actor: Actor) -> None:
+        handler(obj, actor)
+
+    return handle
 
 
 def _apply(handler, obj: dict, payment: dict | None, actor: Actor) -> None:
@@ -300,6 +327,7 @@ def _refunded(charge: dict, payment: dict, actor: Actor) -> None:
         charge["refunds"]["data"],
         charge["amount_refunded"],
         actor,
+        charge["payment_intent"],
     )
 
 
@@ -342,6 +370,9 @@ def reconcile(since: int | None, fix: bool, actor: Actor) -> list[dict]:
     for intent in stripe_gateway.list_intents(since):
         data = intent.to_dict()
         payment = _payment_of("payment_intent", data)
+        if payment is None and stripe_balance.of_intent(data) is not None:
+            found += _balance_difference(data, fix, actor)
+            continue
         if payment is None:
             found += _stranger(data)
             continue
@@ -380,10 +411,14 @@ def _differences(intent: dict, payment: dict, theirs: list[dict]) -> list[tuple]
     elif status == "canceled" and payment["status"] == "pending":
         found.append(("cancelled at Stripe, payment pending here", None))
     ours = payment["refunded_cents"]
+    if stripe_balance.paid_any(payment["order_id"]):  # refunds split over its intents
+        ours = refund_parts.refunded(payment["order_id"], "stripe").get(intent["id"], 0)
     if refunded_there > ours:
 
         def record(_intent: dict, fresh: dict, actor: Actor) -> None:
-            refunds.record_external(_provider(), fresh["order_id"], theirs, refunded_there, actor)
+            refunds.record_external(
+                _provider(), fresh["order_id"], theirs, refunded_there, actor, intent["id"]
+            )
 
         found.append((f"refunded {refunded_there} at Stripe, {ours} recorded", record))
     elif ours > refunded_there and status == "succeeded":
@@ -397,6 +432,21 @@ def _differences(intent: dict, payment: dict, theirs: list[dict]) -> list[tuple]
             text += f" ({pending} of it in refunds pending, not confirmed by Stripe)"
         found.append((text, None))
     return found
+
+
+def _balance_difference(intent: dict, fix: bool, actor: Actor) -> list[dict]:
+    """A balance intent paid at Stripe whose balance payment is not succeeded here: fixable
+    by its own handler (``payments/stripe/balance.py``), once."""
+    row = stripe_balance.of_intent(intent)
+    if intent["status"] != "succeeded" or row["status"] in ("succeeded", "review"):
+        return []
+    number = db.value("SELECT number FROM orders WHERE id = :id", {"id": row["order_id"]})
+    item = {"order": number, "intent": intent["id"], "fixable": True}
+    item["difference"] = f"balance paid at Stripe, {row['status']} here"
+    if fix:
+        stripe_balance.confirm(row["order_id"], intent, actor)
+        item["fixed"] = True
+    return [item]
 
 
 def _refunded_at_stripe(theirs: list[dict]) -> int:

@@ -3,6 +3,7 @@
 
 from shop.actor import Actor
 from shop.payments.providers import PaymentStart, Provider
+from shop.payments.stripe import balance as stripe_balance
 from shop.payments.stripe import cancel as stripe_cancel
 from shop.payments.stripe import expiry as stripe_expiry
 from shop.payments.stripe import gateway as stripe_gateway
@@ -39,13 +40,23 @@ class Stripe(Provider):
         """Cancel the order's PaymentIntent at Stripe (``payments/stripe/cancel.py``)."""
         stripe_cancel.after_commit(order_id)
 
-    def refund(self, reference: str, amount_cents: int, refund_id: str, order_id: str) -> str:
+    def refund(
+        self, reference: str, amount_cents: int, refund_id: str, order_id: str, part: int = 0
+    ) -> str:
         """Refund through Stripe (``payments/stripe/refund.py``)."""
-        return stripe_refund.send(reference, amount_cents, refund_id, order_id)
+        return stripe_refund.send(reference, amount_cents, refund_id, order_id, part)
 
     def resume(self, order_id: str, actor: Actor, customer_id: str | None, number: str) -> dict:
         """Create or find the order's PaymentIntent (``payments/stripe/intents.py``)."""
         return stripe_payments.start(order_id, actor, customer_id)
+
+    def collect_balance(self, order_id: str, actor: Actor) -> dict:
+        """The balance's PaymentIntent (``payments/stripe/balance.py``)."""
+        return stripe_balance.start(order_id, actor)
+
+    def balance_returned(self, order_id: str, actor: Actor) -> None:
+        """Apply the balance intents Stripe holds as paid (``payments/stripe/balance.py``)."""
+        stripe_balance.confirm_all(order_id, actor)
 
     def handle_event(self, body: bytes, headers, actor: Actor) -> bool:
         """A signed Stripe event (``payments/stripe/intents.py``)."""
