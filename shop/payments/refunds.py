@@ -444,10 +444,21 @@ def _through_provider(
     parts = refund_parts.of(row, order["reference"])
     try:
         for number, part in enumerate(parts):
-            part["reference"] = provider.refund(
-                part["intent"], part["amount_cents"], refund_id, order["id"], number
-            )
+            if part["reference"] is None:  # a part an earlier try sent is not sent again
+                part["reference"] = provider.refund(
+                    part["intent"], part["amount_cents"], refund_id, order["id"], number
+                )
     except RefundRefused as refusal:
+        sent = sum(part["amount_cents"] for part in parts if part["reference"] is not None)
+        if sent:
+            _keep_sent(order, refund_id, parts, sent, refusal.reason, actor)
+            raise ProviderRefused(
+                f"{provider.label} refused part of the refund ({refusal.reason}) after"
+                f" {money.display(sent, order['currency'])} of it went back. The refund stays"
+                " pending with the parts sent: retry it with the same Idempotency-Key to send"
+                " the rest, and do not refund it again with a new one.",
+                ours=refusal.ours,
+            ) from None
         _fail(order, refund_id, refusal.reason, actor)
         raise ProviderRefused(
             f"{provider.label} refused the refund ({refusal.reason}). The refund is failed and"
@@ -464,6 +475,28 @@ def _through_provider(
         )
         if done:  # a concurrent replay may have completed it
             _complete(order["id"], refund_id, actor)
+
+
+def _keep_sent(
+    order: dict, refund_id: str, parts: list, sent: int, reason: str, actor: Actor
+) -> None:
+    """The provider refused a part of a split refund after others went back: the money sent
+    is gone, so nothing is released (a new refund could send it twice); the refund stays
+    ``pending`` with its parts' references, for a retry under the same key to finish."""
+    with db.transaction():
+        orders.lock(order["id"])
+        kept = db.execute(
+            "UPDATE refunds SET parts = :parts, failure_reason = :reason, updated_at = :now"
+            " WHERE id = :id AND status = 'pending'",
+            {"parts": json.dumps(parts), "reason": reason, "now": now_iso(), "id": refund_id},
+        )
+        if kept:
+            audit.record(
+                "refund.partly_refused",
+                {"order_id": order["id"], "number": order["number"], "refund_id": refund_id}
+                | {"sent_cents": sent, "currency": order["currency"], "reason": reason},
+                actor=actor,
+            )
 
 
 def _fail(order: dict, refund_id: str, reason: str, actor: Actor) -> None:

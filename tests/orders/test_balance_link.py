@@ -329,3 +329,49 @@ def test_the_console_mails_a_new_link(app, owner_client, customer_client, fake_s
     )
     assert 'id="send-balance-link"' not in console.get(f"/admin/orders/{order['id']}").text
     assert owner_client.post(f"/orders/{order['id']}/balance/link").status_code == 409
+
+
+def test_a_part_refused_after_another_went_back_keeps_the_refund_pending(
+    app, owner_client, customer_client, fake_stripe
+):
+    """A split refund's second part refused (a dashboard refund the shop has not heard of
+    yet took the balance intent's money) after its first went back: nothing is released,
+    so a new refund cannot send the first part again; the same key sends the rest."""
+    order = card_order_edited_up(app, owner_client, customer_client, fake_stripe)
+    token = token_in(edit_mails(app, order)[0])
+    browser = app.test_client()
+    balance_intent = intent_on(browser.get(f"/store/balance/{token}"))
+    deliver(browser, fake_stripe.succeed(balance_intent))
+    unheard = fake_stripe.refund_in_dashboard(balance_intent, 1800)  # not delivered yet
+    key = {"Idempotency-Key": "split-refused-1"}
+
+    refused = owner_client.post(
+        f"/orders/{order['id']}/refunds", json={"amount_cents": 2500}, headers=key
+    )
+    assert refused.status_code == 409, refused.json
+    assert "after €10.00 of it went back" in refused.json["message"]
+    [refund] = owner_client.get(f"/orders/{order['id']}/refunds").json["items"]
+    assert refund["status"] == "pending"
+    preview = owner_client.get(f"/orders/{order['id']}/refunds/preview").json
+    assert preview["refundable_cents"] == 500  # the 2,500 stays taken
+    again = owner_client.post(f"/orders/{order['id']}/refunds", json={"amount_cents": 2500})
+    assert again.status_code == 400, again.json
+    sent = [(r["payment_intent"], r["amount"]) for r in fake_stripe.refunds.values()]
+    assert sent == [(balance_intent, 1800), (order_intent := sent[1][0], 1000)]
+    with app.app_context():
+        assert db.value("SELECT COUNT(*) FROM audit_log WHERE event = 'refund.partly_refused'") == 1
+
+    # The dashboard's refund is heard of and recorded on its own; the pending refund's rest
+    # cannot go (Stripe holds 200 of the balance intent), so a retry is refused again,
+    # and the first part is never sent twice.
+    deliver(browser, unheard)
+    retried = owner_client.post(
+        f"/orders/{order['id']}/refunds", json={"amount_cents": 2500}, headers=key
+    )
+    assert retried.status_code == 409, retried.json
+    assert [r["payment_intent"] for r in fake_stripe.refunds.values()].count(order_intent) == 1
+    shown = owner_client.get(f"/orders/{order['id']}/refunds").json["items"]
+    assert sorted((r["amount_cents"], r["status"]) for r in shown) == [
+        (1800, "succeeded"),
+        (2500, "pending"),
+    ]
