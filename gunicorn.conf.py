@@ -38,6 +38,11 @@ bind = f"{os.environ.get('HOST', '0.0.0.0')}:{settings['PORT']}"  # noqa: S104
 workers = settings["WEB_CONCURRENCY"]
 threads = settings["THREADS"]
 worker_class = "gthread"
+# Each worker binds its own socket (SO_REUSEPORT) and the kernel spreads new connections over
+# them by hash: on one shared socket the worker already on a core took most of nginx's
+# kept-alive connections and served them at one core's rate (docs/performance.md,
+# "reuse_port behind nginx"). SHOP_REUSE_PORT=0 shares one socket again.
+reuse_port = settings["REUSE_PORT"]
 timeout = 30
 graceful_timeout = 20
 keepalive = 5

@@ -7,7 +7,8 @@ Checks both revisions out into temporary git worktrees (``git worktree add --det
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
 data set, the quick one (``bench/seed.py``), seeded by this checkout's code. One gunicorn per
 revision serves it from its worktree with the benchmark's settings and limits off, both with
-this checkout's ``.venv`` (the same libraries), on 127.0.0.1. Each round runs wrk
+this checkout's ``.venv`` (the same libraries), on 127.0.0.1 (``--limits N``: limits on and
+the key limited to N a minute). Each round runs wrk
 (``bench/wrk.py``) on the keyed product read, the product list and checkout
 (``bench/scenarios.py``), A then B on even rounds and B then A on odd ones.
 
@@ -49,13 +50,16 @@ def main(argv=None) -> int:
             return 2
         url = harness.new_database(args.database_url, work, "main", databases)
         seeded = harness.seed_database(url, seed.QUICK)
+        if args.limits:
+            harness.limit_key(url, seeded.order_key, args.limits)
         print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
         env = harness.server_env(args, url)
         servers = {}
         for label, tree in trees.items():
             settings = dict(args.env_a if label == "A" else args.env_b)
+            limits = "1" if args.limits else "0"
             server = harness.start_server(
-                args, env, work, root=tree, SHOP_RATELIMIT_ENABLED="0", **settings
+                args, env, work, root=tree, **{"SHOP_RATELIMIT_ENABLED": limits, **settings}
             )
             cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
@@ -88,6 +92,14 @@ def _parse(argv):
         " (repeatable)",
     )
     harness.add_server_arguments(parser)
+    parser.add_argument(
+        "--limits",
+        type=int,
+        default=0,
+        metavar="N",
+        help="rate limits on (off by default), the scenarios' API key limited to N requests a"
+        " minute: what limits and their RateLimit fields cost (checkout is then mostly 429s)",
+    )
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("BENCH_REDIS_URL"),

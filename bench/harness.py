@@ -129,6 +129,19 @@ def seed_database(url: str, size: seed.Size) -> seed.Seeded:
     return result
 
 
+def limit_key(url: str, secret: str, per_minute: int) -> None:
+    """Give the API key ``secret`` its own limit of ``per_minute`` requests a minute."""
+    from shop import db
+
+    app = app_on(url)
+    with app.app_context(), db.transaction():
+        db.execute(
+            "UPDATE api_keys SET rate_limit_per_minute = :n WHERE token_hash = :h",
+            {"n": per_minute, "h": db.sha256(secret)},
+        )
+    app.extensions["shop.db"].close_all()
+
+
 @contextmanager
 def data_of(env: dict, scenario: Scenario):
     """The scenario's own data (``Scenario.data``), present while the block runs."""

@@ -254,6 +254,9 @@ def _read(env) -> dict:
         "PORT": _int(env, "PORT", 8000, minimum=1),
         "WEB_CONCURRENCY": _int(env, "WEB_CONCURRENCY", 1, minimum=1),
         "THREADS": threads,
+        # One listening socket per worker, the kernel spreading connections over them
+        # (docs/performance.md, "reuse_port behind nginx").
+        "REUSE_PORT": _bool(env, "SHOP_REUSE_PORT", True),
     }
 
 

@@ -6,8 +6,6 @@ resolved; a stale cookie leaves the caller anonymous and is cleared in the respo
 """
 
 import logging
-import math
-import time
 
 from flask import current_app, g, redirect, request, url_for
 from limits import RateLimitItemPerMinute
@@ -16,6 +14,7 @@ from shop.actor import Actor
 from shop.auth import sessions
 from shop.auth.keys import bearer as api_keys
 from shop.errors import Throttled
+from shop.http import limit_windows
 from shop.http.errors import abort
 from shop.http.extensions import limiter
 
@@ -117,11 +116,10 @@ def _key_limit(key_id: str, per_minute: int) -> None:
         strategy = limiter.limiter
         if strategy.hit(item, prefix, key_id):
             return
-        reset, _ = strategy.get_window_stats(item, prefix, key_id)
     except Exception:  # noqa: BLE001 - storage down: the key's budget is not enforced
         log.warning("API key limit not checked: rate-limit storage failed", exc_info=True)
         return
-    retry = max(1, math.ceil(reset - time.time()))
+    retry = limit_windows.retry_after() or 1  # the window the hit saw (shop/http/limit_windows.py)
     raise Throttled(
         f"This API key's limit of {per_minute} requests per minute is used up: retry in {retry} s.",
         {"Retry-After": str(retry)},

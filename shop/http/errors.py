@@ -4,7 +4,6 @@ The domain's refusals (``shop.errors``) become their HTTP status here, once (``a
 """
 
 import logging
-import time
 from typing import NoReturn
 
 from flask import current_app, g, request
@@ -12,6 +11,7 @@ from flask_limiter.errors import RateLimitExceeded
 from werkzeug.exceptions import Conflict, HTTPException, default_exceptions
 
 from shop import db, errors, metrics
+from shop.http import limit_windows
 from shop.outages import RETRY_AFTER_UNAVAILABLE, Unavailable, note_outage
 
 log = logging.getLogger("shop")
@@ -212,9 +212,6 @@ def unique_violation(error):
 
 
 def _retry_after() -> int:
-    """Seconds until the breached rate-limit window resets (at least 1)."""
-    limiter = current_app.extensions.get("limiter")
-    limit = getattr(limiter, "current_limit", None) if limiter else None
-    if limit is None:
-        return 60
-    return max(1, int(limit.reset_at - time.time()))
+    """Seconds until the breached rate-limit window has room again (at least 1)."""
+    seconds = limit_windows.retry_after()
+    return 60 if seconds is None else seconds

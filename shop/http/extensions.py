@@ -7,6 +7,7 @@ from flask import current_app, g, request
 from flask.globals import request_ctx
 from flask_limiter.util import get_qualified_name
 
+from shop.http import limit_windows
 from shop.http.openapi import rate_limited
 
 
@@ -51,24 +52,44 @@ class Limiter(flask_limiter.Limiter):
         first = self not in app.extensions.get("limiter", ())
         super().init_app(app)
         self._storage_dead = False
+        if not self.enabled:
+            return
+        # Hits that also read their window, for the RateLimit fields (shop/http/limit_windows.py).
+        if self._strategy != "moving-window":
+            raise ValueError("shop's limits are moving windows (RATELIMIT_STRATEGY)")
+        self._limiter = limit_windows.MovingWindow(self._storage)
+        if self._in_memory_fallback_enabled:
+            self._fallback_limiter = limit_windows.MovingWindow(self._fallback_storage)
         if first:
             self._replace_response_hooks(app)
 
     def _replace_response_hooks(self, app) -> None:
-        """Swap flask-limiter's after_request and teardown hooks for ones that do nothing
-        on a request no limit looked at; where a limit did run the original hooks run as
-        they are (why: docs/performance.md, "Cheap reads: the keyed read and the lists").
+        """Swap flask-limiter's after_request hook for ours (the RateLimit fields) and its
+        teardown for one that does nothing on a request no limit looked at (why:
+        docs/performance.md, "Cheap reads: the keyed read and the lists").
         """
         inject = flask_limiter.Limiter._Limiter__inject_headers
         release = self._Limiter__release_context
         after = app.after_request_funcs.setdefault(None, [])
         for i, hook in enumerate(after):
             if isinstance(hook, partial) and hook.func is inject and hook.args == (self,):
-                after[i] = self._if_limited(hook)
+                after[i] = self._add_rate_limit_fields
         teardown = app.teardown_request_funcs.setdefault(None, [])
         for i, hook in enumerate(teardown):
             if hook == release:
                 teardown[i] = self._if_limited(hook)
+
+    def _add_rate_limit_fields(self, response):
+        """after_request: the RateLimit fields of every limit this request was counted against
+        (none, and nothing to do, on a request no limit looked at)."""
+        if g.get("rate_windows"):
+            contexts = getattr(request_ctx._get_current_object(), "_limiter_request_context", None)
+            names = {}
+            if contexts is not None and self in contexts:
+                for counted in contexts[self].view_rate_limits:
+                    names[counted.key] = counted.request_args[-1] if counted.shared else "route"
+            limit_windows.add_fields(response, names)
+        return response
 
     def _if_limited(self, hook):
         """``hook(value)``, run only when this request has a limiter context of ours."""

@@ -32,7 +32,11 @@ ERROR_RESPONSES = {
     409: ("Conflict", "The request conflicts with the current state; the message says why.", ()),
     413: ("PayloadTooLarge", "The body exceeds the size limit (`SHOP_MAX_BODY_BYTES`).", ()),
     415: ("UnsupportedMediaType", "The body's content is not of a type this operation takes.", ()),
-    429: ("TooManyRequests", "Rate limit reached; retry after `Retry-After` s.", ("Retry-After",)),
+    429: (
+        "TooManyRequests",
+        "Rate limit reached; retry after `Retry-After` s.",
+        ("Retry-After", "RateLimit", "RateLimit-Policy"),
+    ),
     502: (
         "BadGateway",
         "The payment provider refused the shop's own credentials; the operator must fix them.",
@@ -55,6 +59,19 @@ HEADERS = {
         "description": 'The scheme to authenticate with: `Bearer realm="shop"`.',
         "schema": {"type": "string"},
     },
+    # draft-ietf-httpapi-ratelimit-headers-10; written by shop/http/limit_windows.py.
+    "RateLimit": {
+        "description": "What is left of each rate limit this request was counted against, by"
+        ' policy name: `"route";r=7;t=53` (`r` requests left, `t` seconds until the oldest'
+        " request in the moving window ages out and one more is allowed). Also on this"
+        " operation's error answers; `api-key` is the key's own limit, on every answer to it.",
+        "schema": {"type": "string"},
+    },
+    "RateLimit-Policy": {
+        "description": 'The rate limits of `RateLimit`: `"route";q=10;w=60` (`q` requests in'
+        " any `w` seconds).",
+        "schema": {"type": "string"},
+    },
     "Set-Cookie": {
         "description": "The session cookie (HttpOnly): `shop_admin_session` or"
         " `shop_customer_session`; cleared on sign-out.",
@@ -63,6 +80,7 @@ HEADERS = {
 }
 
 SETS_COOKIE = "x-shop-sets-cookie"  # consumed by the plugin, not served
+RATE_LIMITED = "x-shop-rate-limited"  # likewise
 
 # How a caller authenticates (API_SPEC_OPTIONS in create_app); views name them in `security`.
 _COOKIE_NOTE = (
@@ -120,8 +138,9 @@ def sets_cookie(func):
 
 
 def rate_limited(func):
-    """Document 429 with ``Retry-After`` (``@limiter.limit`` does this itself)."""
-    return add_doc(func, responses={"429": ERROR_RESPONSES[429][0]})
+    """Document 429 with ``Retry-After`` and the ``RateLimit`` fields on every answer
+    (``@limiter.limit`` does this itself)."""
+    return add_doc(func, responses={"429": ERROR_RESPONSES[429][0]}, **{RATE_LIMITED: True})
 
 
 def enum_field(name: str, values, *, validate_input: bool = True, **kwargs) -> fields.String:
@@ -277,8 +296,13 @@ class ConventionsPlugin(BasePlugin):
             for status in sorted(wanted):
                 responses.setdefault(str(status), ERROR_RESPONSES[status][0])
             responses["default"] = SERVER_ERROR
+            success_headers = []
             if operation.pop(SETS_COOKIE, False):
-                for status, response in responses.items():
-                    if status.startswith("2") and isinstance(response, dict):
-                        response.setdefault("headers", {})["Set-Cookie"] = _header("Set-Cookie")
+                success_headers.append("Set-Cookie")
+            if operation.pop(RATE_LIMITED, False):
+                success_headers += ["RateLimit", "RateLimit-Policy"]
+            for status, response in responses.items():
+                if status.startswith("2") and isinstance(response, dict):
+                    for name in success_headers:
+                        response.setdefault("headers", {})[name] = _header(name)
             operation["responses"] = dict(sorted(responses.items()))

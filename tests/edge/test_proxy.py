@@ -32,9 +32,10 @@ pytestmark = [
 
 
 class Nginx:
-    """nginx with deploy/nginx.conf, listening on a free port, passing to ``upstream_port``."""
+    """nginx with deploy/nginx.conf, listening on a free port, passing to ``upstream_port``
+    (``worker_processes``: 1 here; the benchmark of ``reuse_port`` runs Debian's ``auto``)."""
 
-    def __init__(self, upstream_port: int):
+    def __init__(self, upstream_port: int, worker_processes: int = 1):
         self.port = free_port()
         self.prefix = Path(tempfile.mkdtemp(prefix="shop-nginx-"))
         shipped = (ROOT / "deploy" / "nginx.conf").read_text()
@@ -49,7 +50,7 @@ class Nginx:
         )
         # The parts of Debian's /etc/nginx/nginx.conf that matter here, made private.
         (self.prefix / "nginx.conf").write_text(
-            "daemon off;\nworker_processes 1;\n"
+            f"daemon off;\nworker_processes {worker_processes};\n"
             + ("user root;\n" if os.geteuid() == 0 else "")
             + f"pid {self.prefix / 'nginx.pid'};\n"
             f"error_log {self.prefix / 'error.log'} warn;\n"

@@ -25,7 +25,8 @@ def test_bench_commands_start():
     assert "--quick" in answer.stdout and "--only" in answer.stdout
     subprocess.run(
         [sys.executable, "-c",
-         "import bench.ab, bench.lists, bench.references, bench.search, bench.webhook_cost"],
+         "import bench.ab, bench.lists, bench.references, bench.reuse_port, bench.search,"
+         " bench.webhook_cost"],
         cwd=ROOT, capture_output=True, timeout=60, check=True,
     )  # fmt: skip
 

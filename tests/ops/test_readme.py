@@ -127,7 +127,7 @@ def test_first_key_walkthrough(live, tmp_path):
 
 @pytest.mark.live
 def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
-    statuses = []
+    statuses, left = [], []
     for _ in range(6):
         request = urllib.request.Request(
             live.url + "/auth/login",
@@ -140,9 +140,15 @@ def test_sixth_login_in_a_minute_gets_429_under_gunicorn(live):
             statuses.append(error.code)
             body = json.loads(error.read())
             assert set(body) == {"message"}
+            assert error.headers["RateLimit-Policy"] == '"sign-in";q=5;w=60'
+            field = re.fullmatch(r'"sign-in";r=(\d+);t=(\d+)', error.headers["RateLimit"])
+            remaining, wait = map(int, field.groups())
+            left.append(remaining)
             if error.code == 429:
                 assert int(error.headers["Retry-After"]) >= 1
+                assert abs(int(error.headers["Retry-After"]) - wait) <= 1
     assert statuses == [401] * 5 + [429]
+    assert left == [4, 3, 2, 1, 0, 0]
 
 
 @pytest.mark.live
