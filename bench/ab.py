@@ -2,6 +2,7 @@
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
                        [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
+                       [--references]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
@@ -16,7 +17,10 @@ Taking turns in one run compares like with like: separate benchmark runs on this
 two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
 does the same for one webhook). Prints each run, then per scenario the median rates of A and
 B, their ratio B/A and the median CPU time per request; exits 0 (it judges nothing), or 2
-when it refuses.
+when it refuses. ``--references`` also serves bare Flask (``bench/baseline.py``, this
+checkout's) and runs, in the same turns, the bare reference of each scenario that has one
+(``bench/references.py``), printing reference CPU / service CPU for A and for B: the issue
+42 ratio before and after, from one run.
 """
 
 import argparse
@@ -26,7 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import harness, scenarios, seed, wrk
+from bench import harness, references, scenarios, seed, wrk
 
 # The scenarios compared, by their name in bench/scenarios.py.
 COMPARED = ("GET /products/{id} (key)", "GET /products (anonymous, 20)", "POST /payments/checkout")
@@ -65,14 +69,20 @@ def main(argv=None) -> int:
             servers[label] = server
         chosen = {s.name: s for s in scenarios.service(seeded)}
         chosen = [chosen[name] for name in args.scenario or COMPARED]
-        results = {(s.name, label): [] for s in chosen for label in trees}
+        bare = _references(chosen) if args.references else {}
+        if bare:
+            server = harness.start_server(args, env, work, app="bench.baseline:app", ready="/fixed")
+            cleanups.append(lambda server=server: harness.stop_server(server))
+            servers["R"] = server
+        results = {(s.name, label): [] for s in chosen for label in ("A", "B", "R")}
         for number in range(args.rounds):
-            order = ("A", "B") if number % 2 == 0 else ("B", "A")
             for scenario in chosen:
-                for label in order:
-                    result = wrk.measure(args, servers[label], scenario, work)
+                order = ("A", "B", "R") if scenario.name in bare else ("A", "B")
+                for label in order if number % 2 == 0 else reversed(order):
+                    run = bare[scenario.name] if label == "R" else scenario
+                    result = wrk.measure(args, servers[label], run, work)
                     results[(scenario.name, label)].append(result)
-                    wrk.progress(f"round {number + 1}, {label}, {scenario.name}", result)
+                    wrk.progress(f"round {number + 1}, {label}, {run.name}", result)
         print()
         print(_table(args, commits, chosen, results))
     return 0
@@ -116,6 +126,11 @@ def _parse(argv):
             help=f"an environment variable for {side.upper()}'s server only (repeatable): one"
             " revision twice with a setting changed, e.g. --env-b SHOP_THREADS=2",
         )
+    parser.add_argument(
+        "--references",
+        action="store_true",
+        help="also run each scenario's bare reference (bench/references.py) in the same turns",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.duration < 1:
         parser.error("--rounds and --duration must be at least 1")
@@ -167,6 +182,12 @@ def _differences(a: Path, b: Path) -> list[str]:
     return [name for name in SHARED if content(a / name) != content(b / name)]
 
 
+def _references(chosen) -> dict:
+    """The bare reference of each chosen scenario that has one, by the scenario's name."""
+    pairs = {pair.service: pair for pair in references.PAIRS}
+    return {s.name: references.reference_of(pairs[s.name], s) for s in chosen if s.name in pairs}
+
+
 def _named(settings) -> str:
     return "".join(f" {name}={value}" for name, value in settings)
 
@@ -179,20 +200,25 @@ def _table(args, commits: dict, chosen, results: dict) -> str:
         f" {engine}, gunicorn {args.workers} worker(s) x {args.threads} threads, wrk"
         f" {args.connections} connections x {args.duration}s, {args.rounds} rounds, medians",
         f"{'scenario':<30}  {'A req/s':>7}  {'B req/s':>7}  {'B/A':>5}"
-        f"  {'A CPU us/req':>12}  {'B CPU us/req':>12}  {'B/A CPU':>7}",
+        f"  {'A CPU us/req':>12}  {'B CPU us/req':>12}  {'B/A CPU':>7}"
+        + (f"  {'bare CPU':>8}  {'bare/A':>6}  {'bare/B':>6}" if args.references else ""),
     ]
     for scenario in chosen:
         a, b = results[(scenario.name, "A")], results[(scenario.name, "B")]
+        bare = results[(scenario.name, "R")]
         rate_a = max(statistics.median(r.rps for r in a), 1e-9)
         rate_b = statistics.median(r.rps for r in b)
         cpu_a = max(statistics.median(r.cpu_us for r in a), 1e-9)
-        cpu_b = statistics.median(r.cpu_us for r in b)
-        errors = sum(r.errors for r in a + b)
-        lines.append(
+        cpu_b = max(statistics.median(r.cpu_us for r in b), 1e-9)
+        errors = sum(r.errors for r in a + b + bare)
+        line = (
             f"{scenario.name:<30}  {rate_a:>7,.0f}  {rate_b:>7,.0f}  {rate_b / rate_a:>5.2f}"
             f"  {cpu_a:>12,.0f}  {cpu_b:>12,.0f}  {cpu_b / cpu_a:>7.2f}"
-            + (f"  ({errors} errors)" if errors else "")
         )
+        if bare:  # the issue 42 ratio: reference CPU / service CPU, before and after
+            cpu_r = statistics.median(r.cpu_us for r in bare)
+            line += f"  {cpu_r:>8,.0f}  {cpu_r / cpu_a:>6.2f}  {cpu_r / cpu_b:>6.2f}"
+        lines.append(line + (f"  ({errors} errors)" if errors else ""))
     return "\n".join(lines)
 
 

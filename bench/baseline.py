@@ -5,19 +5,29 @@ on the same database (``DATABASE_URL``). No auth, no schemas, no hooks: whatever
 costs beyond these routes is the price of its stack. ``/fixed`` answers fixed JSON without
 touching the database: the Flask ceiling (issue 29), what Flask and gunicorn alone cost.
 
-The references of issue 42 do the same work as a service route with nothing else: the keyed
-read's two reads (the key by its hash, then the product), ``/auth/me``'s session and user,
-and checkout's write (in one transaction the stock of two lines, the order, its lines and a
-payment). ``bench/references.py`` runs each beside its service route, taking turns.
+The references of issue 42 do the same work as a service route with nothing else: the
+service's own statements (their SQL imported from the shop, so it cannot drift), the same
+JSON keys built by the shop's pure functions, answered by stock Flask (``jsonify``): the
+keyed read (the key by its hash, then the product as the service reads it: the product with
+its variants and images, and their recorded prices), the product list (the page, its kept
+total, the prices), ``/auth/me`` (the session with its user, role and permissions), and
+checkout's write (in one transaction the stock of two lines, the order, its lines and a
+payment). No hooks, no schema, no guard: what the service costs beyond them is its stack.
+``bench/references.py`` runs each beside its service route, taking turns.
 """
 
+import base64
 import hashlib
+import json
 import os
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from flask import Flask, request
+from flask import Flask, jsonify, request
 
+from shop.auth import sessions
+from shop.catalogue import images, present, prices
+from shop.clock import parse
 from shop.db import Database
 
 _COLUMNS = (
@@ -42,6 +52,7 @@ _FIXED = {
 
 app = Flask(__name__)
 database = Database(os.environ["DATABASE_URL"])
+app.extensions["shop.db"] = database  # for the shop's own price statement (shop.catalogue)
 
 
 @app.get("/fixed")
@@ -75,7 +86,8 @@ def products():
 
 @app.get("/keyed/products/<product_id>")
 def keyed_product(product_id):
-    """The keyed read's work: the key by the hash of its secret, then the product."""
+    """The keyed read's work: the key by the hash of its secret, then the product as the
+    service reads it (its variants and images in the same statement, then their prices)."""
     secret = request.headers.get("Authorization", "").removeprefix("Bearer ")
     key = database.one(
         "SELECT id, scopes, revoked_at, expires_at FROM api_keys WHERE token_hash = :hash",
@@ -83,23 +95,84 @@ def keyed_product(product_id):
     )
     if key is None or key["revoked_at"]:
         return {"message": "Invalid API key."}, 401
-    return product(product_id)
+    row = database.one(present.DETAIL[database.engine, 1], {"id": product_id})
+    if row is None:
+        return {"message": "Product not found."}, 404
+    variants = prices.with_variant_priors(json.loads(row["variants"]))
+    product = present.present(row)
+    product["prior_price_cents"] = prices.product_prior(product["price_cents"], variants)
+    product["variants"] = variants
+    product["images"] = [images.present(image) for image in json.loads(row["images"])]
+    return jsonify(product)
+
+
+# The service's first page of GET /products (newest first) and the pages after it by number.
+_PAGE = (
+    "SELECT p.created_at AS _k0, p.id AS _k1, "
+    + present.SELECT.lstrip().removeprefix("SELECT")
+    + " WHERE p.id IN (SELECT p.id FROM products p WHERE p.active = 1"
+    " ORDER BY p.created_at DESC, p.id DESC LIMIT 21{offset})"
+    " ORDER BY p.created_at DESC, p.id DESC"
+)
+
+
+@app.get("/listed/products")
+def listed_products():
+    """The product list's work: a page of 20 active products newest first, as the service
+    reads it (its collections and currency as columns), the kept total, their prices."""
+    page = max(1, request.args.get("page", 1, type=int))
+    offset = (page - 1) * 20
+    rows = database.query(
+        _PAGE.format(offset=" OFFSET :offset" if offset else ""), {"offset": offset}
+    )
+    more, rows = len(rows) > 20, rows[:20]
+    last = [rows[-1]["_k0"], rows[-1]["_k1"]] if rows else None
+    for row in rows:
+        del row["_k0"], row["_k1"]
+    total = database.value("SELECT value FROM counters WHERE name = 'products_active'")
+    items = prices.with_product_priors([present.present(row) for row in rows])
+    cursor = json.dumps([offset + len(rows), last])
+    return jsonify(
+        items=items,
+        page=page,
+        page_size=20,
+        total=total,
+        total_is_exact=True,
+        next_cursor=base64.urlsafe_b64encode(cursor.encode()).decode() if more else None,
+    )
 
 
 @app.get("/auth/me")
 def me():
-    """/auth/me's work: the session by the hash of its cookie, with its user."""
+    """/auth/me's work: the administrator's session by the hash of its cookie, as the service
+    reads it (the user, the role, its permissions, two-factor), checked as the service checks
+    it (expired, past its longest life, user deactivated, another browser)."""
     token = request.cookies.get("shop_admin_session", "")
     row = database.one(
-        "SELECT u.id, u.email, u.name, s.expires_at FROM user_session s"
-        " JOIN users u ON u.id = s.user_id WHERE s.token_hash = :hash AND s.expires_at > :now",
-        {"hash": hashlib.sha256(token.encode()).hexdigest(), "now": _now()},
+        sessions._RESOLVE["admin"],  # noqa: SLF001 - the service's own statement, not a copy
+        {"token_hash": hashlib.sha256(token.encode()).hexdigest()},
     )
-    if row is None:
+    moment = datetime.now(UTC)
+    if (
+        row is None
+        or parse(row["expires_at"]) <= moment
+        or parse(row["created_at"]) + _MAX_LIFETIME <= moment
+        or not row["active"]
+        or row["user_agent"] != request.headers.get("User-Agent", "")[:512]
+    ):
         return {"message": "Sign in."}, 401
-    return row
+    permissions = f"{row['role_permissions'] or ''} {row['extra_permissions'] or ''}".split()
+    return jsonify(
+        id=row["id"],
+        email=row["email"],
+        name=row["name"],
+        kind="admin",
+        role=row["role"],
+        permissions=sorted(set(permissions)),
+    )
 
 
+_MAX_LIFETIME = timedelta(days=30)
 _customer = []
 
 

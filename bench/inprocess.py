@@ -16,18 +16,26 @@ import pstats
 import time
 from pathlib import Path
 
-from bench import run, scenarios, seed
+from bench import references, run, scenarios, seed
 
 
 def reads(seeded: seed.Seeded) -> list[tuple[str, str, dict, list[str]]]:
-    """(name, app, headers, paths) of each read measured: the baseline's and the service's."""
-    chosen = [
-        s
-        for s in scenarios.baseline(seeded) + scenarios.service(seeded)
-        if s.method == "GET" or s.name.startswith("baseline")
-    ]
+    """(name, app, headers, paths) of each read measured: the baseline's, the service's and,
+    after each hot read, its bare reference (``bench/references.py``)."""
+    service = scenarios.service(seeded)
+    by_name = {s.name: s for s in service}
+    chosen = [s for s in scenarios.baseline(seeded) if s.method == "GET"]
+    for scenario in service:
+        if scenario.method != "GET":
+            continue
+        chosen.append(scenario)
+        chosen += [
+            references.reference_of(pair, scenario)
+            for pair in references.PAIRS
+            if by_name.get(pair.service) is scenario
+        ]
     return [
-        (s.name, "baseline" if s.name.startswith("baseline") else "shop",
+        (s.name, "baseline" if s.name.startswith(("baseline", "bare")) else "shop",
          {"User-Agent": seed.USER_AGENT, **s.headers},
          [path for _, path, _ in s.requests[:50]])
         for s in chosen
@@ -97,7 +105,7 @@ def _measure_all(args, url: str, seeded: seed.Seeded) -> None:
             continue
         app = apps[which]
         with app.app_context():
-            client = app.test_client()
+            client = app.test_client(use_cookies=False)  # else it drops the Cookie header
             if args.profile and args.profile in name:
                 profile = cProfile.Profile()
                 profile.enable()

@@ -35,11 +35,16 @@ class Pair:
 PAIRS = (
     Pair(
         "GET /products/{id} (key)",
-        "bare: key + product",
+        "bare: key + product + prices",
         KEYED_READ_RATIO,
         lambda path: "/keyed" + path,
     ),
-    Pair("GET /products (anonymous, 20)", "bare: page of 20", LIST_RATIO, lambda path: path),
+    Pair(
+        "GET /products (anonymous, 20)",
+        "bare: page of 20 + total + prices",
+        LIST_RATIO,
+        lambda path: "/listed" + path,
+    ),
     Pair("GET /auth/me (session)", "bare: session + user", AUTH_READ_RATIO, lambda path: path),
     Pair(
         "POST /payments/checkout",

@@ -171,7 +171,8 @@ def refuse_unknown_query_parameters() -> None:
 
     A refused request counts against the view's rate limits, as any invalid one does.
     """
-    if not request.args:
+    # Without a query string there is nothing to parse (a keyed read, /auth/me).
+    if not request.environ.get("QUERY_STRING") or not request.args:
         return
     view = _view_method()
     allowed = declared_query_parameters(view)

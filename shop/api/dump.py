@@ -6,7 +6,9 @@ rows whose values already have the right type, so ``compile_dump`` turns a schem
 function that copies such values straight through and hands anything else to the field's
 own ``_serialize``, or to marshmallow altogether:
 
-- a key missing from a row, or a row that is not a dict: marshmallow's own ``dump``;
+- a key missing from a row: left out of the answer, as marshmallow leaves it out (a field
+  only some answers carry, such as a product's ``variants``, costs no fallback);
+- a row that is not a dict: marshmallow's own ``dump``;
 - a field type not listed below, a dotted ``attribute``, a ``dump_default``: that field's
   ``serialize``, as marshmallow would call it;
 - a schema with ``pre_dump``/``post_dump`` hooks: not compiled at all (load hooks do not
@@ -56,12 +58,13 @@ def _compile_one(schema: Schema):
     """
     names = {"missing": missing, "_Fallback": _Fallback}
     lines = ["def one(obj):", "    if type(obj) is not dict:", "        raise _Fallback"]
-    lines.append("    get = obj.get")
+    lines += ["    get = obj.get", "    gone = False"]
     steps = [_step(name, field, schema) for name, field in schema.dump_fields.items()]
     for i, (_key, attr, exact, convert) in enumerate(steps):
         names[f"c{i}"] = convert
         if attr is None:  # marshmallow's own way for this field
             lines.append(f"    v{i} = c{i}(None, obj)")
+            lines += [f"    if v{i} is missing:", "        gone = True"]
             continue
         lines.append(f"    v{i} = get({attr!r}, missing)")
         if exact is not None:  # the common case: no call
@@ -72,12 +75,19 @@ def _compile_one(schema: Schema):
             indent = "    "
         lines += [
             f"{indent}if v{i} is missing:",
-            f"{indent}    raise _Fallback",
-            f"{indent}v{i} = c{i}(v{i}, obj)",
+            f"{indent}    gone = True",
+            f"{indent}else:",
+            f"{indent}    v{i} = c{i}(v{i}, obj)",
         ]
     lines.append(
-        "    return {" + ", ".join(f"{step[0]!r}: v{i}" for i, step in enumerate(steps)) + "}"
+        "    out = {" + ", ".join(f"{step[0]!r}: v{i}" for i, step in enumerate(steps)) + "}"
     )
+    # A key the row lacks is left out, in marshmallow's order for the rest.
+    lines += [
+        "    if gone:",
+        "        return {k: v for k, v in out.items() if v is not missing}",
+        "    return out",
+    ]
     exec("\n".join(lines), names)  # noqa: S102 - our own schema's field names, quoted by repr
     return names["one"]
 
@@ -166,10 +176,7 @@ def _generic(name: str, field: fields.Field, schema: Schema):
     """convert(_, obj) running marshmallow's own serialisation of one field."""
 
     def convert(_value, obj):
-        result = field.serialize(name, obj, accessor=schema.get_attribute)
-        if result is missing:
-            raise _Fallback
-        return result
+        return field.serialize(name, obj, accessor=schema.get_attribute)
 
     return convert
 

@@ -45,8 +45,10 @@ def load_caller() -> None:
     if request.endpoint in ANONYMOUS_ENDPOINTS:
         return
     # An empty header carries no credential: a generated client typed for keys then signs in
-    # with its cookie (docs/openapi.md).
-    header = request.headers.get("Authorization", "").strip()
+    # with its cookie (docs/openapi.md). Read from the WSGI environ, as ``request.headers``
+    # would read it, and the cookies parsed only when there are some: every request runs this.
+    environ = request.environ
+    header = environ.get("HTTP_AUTHORIZATION", "").strip()
     if header:
         scheme, _, credentials = header.partition(" ")
         if scheme.lower() != "bearer":
@@ -61,6 +63,8 @@ def load_caller() -> None:
             _note_key_use,
             _key_limit if current_app.config["RATELIMIT_ENABLED"] else None,
         )
+        return
+    if not environ.get("HTTP_COOKIE"):
         return
     for kind in (sessions.ADMIN, sessions.CUSTOMER):
         token = request.cookies.get(kind.cookie)

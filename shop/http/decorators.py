@@ -167,20 +167,40 @@ def shows_more_with(permission: str, what: str):
 
 def run_route_guard() -> None:
     """before_request: run the guard of the view about to handle the request, if any."""
-    view = current_app.view_functions.get(request.endpoint)
-    view_class = getattr(view, "view_class", None)
-    if view_class is not None:
-        method = request.method.lower()
-        view = getattr(view_class, method, None)
-        if view is None and method == "head":
-            view = getattr(view_class, "get", None)
-    guard = getattr(view, "_shop_guard", None)
+    app = current_app._get_current_object()
+    req = request._get_current_object()
+    view, guard = _guard_of(app, req.endpoint, req.method)
     if guard is not None:
         try:
             guard()
         except (HTTPException, ShopError):
             limiter.count_refused(view)  # a refused request counts too (429 once over)
             raise
+
+
+# Methods whose guard is kept per endpoint (a request with another never matched a route).
+_KEPT_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _guard_of(app, endpoint: str | None, method: str) -> tuple:
+    """``(view, guard)`` of the function that handles ``method`` at ``endpoint`` (a
+    MethodView's method; HEAD: its GET), found once per endpoint and method and kept on the
+    app: the views are fixed once the app serves."""
+    kept = app.extensions.setdefault("shop.route_guards", {})
+    found = kept.get((endpoint, method))
+    if found is not None:
+        return found
+    view = app.view_functions.get(endpoint)
+    view_class = getattr(view, "view_class", None)
+    if view_class is not None:
+        name = method.lower()
+        view = getattr(view_class, name, None)
+        if view is None and name == "head":
+            view = getattr(view_class, "get", None)
+    found = (view, getattr(view, "_shop_guard", None))
+    if method in _KEPT_METHODS:
+        kept[(endpoint, method)] = found
+    return found
 
 
 def _either(kinds) -> str:

@@ -22,6 +22,15 @@ _OPTIONS = (
 # Where orjson's float differs from json's: 1e-7 / 1e-07, 0.00001 / 1e-05. A string that
 # merely looks so ("2e-commerce") takes the slow path too, which is only slower.
 _FLOAT_DIFFERS = re.compile(rb"\de-|\.0000\d")
+
+
+def _float_differs(body: bytes) -> bool:
+    """Whether ``_FLOAT_DIFFERS`` is in ``body``, asked only where a plain substring search
+    (memchr, ~1 µs for a page of 20 products) finds what it needs: the expression itself
+    tries both branches at every byte (~90 µs for the same page, a tenth of its CPU)."""
+    return (b"e-" in body or b".0000" in body) and _FLOAT_DIFFERS.search(body) is not None
+
+
 _ESCAPED = re.compile("[^\x00-\x7e]")
 
 
@@ -53,7 +62,7 @@ class Provider(DefaultJSONProvider):
             )
         except TypeError:  # orjson.JSONEncodeError: what json may still encode
             return super().response(*args, **kwargs)
-        if _FLOAT_DIFFERS.search(body):
+        if _float_differs(body):
             return super().response(*args, **kwargs)
         if not body.isascii() or b"\x7f" in body:
             body = _ESCAPED.sub(_escape, body.decode()).encode()
