@@ -7,10 +7,10 @@
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
 data set, the quick one (``bench/seed.py``; ``--storefront``: below), seeded by this
-checkout's code. One gunicorn per revision serves it from its worktree with the benchmark's settings and limits off, both with
-this checkout's ``.venv`` (the same libraries), on 127.0.0.1. Each round runs wrk
-(``bench/wrk.py``) on the keyed product read, the product list and checkout
-(``bench/scenarios.py``), A then B on even rounds and B then A on odd ones.
+checkout's code. One gunicorn per revision serves it from its worktree with the benchmark's
+settings and limits off, both with this checkout's ``.venv`` (the same libraries), on
+127.0.0.1. Each round runs wrk (``bench/wrk.py``) on the keyed product read, the product
+list and checkout (``bench/scenarios.py``), A then B on even rounds and B then A on odd ones.
 
 ``--storefront`` compares the storefront's rows instead (``bench/storefront.py``: home, category,
 product and search pages, and their reference, the API's page of 20) on the storefront's data
