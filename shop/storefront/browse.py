@@ -43,9 +43,7 @@ def home():
         shop=frame.shop_settings(),
         featured=featured,
         products=_with_pictures(found["items"]),
-        categories=_with_addresses(
-            "store.category", [c for c in browse.categories() if c["parent_id"] is None]
-        ),
+        categories=_with_addresses("store.category", browse.top_categories()),
         canonical=url_for("store.home", _external=True),
     )
 
