@@ -2,16 +2,22 @@
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
                        [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
-                       [--references]
+                       [--references] [--storefront [--quick] [--half]]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
-data set, the quick one (``bench/seed.py``), seeded by this checkout's code. One gunicorn per
+data set, the quick one (``bench/seed.py``; ``--storefront``: below), seeded by this
+checkout's code. One gunicorn per
 revision serves it from its worktree with the benchmark's settings and limits off, both with
 this checkout's ``.venv`` (the same libraries), on 127.0.0.1 (``--limits N``: limits on and
 the key limited to N a minute). Each round runs wrk
 (``bench/wrk.py``) on the keyed product read, the product list and checkout
 (``bench/scenarios.py``), A then B on even rounds and B then A on odd ones.
+
+``--storefront`` compares the storefront's rows instead (``bench/storefront.py``: home, category,
+product and search pages, and their reference, the API's page of 20) on the storefront's data
+set, the full one (10,000 products in 200 categories) unless ``--quick``; ``--half`` also runs
+each at half of that run's peak rate and reports its p99 (the rows' latency target).
 
 Taking turns in one run compares like with like: separate benchmark runs on this shared
 two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
@@ -30,7 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import harness, references, scenarios, seed, wrk
+from bench import harness, references, scenarios, seed, storefront, wrk
 
 # The scenarios compared, by their name in bench/scenarios.py.
 COMPARED = ("GET /products/{id} (key)", "GET /products (anonymous, 20)", "POST /payments/checkout")
@@ -53,7 +59,8 @@ def main(argv=None) -> int:
             )
             return 2
         url = harness.new_database(args.database_url, work, "main", databases)
-        seeded = harness.seed_database(url, seed.QUICK)
+        size = seed.FULL if args.storefront and not args.quick else seed.QUICK
+        seeded = harness.seed_database(url, size)
         if args.limits:
             harness.limit_key(url, seeded.order_key, args.limits)
         print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
@@ -67,8 +74,7 @@ def main(argv=None) -> int:
             )
             cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
-        chosen = {s.name: s for s in scenarios.service(seeded)}
-        chosen = [chosen[name] for name in args.scenario or COMPARED]
+        chosen = _chosen(args, seeded, size)
         bare = _references(chosen) if args.references else {}
         if bare:
             server = harness.start_server(args, env, work, app="bench.baseline:app", ready="/fixed")
@@ -81,11 +87,28 @@ def main(argv=None) -> int:
                 for label in order if number % 2 == 0 else reversed(order):
                     run = bare[scenario.name] if label == "R" else scenario
                     result = wrk.measure(args, servers[label], run, work)
+                    if args.half:
+                        half = wrk.measure(args, servers[label], run, work, rate=result.rps / 2)
+                        result.half_rps, result.half_p99_ms = half.rps, half.p99_ms
                     results[(scenario.name, label)].append(result)
                     wrk.progress(f"round {number + 1}, {label}, {run.name}", result)
         print()
         print(_table(args, commits, chosen, results))
     return 0
+
+
+def _chosen(args, seeded: seed.Seeded, size: seed.Size) -> list:
+    """The scenarios compared: ``--scenario``'s, the storefront's rows, or ``COMPARED``."""
+    if args.storefront:
+        pages = [("GET", f"/products?page={n}", "") for n in range(1, 11)]
+        found = [scenarios.Scenario(storefront.REFERENCE, "GET", "/products", pages)]
+        found += storefront.scenarios(size.products, size.categories)
+    else:
+        found = scenarios.service(seeded)
+    named = {s.name: s for s in found}
+    if args.scenario:
+        return [named[name] for name in args.scenario]
+    return found if args.storefront else [named[name] for name in COMPARED]
 
 
 def _parse(argv):
@@ -100,6 +123,16 @@ def _parse(argv):
         metavar="NAME",
         help="a scenario of bench/scenarios.py by its full name, instead of the three above"
         " (repeatable)",
+    )
+    parser.add_argument(
+        "--storefront",
+        action="store_true",
+        help="the storefront's rows and their reference, on the full data set (10,000"
+        " products) unless --quick",
+    )
+    parser.add_argument("--quick", action="store_true", help="with --storefront: 1,000 products")
+    parser.add_argument(
+        "--half", action="store_true", help="also run each at half its peak rate: its p99"
     )
     harness.add_server_arguments(parser)
     parser.add_argument(
@@ -215,6 +248,9 @@ def _table(args, commits: dict, chosen, results: dict) -> str:
             f"{scenario.name:<30}  {rate_a:>7,.0f}  {rate_b:>7,.0f}  {rate_b / rate_a:>5.2f}"
             f"  {cpu_a:>12,.0f}  {cpu_b:>12,.0f}  {cpu_b / cpu_a:>7.2f}"
         )
+        if args.half:
+            p99 = [statistics.median(r.half_p99_ms or 0 for r in side) for side in (a, b)]
+            line += f"  p99@half ms A {p99[0]:.1f}, B {p99[1]:.1f}"
         if bare:  # the issue 42 ratio: reference CPU / service CPU, before and after
             cpu_r = statistics.median(r.cpu_us for r in bare)
             line += f"  {cpu_r:>8,.0f}  {cpu_r / cpu_a:>6.2f}  {cpu_r / cpu_b:>6.2f}"

@@ -343,11 +343,13 @@ def _kept(args: dict) -> bool:
     )
 
 
-def facets(args: dict, *, only_active: bool) -> dict:
+def facets(args: dict, *, only_active: bool, categories: bool = True) -> dict:
     """The facets of the products ``args`` select (see the module's docstring). A group
     whose other filters name at most a category and the state (the whole catalogue, a
     category page, a category page with a price band or one option chosen) is read from
-    the counts the writes keep (``_Kept``); any other is counted from the products."""
+    the counts the writes keep (``_Kept``); any other is counted from the products.
+    ``categories=False`` leaves out the category group (every category of the shop: a
+    page that shows no category counts does not pay for them)."""
     kept = _Kept(only_active)
     priced_args = _without(args, "min_price", "max_price")
     if _kept(priced_args):
@@ -359,27 +361,31 @@ def facets(args: dict, *, only_active: bool) -> dict:
     else:
         query = ProductQuery(args, only_active=only_active)
         total = db.value(query.count_sql(), query.where.params)
+    found = {"total": total}
+    if categories:
+        found["categories"] = _categories(_direct(args, only_active, kept))
+    found["price_bands"] = [
+        {"min_price": low, "max_price": high, "count": bands[i] or 0}
+        for i, (low, high) in enumerate(PRICE_BANDS)
+    ]
+    found["options"] = _option_facets(args, only_active, kept)
+    return found
+
+
+def _direct(args: dict, only_active: bool, kept: "_Kept") -> dict[str, int]:
+    """The products per category of their own (not counting sub-categories'), with every
+    filter of ``args`` but the category."""
     placed_args = _without(args, "category_id", "category")
     if _kept(placed_args):
-        direct = kept.direct(placed_args)
-    else:
-        placed = ProductQuery(placed_args, only_active=only_active)
-        rows = db.query(
-            "SELECT m.category_id, COUNT(*) AS n"
-            f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
-            " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
-            placed.where.params,
-        )
-        direct = {r["category_id"]: r["n"] for r in rows}
-    return {
-        "total": total,
-        "categories": _categories(direct),
-        "price_bands": [
-            {"min_price": low, "max_price": high, "count": bands[i] or 0}
-            for i, (low, high) in enumerate(PRICE_BANDS)
-        ],
-        "options": _option_facets(args, only_active, kept),
-    }
+        return kept.direct(placed_args)
+    placed = ProductQuery(placed_args, only_active=only_active)
+    rows = db.query(
+        "SELECT m.category_id, COUNT(*) AS n"
+        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
+        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
+        placed.where.params,
+    )
+    return {r["category_id"]: r["n"] for r in rows}
 
 
 def _counted_bands(priced: ProductQuery) -> list:

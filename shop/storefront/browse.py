@@ -2,6 +2,8 @@
 a product, and the shop's own pages (about, terms...). Each reads through the catalogue's
 own functions (``shop/catalogue/listing.py`` is the API's list too)."""
 
+import re
+
 from flask import current_app, render_template, request, url_for
 
 from shop.catalogue import browse, images
@@ -23,6 +25,8 @@ PAGE_SIZE = 24
 # The sorts a visitor picks from (list.html labels them).
 SORTS = ("-created_at", "price", "-price", "name")
 OPTION = "option."
+# A slug an address holds as it is (no character to quote): what the catalogue's slugs are.
+_PLAIN_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 @bp.get("/")
@@ -39,7 +43,7 @@ def home():
         shop=frame.shop_settings(),
         featured=featured,
         products=_with_pictures(found["items"]),
-        categories=[c for c in browse.categories() if c["parent_id"] is None],
+        categories=_with_addresses("store.category", browse.top_categories()),
         canonical=url_for("store.home", _external=True),
     )
 
@@ -153,7 +157,7 @@ def _listing(template: str, fixed: dict, *, title, description="", trail=()):
         raise Invalid(f"sort: choose one of {', '.join(SORTS)}.")
     query = ProductQuery(args, only_active=True)
     found = list_page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
-    counted = facets(args, only_active=True)
+    counted = facets(args, only_active=True, categories=False)  # list.html shows none
     kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}
     return render_template(
         template,
@@ -229,10 +233,31 @@ def _picture(image: dict) -> dict:
 
 
 def _with_pictures(products: list[dict]) -> list[dict]:
-    """Each product of a page of cards with its first picture (``picture``, or None)."""
+    """Each product of a page of cards with its address (``url``) and first picture
+    (``picture``, or None)."""
     found = browse.first_images([p["id"] for p in products])
+    urls = _addresses("store.product", [p["slug"] for p in products])
     return [
-        {**p, "picture": _picture(found[p["id"]]) if p["id"] in found else None} for p in products
+        {**p, "url": url, "picture": _picture(found[p["id"]]) if p["id"] in found else None}
+        for p, url in zip(products, urls, strict=True)
+    ]
+
+
+def _with_addresses(endpoint: str, rows: list[dict]) -> list[dict]:
+    """Each of ``rows`` (with a ``slug``) with its page's address at ``endpoint`` (``url``)."""
+    urls = _addresses(endpoint, [row["slug"] for row in rows])
+    return [{**row, "url": url} for row, url in zip(rows, urls, strict=True)]
+
+
+def _addresses(endpoint: str, slugs: list[str]) -> list[str]:
+    """``url_for(endpoint, slug=...)`` of each slug: built once, then a plain slug (what
+    ``shop.catalogue.slugs`` lets through: nothing to quote) appended to the address's
+    stem; any other slug through ``url_for``. A page of cards built each of its dozens of
+    addresses through the routing map (docs/performance.md, "The category page at 10k")."""
+    stem = url_for(endpoint, slug="-")[:-1]
+    return [
+        stem + slug if _PLAIN_SLUG.fullmatch(slug) else url_for(endpoint, slug=slug)
+        for slug in slugs
     ]
 
 

@@ -208,9 +208,10 @@ def store_caller():
 
 def shop_settings() -> dict:
     """The shop's settings, read once for the page being drawn (its name, look, locale)."""
-    if "store_settings" not in g:
-        g.store_settings = settings.current()
-    return g.store_settings
+    found = g.get("store_settings")  # one lookup through ``g``: every price on a page asks
+    if found is None:
+        found = g.store_settings = settings.current()
+    return found
 
 
 def _error_page(status: int, message: str) -> str:

@@ -18,6 +18,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 from flask import current_app, g
+from jinja2 import pass_context
 
 from shop import money
 from shop.clock import parse
@@ -57,24 +58,38 @@ def install(app, locale_of) -> None:
 
     def catalogue() -> NullTranslations:
         """The page's catalogue, found once per page (a page draws dozens of strings)."""
-        if "store_catalogue" not in g:
-            g.store_catalogue = translations(locale_of())
-        return g.store_catalogue
+        found = g.get("store_catalogue")
+        if found is None:
+            found = g.store_catalogue = translations(locale_of())
+        return found
 
-    def _gettext(message: str) -> str:
-        return catalogue().gettext(message)
+    # A template's strings, prices and dates take the locale from the settings the page
+    # draws (its ``shop``, every storefront page has it): dozens a page, each through ``g``
+    # cost more than the card they were on (docs/performance.md, "The category page at 10k").
+    def page_locale(context) -> str:
+        shop = context.get("shop")
+        return shop["locale"] if shop else locale_of()
 
-    def ngettext(singular: str, plural: str, count: int) -> str:
-        return catalogue().ngettext(singular, plural, count)
+    @pass_context
+    def _gettext(context, message: str) -> str:
+        return translations(page_locale(context)).gettext(message)
+
+    @pass_context
+    def ngettext(context, singular: str, plural: str, count: int) -> str:
+        return translations(page_locale(context)).ngettext(singular, plural, count)
+
+    @pass_context
+    def price(context, minor: int, currency: str) -> str:
+        return money.display(minor, currency, page_locale(context))
+
+    @pass_context
+    def day(context, stamp: str) -> str:
+        return format_date(parse(stamp), "long", locale=page_locale(context))
 
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.install_gettext_callables(_gettext, ngettext, newstyle=True)
-    app.jinja_env.filters["price"] = lambda minor, currency: money.display(
-        minor, currency, locale_of()
-    )
-    app.jinja_env.filters["day"] = lambda stamp: format_date(
-        parse(stamp), "long", locale=locale_of()
-    )
+    app.jinja_env.filters["price"] = price
+    app.jinja_env.filters["day"] = day
     app.jinja_env.globals["html_lang"] = lambda: html_lang(locale_of())
     app.extensions["store_catalogue"] = catalogue
 
