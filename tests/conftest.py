@@ -132,10 +132,17 @@ def _sqlite_from_template(database, tmp_path_factory) -> None:
 
     if database.engine != "sqlite" or database.path == ":memory:" or Path(database.path).exists():
         return
-    if not _SQLITE_TEMPLATE:
-        _SQLITE_TEMPLATE.append(_build_sqlite_template(tmp_path_factory.mktemp("template")))
+    _sqlite_template(tmp_path_factory)
     if _SQLITE_TEMPLATE[0] is not None:
         shutil.copyfile(_SQLITE_TEMPLATE[0], database.path)
+
+
+def _sqlite_template(tmp_path_factory) -> None:
+    """Build the process's SQLite template once. Called before a case makes its app: building
+    it makes an app too, and the process's one rate limiter takes the settings of the last app
+    made (a case's ``RATELIMIT_ENABLED=True`` would be undone by the template's False)."""
+    if not _SQLITE_TEMPLATE:
+        _SQLITE_TEMPLATE.append(_build_sqlite_template(tmp_path_factory.mktemp("template")))
 
 
 def _build_sqlite_template(folder):
@@ -190,6 +197,8 @@ def make_app(database_url, clock, tmp_path_factory):
             "COOKIE_SECURE": True,
         }
         config.update(overrides)
+        if prepare and config["DATABASE_URL"].startswith("sqlite"):
+            _sqlite_template(tmp_path_factory)  # before the case's app: see _sqlite_template
         app = create_app(config)
         if validate_responses:
             app.test_client_class = ValidatingClient  # every response must be documented
