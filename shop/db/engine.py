@@ -213,7 +213,10 @@ class Database:
         """
         conn = self.connection()
         if self.engine == "sqlite":
-            conn.execute("ANALYZE" if full else "PRAGMA optimize")
+            # It writes sqlite_stat1: it queues for the writer lock as every write does (bare,
+            # it met a checkout's transaction after a large import with "database is locked").
+            with self.transaction():
+                conn.execute("ANALYZE" if full else "PRAGMA optimize")
             return
         sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         marks, names = in_list("t", tables)
