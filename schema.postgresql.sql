@@ -238,3 +238,31 @@ FOR EACH ROW EXECUTE FUNCTION variant_prices_record();
 CREATE TRIGGER variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
 FOR EACH ROW WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents)
 EXECUTE FUNCTION variant_prices_record();
+
+
+-- 0039: each collection_products row's copy of its product's state and sort keys (schema.sql).
+CREATE OR REPLACE FUNCTION collection_products_keyed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT p.active, p.created_at, p.price_cents, p.name
+    INTO NEW.product_active, NEW.product_created_at, NEW.product_price_cents, NEW.product_name
+    FROM products p WHERE p.id = NEW.product_id;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER collection_products_keyed BEFORE INSERT OR UPDATE OF product_id
+ON collection_products FOR EACH ROW EXECUTE FUNCTION collection_products_keyed();
+
+CREATE OR REPLACE FUNCTION products_list_keys() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE collection_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_price_cents = NEW.price_cents, product_name = NEW.name
+    WHERE product_id = NEW.id;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER products_list_keys AFTER UPDATE OF active, created_at, price_cents, name
+ON products FOR EACH ROW
+WHEN (OLD.active IS DISTINCT FROM NEW.active OR OLD.created_at IS DISTINCT FROM NEW.created_at
+    OR OLD.price_cents IS DISTINCT FROM NEW.price_cents OR OLD.name IS DISTINCT FROM NEW.name)
+EXECUTE FUNCTION products_list_keys();

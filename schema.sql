@@ -294,12 +294,24 @@ CREATE TABLE IF NOT EXISTS collection_products (
     collection_id TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
     product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
     position INTEGER NOT NULL,
+    product_active INTEGER,
+    product_created_at TEXT,
+    product_price_cents BIGINT,
+    product_name TEXT,
     PRIMARY KEY (collection_id, product_id)
 );
 
 CREATE INDEX IF NOT EXISTS collection_products_product_id ON collection_products (product_id);
 CREATE INDEX IF NOT EXISTS collection_products_position
     ON collection_products (collection_id, position);
+-- 0039: the product's state and sort keys (product_*, kept by the triggers of
+-- schema.<engine>.sql): a collection's page by any sort but updated_at is one index range.
+CREATE INDEX IF NOT EXISTS collection_products_created
+    ON collection_products (collection_id, product_active, product_created_at, product_id);
+CREATE INDEX IF NOT EXISTS collection_products_price
+    ON collection_products (collection_id, product_active, product_price_cents, product_id);
+CREATE INDEX IF NOT EXISTS collection_products_name
+    ON collection_products (collection_id, product_active, product_name, product_id);
 
 -- Product images (stored in the database; docs/catalogue-and-content.md says why) ------
 

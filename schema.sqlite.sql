@@ -212,3 +212,35 @@ BEGIN
     INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
     VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
 END;
+
+
+-- 0039: each collection_products row's copy of its product's state and sort keys (schema.sql).
+CREATE TRIGGER IF NOT EXISTS collection_products_keyed AFTER INSERT ON collection_products
+BEGIN
+    UPDATE collection_products
+    SET (product_active, product_created_at, product_price_cents, product_name) = (
+        SELECT p.active, p.created_at, p.price_cents, p.name FROM products p
+        WHERE p.id = NEW.product_id)
+    WHERE collection_id = NEW.collection_id AND product_id = NEW.product_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS collection_products_moved
+AFTER UPDATE OF product_id ON collection_products
+BEGIN
+    UPDATE collection_products
+    SET (product_active, product_created_at, product_price_cents, product_name) = (
+        SELECT p.active, p.created_at, p.price_cents, p.name FROM products p
+        WHERE p.id = NEW.product_id)
+    WHERE collection_id = NEW.collection_id AND product_id = NEW.product_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS products_list_keys
+AFTER UPDATE OF active, created_at, price_cents, name ON products
+WHEN OLD.active IS NOT NEW.active OR OLD.created_at IS NOT NEW.created_at
+    OR OLD.price_cents IS NOT NEW.price_cents OR OLD.name IS NOT NEW.name
+BEGIN
+    UPDATE collection_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_price_cents = NEW.price_cents, product_name = NEW.name
+    WHERE product_id = NEW.id;
+END;

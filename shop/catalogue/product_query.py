@@ -45,6 +45,22 @@ IN_COLLECTION_ID = """p.id IN (SELECT cp.product_id FROM collection_products cp
 IN_COLLECTION = f"""p.id IN (SELECT cp.product_id FROM collection_products cp
     WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}))"""
 
+# A collection's products as a table of their own keys (0039: each row of
+# collection_products carries its product's state and sort keys, kept by triggers), under
+# the names the sorts use: a page of one collection by any sort but ``updated_at`` is one
+# range of an index, not every product of the collection collected and sorted.
+COLLECTION_KEYS = {
+    key: f"""(SELECT cp.product_id AS id, cp.product_active AS active,
+        cp.product_created_at AS created_at, cp.product_price_cents AS price_cents,
+        cp.product_name AS name FROM collection_products cp
+        WHERE cp.collection_id = {collection}) p"""
+    for key, collection in (
+        ("collection_id", ":collection_id"),
+        ("collection", f"({BY_ID_OR_SLUG['collections']})"),  # one row at most
+    )
+}
+_KEYED_SORTS = ("p.created_at", "p.price_cents", "p.name")
+
 # The list's sorts: a column with ``id`` as the tie-break, so the order is stable.
 SORTS = {
     "name": "p.name, p.id",
@@ -256,6 +272,22 @@ class ProductQuery:
             and set(self.where.conditions) <= stock | state
         )
 
+    def keyed(self, sort: str) -> tuple[str, Where] | None:
+        """For a page of one collection (with the state and no other filter) sorted by a
+        column ``COLLECTION_KEYS`` holds: what to page instead of ``products p`` and its
+        filters (the state); otherwise None."""
+        state = [c for c in self.where.conditions if c in ("p.active = 1", "p.active = :active")]
+        rest = [c for c in self.where.conditions if c not in state]
+        keys = {IN_COLLECTION_ID: "collection_id", IN_COLLECTION: "collection"}
+        if self.match is not None or not state or len(rest) != 1 or rest[0] not in keys:
+            return None
+        if SORTS[sort].split()[0].rstrip(",") not in _KEYED_SORTS:
+            return None
+        key = keys[rest[0]]
+        where = Where(*state, **{k: v for k, v in self.where.params.items() if k == "active"})
+        where.params[key] = self.where.params[key]
+        return COLLECTION_KEYS[key], where
+
     def count_sql(self) -> str:
         return "SELECT COUNT(*) FROM products p" + self.sql()
 
@@ -278,6 +310,13 @@ def list_page(query: ProductQuery, args: dict) -> dict:
         if args.get("cursor"):
             raise Invalid("cursor: a search by relevance pages with `page`; or sort by a column.")
         return ranked_page(query, args, fetch, SELECT, present)
+    keyed = query.keyed(sort)
+    if keyed is not None:  # the total is exact, as when the matches were collected
+        source, where = keyed
+        return paginate(
+            SELECT, source, where, SORTS[sort], args, convert=present,
+            exact_total=f"SELECT COUNT(*) FROM {source}{where.sql()}", total_in_page=True,
+        )  # fmt: skip
     kept = None
     if not query.filtered and not query.where.conditions:
         kept = totals.SQL[totals.PRODUCTS]

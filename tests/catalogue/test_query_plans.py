@@ -385,3 +385,40 @@ def test_the_in_stock_total_is_counted_in_its_partial_index(app):
         sql = count_sql("products p", where, " ORDER BY p.created_at DESC, p.id DESC")
         plan = _plan(sql, {**where.params, "_cap": 1001})
     assert "products_in_stock" in plan, plan
+
+
+@pytest.mark.parametrize("key", ["collection_id", "collection"])
+@pytest.mark.parametrize("sort", ["-created_at", "price", "-price", "name"])
+def test_a_collections_page_and_total_are_ranges_of_its_keys_indexes(app, key, sort):
+    """0039: a collection's page (state and collection, any sort but updated_at) reads the
+    sort's index of collection_products in order, and its exact total counts a range of it:
+    no product row, no scan, no sort (the matches were collected and sorted before)."""
+    from shop.catalogue.product_query import SORTS, ProductQuery
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+        db.execute(
+            "INSERT INTO collections (id, title, slug, created_at, updated_at)"
+            " VALUES ('c1', 'Picks', 'picks', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
+        )
+        db.execute(
+            "INSERT INTO collection_products (collection_id, product_id, position)"
+            " SELECT 'c1', id, 0 FROM products WHERE CAST(SUBSTR(id, 2) AS INTEGER) % 3 = 0"
+        )
+    _upgrade(app)
+
+    with app.app_context():
+        source, where = ProductQuery({key: "c1"}, only_active=True).keyed(sort)
+        page = f"SELECT p.id FROM {source}{where.sql()} ORDER BY {SORTS[sort]} LIMIT 21"
+        count = f"SELECT COUNT(*) FROM {source}{where.sql()}"
+        plans = [_plan(page, where.params), _plan(count, where.params)]
+        sqlite = db.get_db().engine == "sqlite"
+        assert ProductQuery({key: "c1"}, only_active=True).keyed("updated_at") is None
+
+    for plan in plans:
+        assert "collection_products_" in plan, plan
+        assert not _sorts_in_full(plan, "collection_products"), plan
+        assert "products p" not in plan and "Seq Scan on products" not in plan, plan
+        assert not any(line.strip() in ("SCAN cp", "SCAN p") for line in plan.splitlines()), plan
+        if sqlite:
+            assert "COVERING INDEX collection_products_" in plan, plan
