@@ -129,12 +129,20 @@ AFTER UPDATE OF active, created_at, price_cents, name ON products
 WHEN OLD.active IS NOT NEW.active OR OLD.created_at IS NOT NEW.created_at
     OR OLD.price_cents IS NOT NEW.price_cents OR OLD.name IS NOT NEW.name
 BEGIN
+    -- A price apart (each variant written may move it): SQLite then rewrites the price's
+    -- index alone, not every sort's.
+    UPDATE collection_products SET product_price_cents = NEW.price_cents
+    WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
+    UPDATE option_products SET product_price_cents = NEW.price_cents
+    WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
     UPDATE collection_products
     SET product_active = NEW.active, product_created_at = NEW.created_at,
-        product_price_cents = NEW.price_cents, product_name = NEW.name
-    WHERE product_id = NEW.id;
+        product_name = NEW.name
+    WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
     UPDATE option_products
     SET product_active = NEW.active, product_created_at = NEW.created_at,
-        product_price_cents = NEW.price_cents, product_name = NEW.name
-    WHERE product_id = NEW.id;
+        product_name = NEW.name
+    WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
 END;
