@@ -238,3 +238,101 @@ FOR EACH ROW EXECUTE FUNCTION variant_prices_record();
 CREATE TRIGGER variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
 FOR EACH ROW WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents)
 EXECUTE FUNCTION variant_prices_record();
+
+
+-- 0039: the copies of their products' state and sort keys in collection_products and
+-- option_products (schema.sql), kept by every write that changes one.
+CREATE OR REPLACE FUNCTION collection_products_keyed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT p.active, p.created_at, p.price_cents, p.name
+    INTO NEW.product_active, NEW.product_created_at, NEW.product_price_cents, NEW.product_name
+    FROM products p WHERE p.id = NEW.product_id;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER collection_products_keyed BEFORE INSERT OR UPDATE OF product_id
+ON collection_products FOR EACH ROW EXECUTE FUNCTION collection_products_keyed();
+
+CREATE OR REPLACE FUNCTION option_products_keep(_product TEXT, _variant TEXT, _name TEXT,
+    _value TEXT) RETURNS void LANGUAGE plpgsql AS $$
+-- Of the product's values (the value _name = _value, or those of the variant _variant when
+-- _name is NULL): a row for each that an active variant has, none for the others.
+-- PL/pgSQL, so that each statement's plan is kept for the session.
+BEGIN
+    IF _name IS NOT NULL THEN
+        DELETE FROM option_products op
+        WHERE op.name = _name AND op.value = _value AND op.product_id = _product
+            AND NOT EXISTS (
+                SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+                WHERE o.name = _name AND o.value = _value AND o.product_id = _product
+                    AND v.active = 1);
+        INSERT INTO option_products (name, value, product_id, product_active,
+            product_created_at, product_price_cents, product_name)
+        SELECT _name, _value, p.id, p.active, p.created_at, p.price_cents, p.name
+        FROM products p
+        WHERE p.id = _product AND EXISTS (
+            SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+            WHERE o.name = _name AND o.value = _value AND o.product_id = _product
+                AND v.active = 1)
+        ON CONFLICT (name, value, product_id) DO NOTHING;
+        RETURN;
+    END IF;
+    DELETE FROM option_products op
+    USING variant_option_values mine
+    WHERE mine.variant_id = _variant AND op.name = mine.name AND op.value = mine.value
+        AND op.product_id = _product
+        AND NOT EXISTS (
+            SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+            WHERE o.name = mine.name AND o.value = mine.value AND o.product_id = _product
+                AND v.active = 1);
+    INSERT INTO option_products (name, value, product_id, product_active, product_created_at,
+        product_price_cents, product_name)
+    SELECT mine.name, mine.value, p.id, p.active, p.created_at, p.price_cents, p.name
+    FROM variant_option_values mine JOIN products p ON p.id = _product
+    WHERE mine.variant_id = _variant
+        AND EXISTS (SELECT 1 FROM product_variants v WHERE v.id = _variant AND v.active = 1)
+    ON CONFLICT (name, value, product_id) DO NOTHING;
+END $$;
+
+CREATE OR REPLACE FUNCTION option_products_values() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM option_products_keep(NEW.product_id, NEW.variant_id, NEW.name, NEW.value);
+        RETURN NEW;
+    END IF;
+    PERFORM option_products_keep(OLD.product_id, OLD.variant_id, OLD.name, OLD.value);
+    RETURN OLD;
+END $$;
+
+CREATE TRIGGER option_products_added AFTER INSERT OR DELETE ON variant_option_values
+FOR EACH ROW EXECUTE FUNCTION option_products_values();
+
+CREATE OR REPLACE FUNCTION option_products_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM option_products_keep(NEW.product_id, NEW.id, NULL, NULL);
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER option_products_switched AFTER UPDATE OF active ON product_variants
+FOR EACH ROW WHEN ((OLD.active = 1) IS DISTINCT FROM (NEW.active = 1))
+EXECUTE FUNCTION option_products_variants();
+
+-- A product's keys changed: its rows of both tables.
+CREATE OR REPLACE FUNCTION products_list_keys() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE collection_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_price_cents = NEW.price_cents, product_name = NEW.name
+    WHERE product_id = NEW.id;
+    UPDATE option_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_price_cents = NEW.price_cents, product_name = NEW.name
+    WHERE product_id = NEW.id;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER products_list_keys AFTER UPDATE OF active, created_at, price_cents, name
+ON products FOR EACH ROW
+WHEN (OLD.active IS DISTINCT FROM NEW.active OR OLD.created_at IS DISTINCT FROM NEW.created_at
+    OR OLD.price_cents IS DISTINCT FROM NEW.price_cents OR OLD.name IS DISTINCT FROM NEW.name)
+EXECUTE FUNCTION products_list_keys();

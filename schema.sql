@@ -196,10 +196,11 @@ CREATE TABLE IF NOT EXISTS products (
 
 -- Every sort of GET /products, for the public (active = 1) and for staff (all products).
 CREATE INDEX IF NOT EXISTS products_category ON products (category_id, active, created_at, id);
--- category_id last (0027): a category tree's page walks them without reading rows.
+-- category_id last (0027): a category tree's page walks them without reading rows; and
+-- created_at (0039): a price range sorted by creation time reads no row per match.
 CREATE INDEX IF NOT EXISTS products_active_name ON products (active, name, id, category_id);
 CREATE INDEX IF NOT EXISTS products_active_price
-    ON products (active, price_cents, id, category_id);
+    ON products (active, price_cents, id, category_id, created_at);
 CREATE INDEX IF NOT EXISTS products_active_created ON products (active, created_at, id);
 CREATE INDEX IF NOT EXISTS products_name ON products (name, id);
 CREATE INDEX IF NOT EXISTS products_price ON products (price_cents, id);
@@ -294,12 +295,46 @@ CREATE TABLE IF NOT EXISTS collection_products (
     collection_id TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
     product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
     position INTEGER NOT NULL,
+    product_active INTEGER,
+    product_created_at TEXT,
+    product_price_cents BIGINT,
+    product_name TEXT,
     PRIMARY KEY (collection_id, product_id)
 );
 
 CREATE INDEX IF NOT EXISTS collection_products_product_id ON collection_products (product_id);
 CREATE INDEX IF NOT EXISTS collection_products_position
     ON collection_products (collection_id, position);
+-- 0039: the product's state and sort keys (product_*, kept by the triggers of
+-- schema.<engine>.sql): a collection's page by any sort but updated_at is one index range.
+CREATE INDEX IF NOT EXISTS collection_products_created
+    ON collection_products (collection_id, product_active, product_created_at, product_id);
+CREATE INDEX IF NOT EXISTS collection_products_price
+    ON collection_products (collection_id, product_active, product_price_cents, product_id);
+CREATE INDEX IF NOT EXISTS collection_products_name
+    ON collection_products (collection_id, product_active, product_name, product_id);
+
+-- 0039: a row per product and option value an active variant of it has (what
+-- `?option.<name>=<value>` matches), with the product's state and sort keys, kept by the
+-- triggers of schema.<engine>.sql: an option's page is one range of an index.
+CREATE TABLE IF NOT EXISTS option_products (
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    product_active INTEGER NOT NULL,
+    product_created_at TEXT NOT NULL,
+    product_price_cents BIGINT NOT NULL,
+    product_name TEXT NOT NULL,
+    PRIMARY KEY (name, value, product_id)
+);
+
+CREATE INDEX IF NOT EXISTS option_products_product ON option_products (product_id);
+CREATE INDEX IF NOT EXISTS option_products_created
+    ON option_products (name, value, product_active, product_created_at, product_id);
+CREATE INDEX IF NOT EXISTS option_products_price
+    ON option_products (name, value, product_active, product_price_cents, product_id);
+CREATE INDEX IF NOT EXISTS option_products_name
+    ON option_products (name, value, product_active, product_name, product_id);
 
 -- Product images (stored in the database; docs/catalogue-and-content.md says why) ------
 

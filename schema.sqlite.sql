@@ -212,3 +212,90 @@ BEGIN
     INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
     VALUES (NEW.id, NEW.product_id, NEW.price_cents, NEW.updated_at);
 END;
+
+
+-- 0039: the copies of their products' state and sort keys in collection_products and
+-- option_products (schema.sql), kept by every write that changes one.
+CREATE TRIGGER IF NOT EXISTS collection_products_keyed AFTER INSERT ON collection_products
+BEGIN
+    UPDATE collection_products
+    SET (product_active, product_created_at, product_price_cents, product_name) = (
+        SELECT p.active, p.created_at, p.price_cents, p.name FROM products p
+        WHERE p.id = NEW.product_id)
+    WHERE collection_id = NEW.collection_id AND product_id = NEW.product_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS collection_products_moved
+AFTER UPDATE OF product_id ON collection_products
+BEGIN
+    UPDATE collection_products
+    SET (product_active, product_created_at, product_price_cents, product_name) = (
+        SELECT p.active, p.created_at, p.price_cents, p.name FROM products p
+        WHERE p.id = NEW.product_id)
+    WHERE collection_id = NEW.collection_id AND product_id = NEW.product_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS option_products_added AFTER INSERT ON variant_option_values
+WHEN (SELECT active FROM product_variants WHERE id = NEW.variant_id) = 1
+BEGIN
+    INSERT INTO option_products (name, value, product_id, product_active, product_created_at,
+        product_price_cents, product_name)
+    SELECT NEW.name, NEW.value, p.id, p.active, p.created_at, p.price_cents, p.name
+    FROM products p WHERE p.id = NEW.product_id
+    ON CONFLICT (name, value, product_id) DO NOTHING;
+END;
+
+CREATE TRIGGER IF NOT EXISTS option_products_removed AFTER DELETE ON variant_option_values
+BEGIN
+    DELETE FROM option_products
+    WHERE name = OLD.name AND value = OLD.value AND product_id = OLD.product_id
+        AND NOT EXISTS (
+            SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+            WHERE o.name = OLD.name AND o.value = OLD.value AND o.product_id = OLD.product_id
+                AND v.active = 1);
+END;
+
+CREATE TRIGGER IF NOT EXISTS option_products_switched AFTER UPDATE OF active ON product_variants
+WHEN (OLD.active = 1) IS NOT (NEW.active = 1)
+BEGIN
+    INSERT INTO option_products (name, value, product_id, product_active, product_created_at,
+        product_price_cents, product_name)
+    SELECT mine.name, mine.value, p.id, p.active, p.created_at, p.price_cents, p.name
+    FROM products p JOIN variant_option_values mine ON mine.variant_id = NEW.id
+    WHERE p.id = NEW.product_id AND NEW.active = 1
+    ON CONFLICT (name, value, product_id) DO NOTHING;
+    DELETE FROM option_products
+    WHERE product_id = NEW.product_id AND NEW.active <> 1
+        AND EXISTS (
+            SELECT 1 FROM variant_option_values mine
+            WHERE mine.variant_id = NEW.id AND mine.name = option_products.name
+                AND mine.value = option_products.value)
+        AND NOT EXISTS (
+            SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
+            WHERE o.name = option_products.name AND o.value = option_products.value
+                AND o.product_id = NEW.product_id AND v.active = 1);
+END;
+
+-- A product's keys changed: its rows of both tables.
+CREATE TRIGGER IF NOT EXISTS products_list_keys
+AFTER UPDATE OF active, created_at, price_cents, name ON products
+WHEN OLD.active IS NOT NEW.active OR OLD.created_at IS NOT NEW.created_at
+    OR OLD.price_cents IS NOT NEW.price_cents OR OLD.name IS NOT NEW.name
+BEGIN
+    -- A price apart (each variant written may move it): SQLite then rewrites the price's
+    -- index alone, not every sort's.
+    UPDATE collection_products SET product_price_cents = NEW.price_cents
+    WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
+    UPDATE option_products SET product_price_cents = NEW.price_cents
+    WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
+    UPDATE collection_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_name = NEW.name
+    WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
+    UPDATE option_products
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_name = NEW.name
+    WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
+END;

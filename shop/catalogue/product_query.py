@@ -45,6 +45,28 @@ IN_COLLECTION_ID = """p.id IN (SELECT cp.product_id FROM collection_products cp
 IN_COLLECTION = f"""p.id IN (SELECT cp.product_id FROM collection_products cp
     WHERE cp.collection_id IN ({BY_ID_OR_SLUG["collections"]}))"""
 
+# A collection's products, or one option value's, as a table of their own keys (0039: each
+# row of collection_products and option_products carries its product's state and sort
+# keys, kept by triggers), under the names the sorts use: a page of one collection or
+# option value by any sort but ``updated_at`` is one range of an index, not every match
+# collected and sorted.
+_KEYS = """(SELECT {t}.product_id AS id, {t}.product_active AS active,
+    {t}.product_created_at AS created_at, {t}.product_price_cents AS price_cents,
+    {t}.product_name AS name FROM {table} {t} WHERE {where}) p"""
+KEYED_SOURCES = {
+    "collection_id": _KEYS.format(
+        t="cp", table="collection_products", where="cp.collection_id = :collection_id"
+    ),
+    "collection": _KEYS.format(  # the subquery answers one row at most
+        t="cp", table="collection_products",
+        where=f"cp.collection_id = ({BY_ID_OR_SLUG['collections']})",
+    ),
+    "options": _KEYS.format(
+        t="op", table="option_products", where="op.name = :opt0 AND op.value = :opt0v0"
+    ),
+}  # fmt: skip
+_KEYED_SORTS = ("p.created_at", "p.price_cents", "p.name")
+
 # The list's sorts: a column with ``id`` as the tie-break, so the order is stable.
 SORTS = {
     "name": "p.name, p.id",
@@ -173,9 +195,11 @@ class ProductQuery:
             where.add("p.price_cents <= :max_price", max_price=args["max_price"])
         if "in_stock" in args:
             where.add("p.stock > 0" if args["in_stock"] else "p.stock = 0")
+        self._options = None
         if args.get("options"):
             sql, params = _option_products(args["options"], "opt")
-            where.add(f"p.id IN ({sql})", **params)
+            self._options = f"p.id IN ({sql})"
+            where.add(self._options, **params)
         if args.get("low_stock"):
             where.add(LOW_STOCK)
         if "updated_after" in args:
@@ -256,6 +280,26 @@ class ProductQuery:
             and set(self.where.conditions) <= stock | state
         )
 
+    def keyed(self, sort: str) -> tuple[str, Where] | None:
+        """For a page of one collection or one option value (with the state and no other
+        filter) sorted by a column ``KEYED_SOURCES`` holds: what to page instead of
+        ``products p`` and its filters (the state); otherwise None."""
+        state = [c for c in self.where.conditions if c in ("p.active = 1", "p.active = :active")]
+        rest = [c for c in self.where.conditions if c not in state]
+        keys = {IN_COLLECTION_ID: "collection_id", IN_COLLECTION: "collection"}
+        options = self.args.get("options") or {}
+        if len(options) == 1 and len(next(iter(options.values()))) == 1:  # one value
+            keys[self._options] = "options"
+        if self.match is not None or not state or len(rest) != 1 or rest[0] not in keys:
+            return None
+        if SORTS[sort].split()[0].rstrip(",") not in _KEYED_SORTS:
+            return None
+        key = keys[rest[0]]
+        named = ("active", key, "opt0", "opt0v0")
+        return KEYED_SOURCES[key], Where(
+            *state, **{k: v for k, v in self.where.params.items() if k in named}
+        )
+
     def count_sql(self) -> str:
         return "SELECT COUNT(*) FROM products p" + self.sql()
 
@@ -278,6 +322,13 @@ def list_page(query: ProductQuery, args: dict) -> dict:
         if args.get("cursor"):
             raise Invalid("cursor: a search by relevance pages with `page`; or sort by a column.")
         return ranked_page(query, args, fetch, SELECT, present)
+    keyed = query.keyed(sort)
+    if keyed is not None:  # the total is exact, as when the matches were collected
+        source, where = keyed
+        return paginate(
+            SELECT, source, where, SORTS[sort], args, convert=present,
+            exact_total=f"SELECT COUNT(*) FROM {source}{where.sql()}", total_in_page=True,
+        )  # fmt: skip
     kept = None
     if not query.filtered and not query.where.conditions:
         kept = totals.SQL[totals.PRODUCTS]

@@ -59,15 +59,18 @@ def paginate(
     narrow: bool | str = False,
     dense: "Where | None" = None,
     count_in_order: bool = False,
+    total_in_page: bool = False,
 ) -> dict:
     """A page of ``select`` (``SELECT ... FROM ...``, no WHERE) filtered by ``where`` on
     ``count_from`` and sorted by ``order`` (its last column unique), with its total:
-    ``exact_total`` (SQL of a kept count) or the matches counted up to the cap. ``args``
-    holds ``page``, ``page_size`` and ``cursor`` (from the same list, sort and filters, else
-    400). ``narrow``: find the few matches first, then sort them (``IF_FEW``: the capped
-    count decides; ``dense`` is the filters spelled for the index walk); ``count_in_order``:
-    count along the page's own index. Why and the figures: docs/performance.md, "Lists at
-    any depth" and "The orders list".
+    ``exact_total`` (SQL of a kept or narrow count, given ``where``'s values) or the matches
+    counted up to the cap. ``args`` holds ``page``, ``page_size`` and ``cursor`` (from the
+    same list, sort and filters, else 400). ``narrow``: find the few matches first, then sort
+    them (``IF_FEW``: the capped count decides; ``dense`` is the filters spelled for the
+    index walk); ``count_in_order``: count along the page's own index; ``total_in_page``:
+    ``exact_total`` is read by the page's own statement (a count of the filter's index
+    range, one statement less). Why and the figures:
+    docs/performance.md, "Lists at any depth" and "The orders list".
     """
     page_size = args["page_size"]
     counted = None
@@ -100,6 +103,8 @@ def paginate(
         )
         if counted is None:  # every match is at hand: the total comes with the page
             columns += ", (SELECT COUNT(*) FROM matches) AS _matched"
+    elif total_in_page and exact_total is not None:
+        columns += f", ({exact_total}) AS _total"
     try:
         rows = db.query(
             f"{found}SELECT {columns}, {select.lstrip().removeprefix('SELECT')}"
@@ -116,17 +121,21 @@ def paginate(
     rows = rows[:page_size]
     last = [rows[-1][f"_k{i}"] for i in range(len(keys))] if rows else None
     matched = rows[0].get("_matched") if rows else None
+    counted_here = rows[0].get("_total") if rows else None
     for row in rows:
         for i in range(len(keys)):
             del row[f"_k{i}"]
         row.pop("_matched", None)
+        row.pop("_total", None)
     exact = True
     if not more and (rows or before == 0 or args.get("cursor")):
         total = before + len(rows)  # the last page tells the total itself
     elif matched is not None:  # the matches after a cursor, or all of them
         total = matched + (before if args.get("cursor") else 0)
+    elif counted_here is not None:
+        total = counted_here
     elif exact_total is not None:
-        total = db.value(exact_total)
+        total = db.value(exact_total, where.params)
     else:
         in_order = order_by if count_in_order else ""
         total, exact = counted or _capped_count(count_from, where, in_order)

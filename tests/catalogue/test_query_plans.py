@@ -385,3 +385,72 @@ def test_the_in_stock_total_is_counted_in_its_partial_index(app):
         sql = count_sql("products p", where, " ORDER BY p.created_at DESC, p.id DESC")
         plan = _plan(sql, {**where.params, "_cap": 1001})
     assert "products_in_stock" in plan, plan
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"collection_id": "c1"}, {"collection": "picks"}, {"options": {"Size": ["M"]}}],
+)
+@pytest.mark.parametrize("sort", ["-created_at", "price", "-price", "name"])
+def test_a_collections_or_options_page_and_total_are_ranges_of_its_keys_index(app, args, sort):
+    """0039: a page of a collection or an option value (with the state, any sort but
+    updated_at) reads the sort's index of collection_products / option_products in order,
+    and its exact total counts a range of it: no product row, no scan, no sort (the
+    matches were collected and sorted before)."""
+    from shop.catalogue.product_query import SORTS, ProductQuery
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+        db.execute(
+            "INSERT INTO collections (id, title, slug, created_at, updated_at)"
+            " VALUES ('c1', 'Picks', 'picks', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')"
+        )
+        db.execute(
+            "INSERT INTO collection_products (collection_id, product_id, position)"
+            " SELECT 'c1', id, 0 FROM products WHERE CAST(SUBSTR(id, 2) AS INTEGER) % 3 = 0"
+        )
+        db.execute(  # the default variants' values: Size M for every third product
+            "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+            " SELECT v.id, v.product_id, 'Size', CASE WHEN CAST(SUBSTR(v.product_id, 2)"
+            " AS INTEGER) % 3 = 0 THEN 'M' ELSE 'S' END FROM product_variants v"
+        )
+    _upgrade(app)
+
+    with app.app_context():
+        source, where = ProductQuery(args, only_active=True).keyed(sort)
+        page = f"SELECT p.id FROM {source}{where.sql()} ORDER BY {SORTS[sort]} LIMIT 21"
+        count = f"SELECT COUNT(*) FROM {source}{where.sql()}"
+        plans = [_plan(page, where.params), _plan(count, where.params)]
+        sqlite = db.get_db().engine == "sqlite"
+        assert ProductQuery(args, only_active=True).keyed("updated_at") is None
+        assert ProductQuery(args, only_active=False).keyed(sort) is None  # every state
+
+    table = "option_products" if "options" in args else "collection_products"
+    for plan in plans:
+        assert f"{table}_" in plan, plan
+        assert not _sorts_in_full(plan, table), plan
+        assert "Seq Scan on products" not in plan, plan
+        assert not any(line.strip() in ("SCAN cp", "SCAN op", "SCAN p") for line in
+                       plan.splitlines()), plan  # fmt: skip
+        if sqlite:
+            assert f"COVERING INDEX {table}_" in plan, plan
+
+
+def test_a_price_range_by_creation_time_reads_no_row_per_match(app):
+    """0039: ``?min_price=…&max_price=…`` (sorted by creation time) collects the range from
+    ``products_active_price``, which holds created_at: SQLite's plan names it covering (it
+    read each match's row for its created_at); no scan of products on either engine."""
+    from shop.catalogue.product_query import SORTS, ProductQuery
+
+    with app.app_context():
+        _add_products(PRODUCTS)
+    _upgrade(app)
+    with app.app_context():
+        where = ProductQuery({"min_price": 1000, "max_price": 1500}, only_active=True).filters()
+        order = SORTS["-created_at"]
+        plan = _plan(f"SELECT p.id FROM products p{where.sql()} ORDER BY {order} LIMIT 21",
+                     where.params)  # fmt: skip
+        sqlite = db.get_db().engine == "sqlite"
+    assert "Seq Scan on products" not in plan and "SCAN p\n" not in plan + "\n", plan
+    if sqlite:
+        assert "COVERING INDEX products_active_" in plan, plan

@@ -43,6 +43,7 @@ _CATALOGUE_TABLES = (
     "products",
     "product_variants",
     "variant_option_values",
+    "option_products",  # kept by the triggers of variant_option_values (0039)
     "product_search",
     "search_index",
 )
