@@ -7,7 +7,7 @@ in the caller's transaction when there is one.
 
 from dataclasses import dataclass
 
-from shop import db
+from shop import audit, db, webhooks
 from shop.actor import Actor
 from shop.orders import lifecycle, progress
 
@@ -40,10 +40,13 @@ class Refunded:
 @dataclass(frozen=True)
 class InReview:
     """Money arrived that does not match the order (or the order was cancelled meanwhile):
-    the order's payment status becomes ``review`` until a person refunds or honours it.
-    The order's status stays as it is."""
+    the order's payment status becomes ``review`` until a person refunds or honours it,
+    with an audit entry ``payment.review`` giving ``reason`` and the event
+    ``order.payment_review``. The order's status stays as it is."""
 
     order_id: str
+    number: str
+    reason: str
 
 
 def apply(report, actor: Actor) -> bool:
@@ -73,6 +76,12 @@ def apply(report, actor: Actor) -> bool:
         with db.transaction():
             lifecycle.lock(report.order_id)
             progress.review(report.order_id)
+            audit.record(
+                "payment.review",
+                {"order_id": report.order_id, "number": report.number, "reason": report.reason},
+                actor=actor,
+            )
+            webhooks.emit("order.payment_review", report.order_id, lifecycle.load)
         return False
     if isinstance(report, Failed):
         return False  # the payment keeps the failure; the order waits for another attempt

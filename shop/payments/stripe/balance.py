@@ -203,13 +203,7 @@ def succeeded(intent: dict, actor: Actor) -> None:
                 f" {order['number']} (PaymentIntent {intent['id']}); the order is"
                 f" {order['status']} in {order['currency']}. Refund it in Stripe, or honour it."
             )
-            payment_reports.apply(InReview(order["id"]), actor)
-            audit.record(
-                "payment.review",
-                {"order_id": order["id"], "number": order["number"], "reason": reason},
-                actor=actor,
-            )
-            webhooks.emit("order.payment_review", order["id"], orders.load)
+            payment_reports.apply(InReview(order["id"], order["number"], reason), actor)
         return
     if not _set(row["id"], ("pending", "cancelled"), "succeeded", **values):
         return

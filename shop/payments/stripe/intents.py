@@ -8,7 +8,7 @@ of its effect, so a duplicate changes nothing (docs/payments.md, "Exactly once, 
 Stripe" and "The webhook").
 """
 
-from shop import audit, db, webhooks
+from shop import db
 from shop.actor import Actor
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, ProviderRefused
@@ -299,13 +299,7 @@ def _review(payment: dict, reason: str, actor: Actor) -> None:
     cancelled). Once: a payment already in review is left as it is."""
     if not _set_payment(payment["id"], OPEN, status="review", note=reason):
         return
-    payment_reports.apply(InReview(payment["order_id"]), actor)
-    audit.record(
-        "payment.review",
-        {"order_id": payment["order_id"], "number": payment["number"], "reason": reason},
-        actor=actor,
-    )
-    webhooks.emit("order.payment_review", payment["order_id"], orders.load)
+    payment_reports.apply(InReview(payment["order_id"], payment["number"], reason), actor)
 
 
 def _failed(intent: dict, payment: dict, actor: Actor) -> None:
