@@ -15,7 +15,7 @@ import functools
 import threading
 
 import flask_smorest
-from flask import Response, current_app, g, request
+from flask import Response, g, request
 from marshmallow import Schema, fields, validate
 from webargs import missing
 from webargs.flaskparser import FlaskParser, is_json_request
@@ -28,6 +28,7 @@ from shop.api.dump import compile_dump
 from shop.api.load import compile_load
 from shop.db.pages import ASKED, LIKE, Where, changed_since, like_pattern, paginate, paginate_rows  # noqa: F401 - the blueprints' helpers
 from shop.http import inbound
+from shop.http.decorators import request_view
 from shop.http.errors import abort, error_response
 from shop.http.extensions import limiter
 from shop.http.inbound import StrictBoolean  # noqa: F401 - the blueprints' JSON booleans
@@ -156,15 +157,6 @@ def declared_query_parameters(view) -> frozenset[str]:
     return frozenset(names)
 
 
-def _view_method():
-    """The function that handles this request: a MethodView's method (HEAD: its GET)."""
-    view = current_app.view_functions[request.endpoint]
-    view_class = getattr(view, "view_class", None)
-    if view_class is None:
-        return view
-    return getattr(view_class, "get" if request.method == "HEAD" else request.method.lower(), None)
-
-
 def refuse_unknown_query_parameters() -> None:
     """before_request of every API blueprint (after the app's, so after the guards: 401 and
     403 come first): 400 naming each query parameter the operation does not declare.
@@ -174,7 +166,7 @@ def refuse_unknown_query_parameters() -> None:
     # Without a query string there is nothing to parse (a keyed read, /auth/me).
     if not request.environ.get("QUERY_STRING") or not request.args:
         return
-    view = _view_method()
+    view = request_view()
     allowed = declared_query_parameters(view)
     prefixes = getattr(view, "query_prefixes", ())
     unknown = [n for n in request.args if n not in allowed and not n.startswith(prefixes)]

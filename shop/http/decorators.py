@@ -167,15 +167,24 @@ def shows_more_with(permission: str, what: str):
 
 def run_route_guard() -> None:
     """before_request: run the guard of the view about to handle the request, if any."""
-    app = current_app._get_current_object()
-    req = request._get_current_object()
-    view, guard = _guard_of(app, req.endpoint, req.method)
+    view, guard = _handler()
     if guard is not None:
         try:
             guard()
         except (HTTPException, ShopError):
             limiter.count_refused(view)  # a refused request counts too (429 once over)
             raise
+
+
+def request_view():
+    """The function that handles this request: a MethodView's method (HEAD: its GET)."""
+    return _handler()[0]
+
+
+def _handler() -> tuple:
+    """``(view, guard)`` of this request (``_guard_of``)."""
+    req = request._get_current_object()
+    return _guard_of(current_app._get_current_object(), req.endpoint, req.method)
 
 
 # Methods whose guard is kept per endpoint (a request with another never matched a route).
