@@ -35,6 +35,7 @@ class _Document:
         self.pdf.set_author(_text(shot["seller"]["name"]))
         self.pdf.set_auto_page_break(True, margin=15)
         self.pdf.add_page()
+        self.font = None  # (style, size) last set: fpdf2 pays for a set_font even unchanged
 
     def money(self, minor: int) -> str:
         return money.display(minor, self.shot["currency"], self.shot["locale"])
@@ -42,13 +43,26 @@ class _Document:
     def date(self, stamp: str) -> str:
         return format_date(parse(stamp).date(), format="medium", locale=self.shot["locale"])
 
+    def set_font(self, bold: bool, size: int) -> None:
+        font = ("B" if bold else "", size)
+        if font != self.font:
+            self.pdf.set_font("helvetica", *font)
+            self.font = font
+
     def line(self, text: str, size: int = 10, bold: bool = False, height: float = 5) -> None:
-        self.pdf.set_font("helvetica", "B" if bold else "", size)
-        self.pdf.multi_cell(0, height, _text(text), new_x="LMARGIN", new_y="NEXT")
+        """A paragraph, wrapped when it is wider than the page. A line that fits is one
+        ``cell``: the same bytes as ``multi_cell`` draws for it, without its line breaking
+        (a third of a document's drawing)."""
+        self.set_font(bold, size)
+        text = _text(text)
+        if self.pdf.get_string_width(text) <= self.pdf.epw - 2 * self.pdf.c_margin:
+            self.pdf.cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
+        else:
+            self.pdf.multi_cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
 
     def row(self, cells: list[tuple[str, float, str]], bold: bool = False) -> None:
         """Cells of (text, width in mm, alignment) on one line."""
-        self.pdf.set_font("helvetica", "B" if bold else "", 9)
+        self.set_font(bold, 9)
         for text, width, align in cells:
             self.pdf.cell(width, 6, _text(text), align=align)
         self.pdf.ln(6)
