@@ -5,7 +5,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bench import carts, pricing, seed
+from bench import carts, invoices, pricing, seed
 
 CEILING = "baseline: fixed JSON (Flask ceiling)"
 AUTH_READ_RATIO = 0.8  # GET /auth/me against one row
@@ -186,6 +186,7 @@ def service(s: seed.Seeded) -> list[Scenario]:
             probe=moves(kept, ("paid", "shipped")),
         ),
         *carts.scenarios(Scenario, ids, "POST /payments/checkout", "baseline: one row"),
+        invoices.scenario(Scenario, s.paid_order_ids, key, "POST /payments/checkout"),
     ]
 
 

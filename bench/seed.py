@@ -52,6 +52,7 @@ class Seeded:
     product_ids: list = field(default_factory=list)
     variant_product_ids: list = field(default_factory=list)  # 12 variants each
     pending_order_ids: list = field(default_factory=list)
+    paid_order_ids: list = field(default_factory=list)  # status paid (the invoice row's)
     order_key: str = ""  # read:order, read:product, write:order
     admin_cookie: str = ""
     customer_cookie: str = ""
@@ -304,6 +305,8 @@ def _add_orders(count, customer_ids, product_ids, rng, moment, out: Seeded) -> N
         history.append({"id": db.new_id(), "order_id": oid, "status": status, "at": created})
         if status == "pending":
             out.pending_order_ids.append(oid)
+        elif status == "paid":
+            out.paid_order_ids.append(oid)
     out.counts["orders"] = _insert(
         "INSERT INTO orders (id, number, customer_id, status, subtotal_cents, total_cents,"
         " currency, shipping_address, restocked_at, created_at, updated_at) VALUES (:id,"
