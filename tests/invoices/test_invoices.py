@@ -258,3 +258,20 @@ def test_the_list_by_period_and_pages(app, clock, owner_client, customer_client,
     assert make_key("read:order").get("/invoices").status_code == 200
     bad = owner_client.get("/invoices?issued_from=yesterday")
     assert bad.status_code == 400 and "issued_from" in bad.json["message"]
+
+
+def test_a_line_wider_than_the_page_wraps_and_loses_no_word(
+    app, owner_client, customer_client, taxed
+):
+    """A line that fits is drawn as one cell, a wider one is broken over several (the PDF's
+    text stays readable: uncompressed)."""
+    words = [f"Courtyard{n}" for n in range(16)]  # ~170 characters at 10 pt: wider than A4
+    set_setting(app, "address", " ".join(words) + "\n75002 Paris")
+    order = _order(app, customer_client, taxed)
+    _pay(owner_client, order["id"])
+    data = owner_client.get(f"/orders/{order['id']}/invoice").data
+    shown = [chunk.split(b")")[0] for chunk in data.split(b"(")[1:] if b") Tj" in chunk]
+    carrying = [text for text in shown if b"Courtyard" in text]
+    assert len(carrying) >= 2  # broken over lines
+    assert b" ".join(carrying).split() == [word.encode() for word in words]
+    assert b"75002 Paris" in shown  # the line that fits, whole
