@@ -110,5 +110,7 @@ class CustomerById(MethodView):
         and so are their name, address and browser in the audit log and their email in failed
         sign-ins (the entries stay, anonymous); the orders stay, with an anonymous customer. A
         customer with an order still pending, paid or shipped is a 409: settle it first.
+        The webhook events still kept that carry their email are sent from then on without
+        their personal data, and webhooks subscribed to `customer.erased` hear of it.
         """
         accounts.erase(customer_id, current_actor())

@@ -12,13 +12,14 @@ it is settled.
 
 import json
 
-from shop import audit, db
+from shop import audit, db, webhooks
 from shop.actor import Actor
 from shop.auth import sessions
 from shop.clock import now_iso
 from shop.customers import addresses
 from shop.customers.profile import get_customer, present
 from shop.errors import Conflict, Invalid
+from shop.webhooks import redaction
 
 
 def update(customer_id: str, data: dict, actor: Actor) -> dict:
@@ -100,6 +101,10 @@ def erase(customer_id: str, actor: Actor) -> None:
         db.execute("DELETE FROM email_verifications WHERE customer_id = :id", {"id": customer_id})
         for also in ERASED_WITH:
             also(row)
+        redaction.redact(row["email"])  # the outbox's stored events: pending and replays
+        webhooks.emit(
+            "customer.erased", customer_id, lambda _: {"id": customer_id, "erased_at": moment}
+        )
         audit.record("customer.erased", {"customer_id": customer_id}, actor=actor)
 
 

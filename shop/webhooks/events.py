@@ -37,6 +37,9 @@ EVENTS = {
     "variant.stock_low": "products.read",
     "content.synced": "content.read",
     "customer.registered": "customers.read",
+    # A customer erased (shop/customers/accounts.py): only their id and when, for receivers
+    # to erase what they keep (as Shopify's customers/redact).
+    "customer.erased": "customers.read",
     "api_key.created": "api_key.read",
     "api_key.revoked": "api_key.read",
     "api_key.expiring": "api_key.read",
