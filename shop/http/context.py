@@ -82,8 +82,14 @@ def load_caller() -> None:
 
 
 def origin() -> Actor:
-    """The request's address and User-Agent, naming nobody (an anonymous caller)."""
-    return Actor(ip=request.remote_addr, user_agent=request.headers.get("User-Agent", "")[:512])
+    """The request's address and User-Agent, naming nobody (an anonymous caller).
+
+    Read from the WSGI environ, where ``request.remote_addr`` and ``request.headers`` read
+    them (``REMOTE_ADDR`` made canonical by ``shop/http/client_address.py``): every keyed
+    or signed-in request runs this.
+    """
+    environ = request.environ
+    return Actor(ip=environ.get("REMOTE_ADDR"), user_agent=environ.get("HTTP_USER_AGENT", "")[:512])
 
 
 def current_actor() -> Actor:
