@@ -86,6 +86,7 @@ def create_app(config: dict | None = None) -> Flask:
     limiter.init_app(app)
 
     api = Api(app)
+    hooks.swagger_page_headers(app)  # the Swagger page's own headers, set by its view
     errors.register(app)
     for integrity_error in _integrity_errors():
         app.register_error_handler(integrity_error, errors.unique_violation)
@@ -112,7 +113,6 @@ def create_app(config: dict | None = None) -> Flask:
     # after_request hooks run last-registered first: cookies, then the response's finish.
     app.before_request(hooks.start_timer)  # first in, last out: times the whole request
     app.after_request(hooks.count_response)
-    app.after_request(hooks.swagger_page_headers)
     app.before_request(inbound.refuse_bad_characters)
     app.before_request(hooks.require_current_schema)
     if app.config["SQL_COUNT_HEADERS"]:

@@ -12,10 +12,11 @@ operations that declare none. HEAD takes GET's; OPTIONS takes none.
 """
 
 import functools
+import inspect
 import threading
 
 import flask_smorest
-from flask import Response, g, request
+from flask import Response, current_app, g, request
 from marshmallow import Schema, fields, validate
 from webargs import missing
 from webargs.flaskparser import FlaskParser, is_json_request
@@ -226,13 +227,42 @@ class Blueprint(flask_smorest.Blueprint):
         self.before_request(refuse_unknown_query_parameters)
 
     def response(self, status_code, schema=None, **kwargs):
-        """flask-smorest's ``response``, its schema's dump compiled (``shop.api.dump``)."""
+        """flask-smorest's ``response``, its schema's dump compiled (``shop.api.dump``), and a
+        view's plain ``dict`` or ``list`` answered without flask-smorest's wrapper
+        (``_plain_answer``)."""
         if schema is not None and not isinstance(schema, str | dict):
             schema = schema() if isinstance(schema, type) else schema
             fast = compile_dump(schema)
             if fast is not None:
                 schema.dump = fast  # the instance flask-smorest keeps; OpenAPI sees the same
-        return super().response(status_code, schema, **kwargs)
+        decorate = super().response(status_code, schema, **kwargs)
+        if schema is not None and not isinstance(schema, Schema):
+            return decorate  # a schema named by a string or a dict: flask-smorest's own way
+
+        def decorator(func):
+            return _plain_answer(func, decorate, schema, int(status_code))
+
+        return decorator
+
+    @staticmethod
+    def doc(**kwargs):
+        """flask-smorest's ``doc`` (the operation's documentation), its wrapper calling the
+        view directly rather than through ``current_app.ensure_sync`` on every request."""
+        decorate = flask_smorest.Blueprint.doc(**kwargs)
+
+        def decorator(func):
+            documented = decorate(func)
+            if inspect.iscoroutinefunction(func):
+                return documented
+
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                return func(*args, **kwargs)
+
+            wrapper._apidoc = documented._apidoc
+            return wrapper
+
+        return decorator
 
     def arguments(self, schema, *args, **kwargs):
         """flask-smorest's ``arguments``, with a schema class instantiated once, here.
@@ -248,6 +278,43 @@ class Blueprint(flask_smorest.Blueprint):
             if fast is not None:
                 schema.load = fast  # the instance webargs loads with; OpenAPI sees the same
         return super().arguments(schema, *args, **kwargs)
+
+
+def _plain_answer(func, decorate, schema: Schema | None, status: int):
+    """``decorate(func)`` (flask-smorest's response wrapper) with a short way for the common
+    answer: when the view returns a plain ``dict`` or ``list``, it is dumped with ``schema``
+    and encoded as flask-smorest would (``jsonify`` of the dump, then ``status``), without
+    its tuple unpacking, header merging and the copy of the dump it keeps in the app context
+    for ``@blp.etag`` (not used here: ``tests/edge/test_plain_answer.py``). Anything else (a
+    tuple, a ``Response``, ``None``) goes through flask-smorest's wrapper as before.
+    """
+    documented = decorate(func)
+    if inspect.iscoroutinefunction(func):
+        return documented
+    returned = threading.local()
+
+    def replay(*_args, **_kwargs):
+        return returned.value
+
+    general = decorate(replay)  # flask-smorest's handling of a value already computed
+
+    @functools.wraps(documented)
+    def answer(*args, **kwargs):
+        result = func(*args, **kwargs)
+        kind = type(result)
+        if kind is dict or kind is list:
+            response = current_app.json.response(result if schema is None else schema.dump(result))
+            if status != 200:
+                response.status_code = status
+            return response
+        returned.value = result
+        try:
+            return general(*args, **kwargs)
+        finally:
+            del returned.value
+
+    answer.smorest_wrapper = documented  # what it stands for (tests/edge/test_plain_answer.py)
+    return answer
 
 
 class IdConverter(BaseConverter):

@@ -39,15 +39,18 @@ ANONYMOUS_ENDPOINTS = frozenset(
 
 def load_caller() -> None:
     """before_request: resolve the API key or session of the request, if any."""
-    g.caller = None
-    g.auth_problem = None
-    g.stale_cookies = []
-    if request.endpoint in ANONYMOUS_ENDPOINTS:
+    # The request and ``g`` found once (each use of a proxy looks its context up again).
+    req = request._get_current_object()
+    state = g._get_current_object()
+    state.caller = None
+    state.auth_problem = None
+    state.stale_cookies = []
+    if req.endpoint in ANONYMOUS_ENDPOINTS:
         return
     # An empty header carries no credential: a generated client typed for keys then signs in
     # with its cookie (docs/openapi.md). Read from the WSGI environ, as ``request.headers``
     # would read it, and the cookies parsed only when there are some: every request runs this.
-    environ = request.environ
+    environ = req.environ
     header = environ.get("HTTP_AUTHORIZATION", "").strip()
     if header:
         scheme, _, credentials = header.partition(" ")
@@ -57,9 +60,9 @@ def load_caller() -> None:
                 "Unsupported Authorization scheme: send 'Bearer eck_...' with an API key.",
                 {"WWW-Authenticate": 'Bearer realm="shop"'},
             )
-        g.caller = api_keys.resolve(
+        state.caller = api_keys.resolve(
             credentials.strip(),
-            origin(),
+            _origin_of(environ),
             _note_key_use,
             _key_limit if current_app.config["RATELIMIT_ENABLED"] else None,
         )
@@ -67,23 +70,32 @@ def load_caller() -> None:
     if not environ.get("HTTP_COOKIE"):
         return
     for kind in (sessions.ADMIN, sessions.CUSTOMER):
-        token = request.cookies.get(kind.cookie)
+        token = req.cookies.get(kind.cookie)
         if token is None:
             continue
-        found = sessions.resolve(kind, token, origin())
+        found = sessions.resolve(kind, token, _origin_of(environ))
         if found.caller is not None:
-            g.caller = found.caller
+            state.caller = found.caller
             if found.renew:
                 keep_cookie((kind, token))
             return
         if found.problem:
-            g.auth_problem = found.problem
-        g.stale_cookies.append(kind)
+            state.auth_problem = found.problem
+        state.stale_cookies.append(kind)
 
 
 def origin() -> Actor:
-    """The request's address and User-Agent, naming nobody (an anonymous caller)."""
-    return Actor(ip=request.remote_addr, user_agent=request.headers.get("User-Agent", "")[:512])
+    """The request's address and User-Agent, naming nobody (an anonymous caller).
+
+    Read from the WSGI environ, where ``request.remote_addr`` and ``request.headers`` read
+    them (``REMOTE_ADDR`` made canonical by ``shop/http/client_address.py``): every keyed
+    or signed-in request runs this.
+    """
+    return _origin_of(request.environ)
+
+
+def _origin_of(environ: dict) -> Actor:
+    return Actor(ip=environ.get("REMOTE_ADDR"), user_agent=environ.get("HTTP_USER_AGENT", "")[:512])
 
 
 def current_actor() -> Actor:
@@ -166,13 +178,14 @@ def require_two_factor():
 
 def session_cookies(response):
     """after_request: set or clear session cookies (shop/http/hooks.py finishes the response)."""
-    pending = g.get("set_session_cookie")
+    state = g._get_current_object()  # once, not per attribute
+    pending = state.get("set_session_cookie")
     if pending is not None:
         kind, token = pending
         sessions.set_cookie(response, kind, token)
-    for kind in g.get("stale_cookies", ()):
+    for kind in state.get("stale_cookies", ()):
         if pending is None or pending[0] is not kind:
             sessions.clear_cookie(response, kind)
-    for kind in g.get("clear_session_cookies", ()):
+    for kind in state.get("clear_session_cookies", ()):
         sessions.clear_cookie(response, kind)
     return response

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import re
 import time
+from functools import wraps
 from inspect import iscoroutinefunction
 from types import FunctionType
 from urllib.parse import urlsplit, urlunsplit
@@ -85,28 +86,44 @@ SECURITY_HEADERS = page_headers()
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
-def swagger_page_headers(response):
-    """after_request: the console's headers on /swagger, its CSP allowing Swagger UI.
+SWAGGER_ENDPOINT = "api-docs.openapi_swagger_ui"
+
+
+def swagger_page_headers(app: Flask) -> None:
+    """The console's headers on /swagger, its CSP allowing Swagger UI: set by the page's own
+    view (wrapped here), not by an after_request hook that every other request would run.
 
     The page's one inline script (flask-smorest's start-up of Swagger UI) is allowed by its
     hash, so no other inline script runs; Swagger UI sets inline styles and data: images.
+    ``X-Content-Type-Options`` goes first, where ``finish_response`` put it when a hook set
+    these headers, so the page's headers keep their order.
     """
-    if request.endpoint != "api-docs.openapi_swagger_ui" or response.status_code != 200:
-        return response
-    hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
-        for script in _INLINE_SCRIPT.findall(response.get_data(as_text=True))
-    )
-    response.headers.update(
-        page_headers(
-            script_src=f"'self' {hashes}",
-            style_src="'self' 'unsafe-inline'",
-            img_src="'self' data:",
-            connect_src="'self'",
-            base_uri="'none'",
+    view = app.view_functions.get(SWAGGER_ENDPOINT)
+    if view is None:  # no OPENAPI_SWAGGER_UI_PATH: no page
+        return
+
+    @wraps(view)
+    def page(*args, **kwargs):
+        response = app.make_response(view(*args, **kwargs))
+        if response.status_code != 200:
+            return response
+        hashes = " ".join(
+            "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+            for script in _INLINE_SCRIPT.findall(response.get_data(as_text=True))
         )
-    )
-    return response
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers.update(
+            page_headers(
+                script_src=f"'self' {hashes}",
+                style_src="'self' 'unsafe-inline'",
+                img_src="'self' data:",
+                connect_src="'self'",
+                base_uri="'none'",
+            )
+        )
+        return response
+
+    app.view_functions[SWAGGER_ENDPOINT] = page
 
 
 def require_current_schema() -> None:

@@ -4,9 +4,11 @@ second (polled with a bound), and a node without its subscription keeps nothing.
 
 import secrets
 import time
+from datetime import timedelta
 
 import pytest
 
+from shop.clock import iso
 from tests.catalogue_helpers import Catalogue
 from tests.conftest import REDIS_URL, login
 from tests.live import free_port
@@ -141,3 +143,26 @@ def test_a_keyed_read_with_a_warm_cache_is_one_statement(app, owner_client, make
     with sql_count() as counted:
         assert key.get(f"/products/{product['id']}").status_code == 200
     assert counted == anonymous == {"statements": 2, "writes": 0}
+
+
+def test_a_kept_key_is_refused_once_it_expires_or_goes_unused(
+    app, owner_client, make_key, clock, sql_count
+):
+    """The cache keeps when a kept key may stop being active (its expiry, its idle deadline):
+    before then no date is read again, from then on it is refused as without the cache."""
+    product = Catalogue(owner_client).product()
+    path = f"/products/{product['id']}"
+    expiring = make_key("read:product", expires_at=iso(clock() + timedelta(seconds=60)))
+    idle = make_key("read:product", label="idle")
+    assert expiring.get(path).status_code == 200 and idle.get(path).status_code == 200
+    with sql_count() as counted:
+        assert expiring.get(path).status_code == 200
+    assert counted == {"statements": 2, "writes": 0}  # kept: no key statement
+    clock.advance(61)
+    refused = expiring.get(path)
+    assert refused.status_code == 401 and refused.json["message"] == "API key expired."
+    assert idle.get(path).status_code == 200  # its idle deadline is 90 days after this use
+    clock.advance(90 * 24 * 3600)
+    refused = idle.get(path)
+    assert refused.status_code == 401
+    assert refused.json["message"] == "API key expired unused: it was not used for 90 days."

@@ -14,7 +14,7 @@ from shop import audit, db
 from shop.actor import Actor
 from shop.auth.caller import Caller
 from shop.auth.keys import cache as key_cache
-from shop.auth.keys.state import SECRET_RE, idle_days, state_of
+from shop.auth.keys.state import SECRET_RE, active_until_of, idle_days, state_of
 from shop.clock import iso, now, parse
 from shop.errors import Forbidden, Unauthenticated
 from shop.net.addresses import address_allowed
@@ -62,15 +62,18 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
         row = db.one(_RESOLVE, {"token_hash": token_hash})
         if row is None:
             raise Unauthenticated("Invalid API key.", _UNAUTHORIZED)
-        rights, scopes = None, None
+        rights, scopes, active_until = None, None, None
     else:
-        _, row, rights, scopes = kept
+        _, row, rights, scopes, active_until = kept
     # Counted by key_usage after the answer; a key's first use is written at once.
     address = origin.ip
     use = [row["id"], False, None, row["last_used_at"] is None]
     note_use(use)
     moment = now()
-    state, why = state_of(row, moment)
+    if kept is not None and (active_until is None or moment < active_until):
+        state, why = "active", None  # what state_of says of the kept row until then
+    else:
+        state, why = state_of(row, moment)
     if state != "active":
         cache.forget(row["id"])
         _audit_refusal(row, state, why, moment, origin)
@@ -86,13 +89,8 @@ def resolve(secret: str, origin: Actor, note_use, within_limit=None) -> Caller:
     if kept is None:
         rights, scopes = rights_of(row), scope_set(row["scopes"])
         # Its first use is this request's, written at once: later ones are not first.
-        cache.put(
-            token_hash,
-            generation,
-            {**row, "last_used_at": row["last_used_at"] or iso(moment)},
-            rights,
-            scopes,
-        )
+        kept_row = {**row, "last_used_at": row["last_used_at"] or iso(moment)}
+        cache.put(token_hash, generation, kept_row, rights, scopes, active_until_of(kept_row))
     if row["allowed_ips"] and not address_allowed(row["allowed_ips"], address):
         raise Forbidden(
             f"API key refused from {address}: its allowed_ips rule admits only "

@@ -26,7 +26,9 @@ EVERY_KEY = "*"
 
 
 class KeyCache:
-    """One app's verified keys: token hash -> (deadline, row, rights, scopes)."""
+    """One app's verified keys: token hash -> (deadline, row, rights, scopes, active_until);
+    ``active_until`` is when the kept row's state may stop being ``active`` (its expiry or
+    idle deadline; None: never), so a request before it needs no date arithmetic."""
 
     def __init__(self, seconds: int, redis_url: str | None, prefix: str, timeout: float):
         self.seconds = min(seconds, MAX_SECONDS)
@@ -54,7 +56,9 @@ class KeyCache:
             return None
         return entry
 
-    def put(self, token_hash: str, generation: int, row: dict, rights, scopes) -> None:
+    def put(
+        self, token_hash: str, generation: int, row: dict, rights, scopes, active_until=None
+    ) -> None:
         """Keep a key read when the generation was ``generation``, unless something was
         forgotten since (the read may predate that change)."""
         if not self.seconds:
@@ -64,7 +68,13 @@ class KeyCache:
                 return
             if len(self.entries) > 10_000:  # bounded: forget the lot rather than grow
                 self.entries = {}
-            self.entries[token_hash] = (time.monotonic() + self.seconds, row, rights, scopes)
+            self.entries[token_hash] = (
+                time.monotonic() + self.seconds,
+                row,
+                rights,
+                scopes,
+                active_until,
+            )
 
     def forget(self, key_id: str) -> None:
         """Drop one key's entries (``EVERY_KEY``: all of them), in this process only."""

@@ -47,6 +47,18 @@ def state_of(row: dict, moment=None) -> tuple[str, str | None]:
     return "active", None
 
 
+def active_until_of(row: dict):
+    """When ``state_of`` may first find a live key's ``row`` no longer ``active``: the
+    earlier of its ``expires_at`` and its idle deadline (None: neither applies). Before
+    that moment ``state_of(row)`` is ``active`` for the same row, so the key cache keeps
+    this with the row and skips the dates on every request (``shop/auth/keys/cache.py``)."""
+    moments = [idle_deadline(row)]
+    if row["expires_at"]:
+        moments.append(parse(row["expires_at"]))
+    moments = [m for m in moments if m is not None]
+    return min(moments) if moments else None
+
+
 def is_dormant(record: dict, days: int, moment=None) -> bool:
     """Whether a live key went unused for ``days`` days (or was never used in that long)."""
     if record["status"] != "active":
