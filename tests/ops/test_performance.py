@@ -122,7 +122,9 @@ def test_what_a_checkout_and_a_status_change_cost_in_sql(
     decrement (which finds the product's lone variant itself; a trigger keeps the product's
     stock), one read of the settings, tax rates, shipping methods and the order number (a
     sequence: no counter row), then the order, its items, payment, first history entry,
-    confirmation mail and audit entry, and the webhook subscriptions. The orders total is not
+    confirmation mail and audit entry, and the webhook subscriptions; on PostgreSQL the order,
+    its one item and its payment are one statement (issue 42: ``placing._write_order``), so
+    8 statements and 5 writes there. The orders total is not
     bumped (``shop/db/totals.py``) and the answer is presented from what was written, not read
     back: it is exactly what ``GET /orders/{id}`` reads.
 
@@ -138,7 +140,10 @@ def test_what_a_checkout_and_a_status_change_cost_in_sql(
         response = customer_client.post("/payments/checkout", json=basket((teapot, 1)))
 
     assert response.status_code == 201
-    assert cost == {"statements": 10, "writes": 7}
+    one_statement = app.extensions["shop.db"].engine == "postgresql"
+    assert cost == (
+        {"statements": 8, "writes": 5} if one_statement else {"statements": 10, "writes": 7}
+    )
     assert customer_client.get(f"/orders/{response.json['id']}").json == response.json
 
     with sql_count() as cost:
