@@ -328,7 +328,8 @@ CREATE TABLE IF NOT EXISTS option_products (
     PRIMARY KEY (name, value, product_id)
 );
 
-CREATE INDEX IF NOT EXISTS option_products_product ON option_products (product_id);
+CREATE INDEX IF NOT EXISTS option_products_product_values
+    ON option_products (product_id, name, value);
 CREATE INDEX IF NOT EXISTS option_products_created
     ON option_products (name, value, product_active, product_created_at, product_id);
 CREATE INDEX IF NOT EXISTS option_products_price

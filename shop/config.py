@@ -171,6 +171,9 @@ def _read(env) -> dict:
         "API_KEY_CACHE_SECONDS": min(_int(env, "SHOP_API_KEY_CACHE_SECONDS", 10, minimum=0), 10),
         # Lists: a total past this many rows is answered as this, not exact (shop/db/pages.py).
         "LIST_TOTAL_CAP": _int(env, "SHOP_LIST_TOTAL_CAP", 1_000, minimum=1),
+        # Facets: a group counted from the products counts this many matches at most (past
+        # it ``counts_are_exact`` is false; shop/catalogue/product_query.py, facets).
+        "FACET_COUNT_CAP": _int(env, "SHOP_FACET_COUNT_CAP", 100, minimum=1),
         # Requests.
         "MAX_CONTENT_LENGTH": _int(env, "SHOP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024),
         "CONTENT_SYNC_MAX_BYTES": _int(

@@ -23,6 +23,7 @@ from shop.api.common import Blueprint, PageQuerySchema, page_schema, query_objec
 from shop.api.schemas import ProductDetailSchema, ProductSchema
 from shop.auth.caller import require
 from shop.catalogue import prices, products, slugs, variants
+from shop.catalogue.facets import facets
 from shop.catalogue.present import get_product, variant_summaries
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
@@ -30,7 +31,6 @@ from shop.catalogue.product_query import (
     MAX_OPTION_VALUES,
     SORTS,
     ProductQuery,
-    facets,
     list_page,
 )
 from shop.http.context import current_actor
@@ -327,9 +327,25 @@ class ProductFacetsSchema(Schema):
     replaces the group's filter, the other filters kept; `total` is the list's own."""
 
     total = fields.Integer(required=True, metadata={"description": "The filtered list's `total`."})
+    total_is_exact = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "False when `total` is a lower bound: the matches were counted "
+            "up to `SHOP_FACET_COUNT_CAP` (see `counts_are_exact`)."
+        },
+    )
     categories = fields.List(fields.Nested(CategoryFacetSchema), required=True)
     price_bands = fields.List(fields.Nested(PriceBandSchema), required=True)
     options = fields.List(fields.Nested(OptionFacetSchema), required=True)
+    counts_are_exact = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "False when a group was counted over its first "
+            "`SHOP_FACET_COUNT_CAP` matching products (100 by default), not all of them: "
+            "exact below the cap, as the kept counts of the catalogue and of a category "
+            "always are."
+        },
+    )
 
 
 @blp.route("/facets")
@@ -352,7 +368,10 @@ class ProductFacets(MethodView):
         included), per price band (fixed bands in minor units: 0-999, 1000-2499, 2500-4999,
         5000-9999, 10000-24999, 25000 and up) and per option value, so a storefront draws
         its filter sidebar in one call. Each group is counted with every filter but its own
-        (a shopper who chose a band still sees the others' counts).
+        (a shopper who chose a band still sees the others' counts). The catalogue's and a
+        category's counts are kept exact; a search, a collection or a price range is
+        counted over at most `SHOP_FACET_COUNT_CAP` matching products (100 by default):
+        `counts_are_exact` says which.
         """
         query = _query(args)  # the same rules for `active` and the options
         found = facets(query.args, only_active=not _sees_inactive())

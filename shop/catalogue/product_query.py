@@ -1,15 +1,11 @@
-"""Which products a list shows: its filters and search as SQL, and the facets of that set.
+"""Which products a list shows: its filters and search as SQL, and a page of them.
 
-``GET /products`` and ``GET /products/facets`` take the same filters and build them here.
-Each facet group (``categories``, ``price_bands`` from ``PRICE_BANDS``, ``options`` up to
-``MAX_FACET_VALUES`` values a name) is counted with every filter but its own, so a count is
-the ``total`` the list answers when that value replaces the group's filter
-(docs/catalogue-and-content.md, "Search and facets").
+``GET /products`` and ``GET /products/facets`` (``shop.catalogue.facets``) take the same
+filters and build them here (docs/catalogue-and-content.md, "Search and facets").
 """
 
 from shop import db
 from shop.catalogue import search
-from shop.catalogue.facet_counts import PRICE_BANDS
 from shop.catalogue.present import SELECT, present
 from shop.clock import iso
 from shop.db import totals
@@ -96,27 +92,9 @@ _COUNT_DECIDES = ("category_id", "category")
 MAX_OPTION_NAMES = 10
 MAX_OPTION_VALUES = 100
 MAX_OPTION_TEXT = 200
-# An option facet answers at most this many values, the most common first: a catalogue of
-# many distinct values (a value per product) would otherwise send them all to every visitor.
-MAX_FACET_VALUES = 100
 
 
-def _variant_condition(options: dict[str, list[str]], variant: str, tag: str) -> tuple:
-    """SQL that the variant ``variant`` (an alias of ``product_variants``) has one of the
-    values of every option name given, and its parameters (named with ``tag``)."""
-    conditions, params = [], {}
-    for i, (name, values) in enumerate(sorted(options.items())):
-        marks, named = db.in_list(f"{tag}{i}v", values)
-        params.update(named)
-        params[f"{tag}{i}"] = name
-        conditions.append(
-            f"{variant}.id IN (SELECT o.variant_id FROM variant_option_values o"
-            f" WHERE o.name = :{tag}{i} AND o.value IN {marks})"
-        )
-    return conditions, params
-
-
-def _tree_ids(tree: str, key: str, value: str) -> list[str]:
+def tree_ids(tree: str, key: str, value: str) -> list[str]:
     """The ids of the category ``value`` names and of every category below it."""
     return [row["id"] for row in db.query(tree, {key: value})]
 
@@ -124,16 +102,17 @@ def _tree_ids(tree: str, key: str, value: str) -> list[str]:
 def _in_tree(tree: str, key: str, value: str) -> tuple[str, dict]:
     """The condition (and its values) that a product is in the category ``value`` names or
     below it: the tree's ids, read now; nothing matches an unknown category."""
-    ids = _tree_ids(tree, key, value)
+    ids = tree_ids(tree, key, value)
     if not ids:
         return "1 = 0", {}
     marks, params = db.in_list(key, ids)
     return f"p.category_id IN {marks}", params
 
 
-def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict]:
-    """SQL of the ids of the products with an active variant that has one of the values of
-    every option name given, and its parameters (named with ``tag``).
+def option_variants(options: dict[str, list[str]], tag: str) -> tuple[str, str, dict]:
+    """The tables (``o0``, ``o1``... of ``variant_option_values``), the conditions and their
+    parameters (named with ``tag``) of the active variants that have one of the values of
+    every option name given: ``o0`` is each such variant's row of the first name.
 
     Read from the lookup index alone, no variant's row per match (measured in
     docs/performance.md, "The product filters at 100,000 products")."""
@@ -146,12 +125,18 @@ def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict
         conditions.append(f"o{i}.name = :{tag}{i} AND o{i}.value IN {marks}")
         if i:  # the same variant: its key (variant_id, name)
             conditions.append(f"o{i}.variant_id = o0.variant_id")
+    conditions.append(
+        "o0.variant_id NOT IN (SELECT v.id FROM product_variants v WHERE v.active = 0)"
+    )
     # CROSS JOIN keeps SQLite's join order: the first name's values lead.
-    return (
-        f"SELECT o0.product_id FROM {' CROSS JOIN '.join(tables)} WHERE "
-        + " AND ".join(conditions)
-        + " AND o0.variant_id NOT IN (SELECT v.id FROM product_variants v WHERE v.active = 0)"
-    ), params
+    return " CROSS JOIN ".join(tables), " AND ".join(conditions), params
+
+
+def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict]:
+    """SQL of the ids of the products with an active variant that has one of the values of
+    every option name given, and its parameters (named with ``tag``)."""
+    tables, conditions, params = option_variants(options, tag)
+    return f"SELECT o0.product_id FROM {tables} WHERE {conditions}", params
 
 
 class ProductQuery:
@@ -303,6 +288,38 @@ class ProductQuery:
     def count_sql(self) -> str:
         return "SELECT COUNT(*) FROM products p" + self.sql()
 
+    def sampled(self) -> str:
+        """``sql()`` for a few of the matches in no order (the facets' sample): the search
+        joined, so that its index leads and the engine stops at the LIMIT, and one option
+        name read from ``option_products`` (a row per product and value of an active
+        variant) instead of every variant of the value, as ``IN`` lists the matches first;
+        a collection joined by its key, for the same reason."""
+        conditions = list(self.where.conditions)
+        join = ""
+        if self.match is not None and self.match.empty:
+            conditions.append("1 = 0")
+        elif self.match is not None:
+            join = self.match.driving_join
+        for condition, collection in (
+            (IN_COLLECTION_ID, "= :collection_id"),
+            (IN_COLLECTION, f"IN ({BY_ID_OR_SLUG['collections']})"),
+        ):
+            if condition in conditions:  # one row a product: its key (collection_id, product_id)
+                conditions.remove(condition)
+                join += (
+                    " JOIN collection_products fc ON fc.product_id = p.id"
+                    f" AND fc.collection_id {collection}"
+                )
+        options = self.args.get("options") or {}
+        if len(options) == 1:
+            (values,) = options.values()
+            marks = db.in_list("opt0v", values)[0]
+            conditions[conditions.index(self._options)] = (
+                "p.id IN (SELECT op.product_id FROM option_products op"
+                f" WHERE op.name = :opt0 AND op.value IN {marks})"
+            )
+        return join + Where(*conditions).sql()
+
 
 def fetch(ids: list[str]) -> list[dict]:
     """The products of ``ids``, in that order, as the list shows them."""
@@ -378,219 +395,3 @@ def ranked_page(query: ProductQuery, args: dict, fetch, select: str, convert) ->
         total = 0 if page == 1 else db.value(query.count_sql(), query.where.params)
     items = fetch([row["id"] for row in rows]) if rows else []
     return {"items": items, "total": total, **done}
-
-
-# The filters the kept counts tell apart (``shop.catalogue.facet_counts``): a category and
-# the state. A facet group whose other filters are among them is read from the counts.
-_KEPT = {"category", "category_id", "active", "options"}
-
-
-def _kept(args: dict) -> bool:
-    """Whether the kept counts answer for the products ``args`` select."""
-    return (
-        set(args) <= _KEPT
-        and not args.get("options")
-        and not ("category" in args and "category_id" in args)
-    )
-
-
-def facets(args: dict, *, only_active: bool, categories: bool = True) -> dict:
-    """The facets of the products ``args`` select (see the module's docstring). A group
-    whose other filters name at most a category and the state (the whole catalogue, a
-    category page, a category page with a price band or one option chosen) is read from
-    the counts the writes keep (``_Kept``); any other is counted from the products.
-    ``categories=False`` leaves out the category group (every category of the shop: a
-    page that shows no category counts does not pay for them)."""
-    kept = _Kept(only_active)
-    priced_args = _without(args, "min_price", "max_price")
-    if _kept(priced_args):
-        bands = kept.bands(priced_args)
-    else:
-        bands = _counted_bands(ProductQuery(priced_args, only_active=only_active))
-    if _kept(args):  # the bands of all its products when no price filters
-        total = sum(n or 0 for n in bands) if args == priced_args else kept.total(args)
-    else:
-        query = ProductQuery(args, only_active=only_active)
-        total = db.value(query.count_sql(), query.where.params)
-    found = {"total": total}
-    if categories:
-        found["categories"] = _categories(_direct(args, only_active, kept))
-    found["price_bands"] = [
-        {"min_price": low, "max_price": high, "count": bands[i] or 0}
-        for i, (low, high) in enumerate(PRICE_BANDS)
-    ]
-    found["options"] = _option_facets(args, only_active, kept)
-    return found
-
-
-def _direct(args: dict, only_active: bool, kept: "_Kept") -> dict[str, int]:
-    """The products per category of their own (not counting sub-categories'), with every
-    filter of ``args`` but the category."""
-    placed_args = _without(args, "category_id", "category")
-    if _kept(placed_args):
-        return kept.direct(placed_args)
-    placed = ProductQuery(placed_args, only_active=only_active)
-    rows = db.query(
-        "SELECT m.category_id, COUNT(*) AS n"
-        f" FROM (SELECT p.category_id FROM products p{placed.sql()}) m"
-        " WHERE m.category_id IS NOT NULL GROUP BY m.category_id",
-        placed.where.params,
-    )
-    return {r["category_id"]: r["n"] for r in rows}
-
-
-def _counted_bands(priced: ProductQuery) -> list:
-    """The products per price band, counted from the products ``priced`` selects."""
-    bands, params = [], dict(priced.where.params)
-    for i, (low, high) in enumerate(PRICE_BANDS):
-        params[f"low{i}"], params[f"high{i}"] = low, high
-        upper = f" AND p.price_cents <= :high{i}" if high is not None else ""
-        bands.append(f"SUM(CASE WHEN p.price_cents >= :low{i}{upper} THEN 1 ELSE 0 END)")
-    row = db.one(
-        "SELECT "
-        + ", ".join(f"{b} AS b{i}" for i, b in enumerate(bands))
-        + " FROM products p"
-        + priced.sql(),
-        params,
-    )
-    return [row[f"b{i}"] for i in range(len(PRICE_BANDS))]
-
-
-class _Kept:
-    """The facet groups read from the counts the writes keep (``facet_prices``,
-    ``facet_options``): a few hundred rows, not every product; for ``args`` that ``_kept``
-    accepts."""
-
-    def __init__(self, only_active: bool):
-        self.only_active = only_active
-
-    def _where(self, args: dict, tree: bool = True) -> Where:
-        where = Where()
-        if "active" in args:
-            where.add("active = :active", active=int(args["active"]))
-        elif self.only_active:
-            where.add("active = 1")
-        for key, query in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
-            if tree and key in args:
-                marks, params = db.in_list("tree", _tree_ids(query, key, args[key]) or [""])
-                where.add(f"category_id IN {marks}", **params)
-        return where
-
-    def bands(self, args: dict) -> list:
-        where = self._where(args)
-        found = {
-            row["low"]: row["n"]
-            for row in db.query(
-                f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low",
-                where.params,
-            )
-        }
-        return [found.get(low) for low, _ in PRICE_BANDS]
-
-    def total(self, args: dict) -> int:
-        return sum(n or 0 for n in self.bands(args))
-
-    def direct(self, args: dict) -> dict[str, int]:
-        where = self._where(args, tree=False)
-        where.add("category_id <> ''")
-        rows = db.query(
-            f"SELECT category_id, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY category_id",
-            where.params,
-        )
-        return {row["category_id"]: row["n"] for row in rows if row["n"]}
-
-    def values(self, args: dict, condition: str, named: dict) -> list[dict]:
-        """Per name (those ``condition`` on ``name`` selects) and value, the products."""
-        where = self._where(args)
-        where.add(condition, **named)
-        return db.query(
-            f"SELECT name, value, SUM(n) AS n FROM facet_options{where.sql()}"
-            " GROUP BY name, value HAVING SUM(n) > 0",
-            where.params,
-        )
-
-
-def _option_facets(args: dict, only_active: bool, kept: _Kept) -> list[dict]:
-    """Per option name, per value, the products with an active variant of that value that
-    also meets the other names' filters (the same variant) and every other filter; from the
-    kept counts when those filters are a category and the state alone."""
-    chosen = args.get("options") or {}
-    others = ProductQuery({**args, "options": {}}, only_active=only_active)
-    # The names without a filter of their own share one query; each filtered name has its own.
-    groups = [(None, chosen)] + [
-        (name, {n: v for n, v in chosen.items() if n != name}) for name in sorted(chosen)
-    ]
-    counts: dict[str, dict[str, int]] = {}
-    for own, applied in groups:
-        if own is None:
-            marks, named = db.in_list("fx", list(chosen))
-            names = f"name NOT IN {marks}" if chosen else "name IS NOT NULL"
-        else:
-            names, named = "name = :fown", {"fown": own}
-        if not applied and _kept(others.args):
-            for row in kept.values(others.args, names, named):
-                counts.setdefault(row["name"], {})[row["value"]] = row["n"]
-            continue
-        conditions, params = _variant_condition(applied, "o2v", "fo")
-        conditions.append(f"ov.{names}")
-        if applied:  # from the few variants with the other names' values, then their products
-            tables = "product_variants o2v CROSS JOIN variant_option_values ov"
-            joined = "ov.variant_id = o2v.id"
-            products = f"EXISTS (SELECT 1 FROM products p{others.sql()} AND p.id = ov.product_id)"
-            if not others.where.conditions and not others.match:
-                products = "1 = 1"
-        else:
-            tables = "variant_option_values ov JOIN product_variants o2v ON o2v.id = ov.variant_id"
-            joined = "1 = 1"
-            products = f"ov.product_id IN (SELECT p.id FROM products p{others.sql()})"
-        rows = db.query(
-            f"SELECT ov.name, ov.value, COUNT(DISTINCT ov.product_id) AS n FROM {tables}"
-            f" WHERE {joined} AND o2v.active = 1 AND "
-            + " AND ".join(conditions)
-            + f" AND {products} GROUP BY ov.name, ov.value",
-            {**others.where.params, **params, **named},
-        )
-        for row in rows:
-            counts.setdefault(row["name"], {})[row["value"]] = row["n"]
-    return _most_common(counts)
-
-
-def _most_common(counts: dict[str, dict[str, int]]) -> list[dict]:
-    """The option facets of ``counts`` (name: value: count): per name its values, the most
-    common first, ``MAX_FACET_VALUES`` at most."""
-    return [
-        {
-            "name": name,
-            "values": [
-                {"value": value, "count": n}
-                for value, n in sorted(values.items(), key=lambda item: (-item[1], item[0]))[
-                    :MAX_FACET_VALUES
-                ]
-            ],
-        }
-        for name, values in sorted(counts.items())
-    ]
-
-
-def _without(args: dict, *names: str) -> dict:
-    return {key: value for key, value in args.items() if key not in names}
-
-
-def _categories(direct: dict[str, int]) -> list[dict]:
-    """Counts per category with its sub-categories' added, most first (then by name)."""
-    if not direct:
-        return []
-    rows = db.query("SELECT id, name, slug, parent_id FROM categories")
-    by_id = {row["id"]: row for row in rows}
-    counts: dict[str, int] = {}
-    for category_id, n in direct.items():
-        seen = set()
-        while category_id in by_id and category_id not in seen:  # a loop would be a bug
-            seen.add(category_id)
-            counts[category_id] = counts.get(category_id, 0) + n
-            category_id = by_id[category_id]["parent_id"]
-    found = [
-        {"id": cid, "name": by_id[cid]["name"], "slug": by_id[cid]["slug"], "count": n}
-        for cid, n in counts.items()
-    ]
-    return sorted(found, key=lambda c: (-c["count"], c["name"], c["id"]))

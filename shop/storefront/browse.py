@@ -7,13 +7,13 @@ import re
 from flask import current_app, render_template, request, url_for
 
 from shop.catalogue import browse, images
+from shop.catalogue.facet_counts import PRICE_BANDS
+from shop.catalogue.facets import facets
 from shop.catalogue.product_query import (
     MAX_OPTION_NAMES,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUES,
-    PRICE_BANDS,
     ProductQuery,
-    facets,
     list_page,
 )
 from shop.errors import Invalid

@@ -160,3 +160,94 @@ def _spy(module, name: str, seen: list):
         return real(sql, params)
 
     return spy
+
+
+def _flat(facets: dict) -> dict:
+    """Every count of a facets answer by its group and value."""
+    counts = {("category", c["id"]): c["count"] for c in facets["categories"]}
+    counts |= {("band", b["price_min"]): b["count"] for b in facets["price_bands"]}
+    for option in facets["options"]:
+        counts |= {(option["name"], v["value"]): v["count"] for v in option["values"]}
+    return counts
+
+
+def test_a_counted_group_is_exact_below_the_cap_and_flagged_at_it(app, client, owner_client):
+    """A group counted from the products (a collection, a search, two options) counts its
+    first ``FACET_COUNT_CAP`` matches at most: below the cap the answer is exact (the kept
+    counts' answer where they answer too), at it ``counts_are_exact`` and ``total_is_exact``
+    are false, ``total`` is the cap and no count exceeds the exact one."""
+    catalogue = Catalogue(owner_client)
+    top = catalogue.category(name="Clothes")
+    leaf = catalogue.category(name="Shirts", parent_id=top["id"])
+    shirts = [
+        catalogue.product(options=SHIRT, generate=True, category_id=(top, leaf)[n % 2]["id"],
+                          price_cents=900 + n * 1000)
+        for n in range(4)
+    ]  # fmt: skip
+    picks = catalogue.collection(title="Picks", product_ids=[s["id"] for s in shirts])
+    catalogue.product(price_cents=500)  # in no collection
+    queries = (
+        f"?collection={picks['slug']}",
+        f"?collection_id={picks['id']}&option.Size=M",
+        "?option.Size=M&option.Colour=Red",
+        "?q=product",
+        f"?category={top['slug']}&price_min=1000",
+    )
+    app.config["FACET_COUNT_CAP"] = 6  # more than any of them selects
+    exact = {}
+    for query in queries:
+        response = client.get(f"/products/facets{query}")
+        assert response.status_code == 200, response.json
+        exact[query] = response.json
+        assert response.json["counts_are_exact"] is True, query
+        assert response.json["total_is_exact"] is True, query
+        assert response.json["total"] == client.get(f"/products{query}").json["total"], query
+    assert {v["value"]: v["count"] for v in exact[queries[0]]["options"][1]["values"]} == {
+        "S": 4, "M": 4, "L": 4}  # fmt: skip
+    _facets_both_ways(client, f"?collection={picks['slug']}&option.Size=M")
+
+    app.config["FACET_COUNT_CAP"] = 2
+    for query in queries[:4]:  # four or five products match: the groups reach the cap
+        capped = client.get(f"/products/facets{query}").json
+        assert capped["counts_are_exact"] is False, query
+        assert (capped["total"], capped["total_is_exact"]) == (2, False), query
+        assert sum(b["count"] for b in capped["price_bands"]) <= 2, query
+        whole = _flat(exact[query])
+        assert all(n <= whole.get(key, 0) for key, n in _flat(capped).items()), query
+    kept = client.get(f"/products/facets?category={top['slug']}").json
+    assert kept["counts_are_exact"] is True  # the kept counts have no cap
+    assert kept["total"] == 4
+
+
+def test_the_counted_groups_read_their_sample_by_index(app, client, owner_client, monkeypatch):
+    """A counted group's statements (its first matches, their option values, the variants
+    of two options) scan no products, variants or option values whole: the collection's
+    key, the option's ``option_products``, the search's index lead, then keys by id."""
+    from tests.catalogue.test_query_plans import PRODUCTS, _add_products, _plan, _upgrade
+
+    with app.app_context(), db.transaction():
+        _add_products(PRODUCTS)
+    catalogue = Catalogue(owner_client)
+    shirts = [catalogue.product(options=SHIRT, generate=True) for _ in range(3)]
+    picks = catalogue.collection(title="Picks", product_ids=[s["id"] for s in shirts])
+    _upgrade(app)
+    seen = []
+    for query in (
+        f"?collection={picks['slug']}",
+        f"?collection_id={picks['id']}",
+        "?option.Size=M",
+        "?option.Size=M&option.Colour=Red",
+        "?q=walnut",
+    ):
+        seen.clear()
+        for name in ("query", "one", "value"):
+            monkeypatch.setattr(db, name, _spy(db, name, seen))
+        response = client.get(f"/products/facets{query}")
+        monkeypatch.undo()
+        assert response.status_code == 200, response.json
+        with app.app_context():
+            plans = [(sql, _plan(sql, params)) for sql, params in seen]
+        for sql, plan in plans:  # the inactive variants' partial index: those alone
+            plan = plan.replace("SCAN v USING INDEX product_variants_inactive", "")
+            assert not _scans_a_big_table(plan), (query, sql, plan)
+        assert any("LIMIT" in sql for sql, _ in plans), (query, plans)
