@@ -133,6 +133,24 @@ def test_search_finds_with_the_shops_full_text_search(client, shop):
     assert "0 products" in client.get("/store/search", query_string={"q": "zebra"}).text
 
 
+def test_filters_past_the_facet_cap_show_no_counts(app, owner_client, client, shop):
+    """Past ``SHOP_FACET_COUNT_CAP`` a counted group's numbers are a sample's
+    (``counts_are_exact`` false): the filters stay, their numbers go, every band is offered."""
+    Catalogue(owner_client).product(
+        name="Bancha", slug="bancha", options=[{"name": "Size", "values": ["100 g"]}], generate=True
+    )
+    priced = {"price": "0-"}  # a price range: counted from the matching products
+    assert re.search(
+        r">100 g \(2\)</label>", client.get("/store/products", query_string=priced).text
+    )
+    app.config["FACET_COUNT_CAP"] = 1
+    kept = client.get("/store/products").text  # the catalogue's counts are kept: exact
+    assert re.search(r">100 g \(2\)</label>", kept)
+    capped = client.get("/store/products", query_string=priced).text
+    assert not re.search(r"\(\d+\)</label>", capped)  # no count on any filter
+    assert capped.count('name="price"') == 7  # "any price" and the six bands
+
+
 def test_content_pages_show_only_published_pages(client, shop):
     page = client.get("/store/pages/about")
     assert page.status_code == 200 and "A small tea shop." in page.text
