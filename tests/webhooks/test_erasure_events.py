@@ -9,12 +9,18 @@ import pytest
 from shop import db
 from shop.webhooks.redaction import blank
 from tests.orders_helpers import ADDRESS, add_product, basket
-from tests.webhook_helpers import create_hook, deliveries, work
+from tests.webhook_helpers import Receiver, create_hook, deliveries, work
 
 
 @pytest.fixture
 def app(make_app):
     return make_app(WEBHOOKS_ALLOW_PRIVATE=True, WEBHOOKS_ALLOW_HTTP=True)
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as server:
+        yield server
 
 
 def test_an_erased_customers_events_send_no_personal_data(
