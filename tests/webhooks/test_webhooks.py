@@ -285,7 +285,7 @@ def test_the_next_due_delivery_is_found_on_the_due_index_not_the_webhooks_log(ap
             row["detail"]
             for row in db.query(
                 "EXPLAIN QUERY PLAN " + worker.NEXT_DUE.format(lock=""),
-                {"webhook_id": "w", "url": "u", "now": "n"},
+                {"webhook_id": "w", "url": "u", "now": "n", "limit": worker.RUN},
             )
         )
     assert "webhook_deliveries_due" in plan and "webhook_deliveries_webhook" not in plan
@@ -936,9 +936,11 @@ def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_the
         for n in range(3):
             add_product(app, name=f"Tea {n}")  # 3 deliveries to each
         with app.app_context():
-            assert sender.dispatch() == 4  # 2 to each origin; the third of each waits
-        # A healthy origin's thread goes on with its backlog (the third, claimed as the
-        # second is recorded); the hung origin's third waits for a free slot of its own.
+            # 2 threads to each origin, the third delivery of each in the first one's run,
+            # sent after its first: never more than 2 attempts at once to one origin.
+            assert sender.dispatch() == 6
+        # The healthy origin's threads send their runs; the hung origin's third waits in
+        # its run behind an attempt that hangs.
         for _ in range(1000):  # bounded poll: the healthy ones answered, the hung ones held
             if len(healthy.requests) == 3 and len(hung.held) == 2 and sender.running == 2:
                 break
