@@ -29,9 +29,6 @@ log = logging.getLogger("shop.webhooks")
 # Seconds between two looks for due deliveries at least: what a busy shop's events wait at
 # most, beyond the poll, to be sent in a batch.
 GATHER = 0.25
-# Deliveries a run holds at least before an origin's next free slot gets a run of its own:
-# a few deliveries go out in one run (one transaction), a backlog two at a time.
-SHARE = 5
 
 _CANDIDATES = """
     SELECT d.id, d.webhook_id, d.next_attempt_at, w.url FROM webhook_deliveries d
@@ -129,8 +126,8 @@ class Sender:
     def _choose(self, rows: list[dict], free: int, run: int) -> list[tuple]:
         """Runs of ``rows`` to start, ``(rows, origin)``, at most ``free``: each holds up to
         ``run`` rows of one webhook to one URL, and an origin gets as many runs as it has
-        free slots, one per ``SHARE`` rows (its rows dealt out among them in turn, so a
-        backlog still goes out two at a time); rows beyond wait for a later look."""
+        free slots (its rows dealt out among them in turn, so its attempts still go out two
+        at a time); rows beyond wait for a later look."""
         by_target: dict[tuple, list[dict]] = {}
         for row in rows:
             self.origins[row["webhook_id"]] = origin_of(row["url"])
@@ -141,7 +138,7 @@ class Sender:
             with self.lock:
                 running = self.busy.get(origin, 0)
             slots = min(self.per_origin - running - planned.get(origin, 0), free - len(runs))
-            count = min(slots, -(-len(waiting) // SHARE))
+            count = min(slots, len(waiting))
             if count <= 0:
                 continue
             planned[origin] = planned.get(origin, 0) + count

@@ -219,18 +219,19 @@ def send_batch(claimed: list[tuple], stop=None, connections=None, owners=None, h
     recorded: it is given back with the untried ones, for any worker to send (at least
     once: the receiver may have seen it).
 
-    With ``follow`` (n > 0) the recording transaction also claims the webhook's next due
-    deliveries to the same URL, up to ``limit``, when at least n are due; they are answered,
+    With ``follow`` (n > 0), unless an attempt failed, the recording transaction also claims
+    the webhook's next due deliveries to the same URL, up to ``limit``, when at least n are
+    due; they are answered,
     ``[(id, lease, row)]``, for the caller to pass back here: a backlog costs a batch one
     transaction, not a look for due work, a claim and a record each (``pool.Sender``).
     """
     owners, health = ({} if owners is None else owners), ({} if health is None else health)
     missing = [delivery_id for delivery_id, _, row in claimed if row is None]
     loaded = {row["id"]: row for row in load(missing)} if missing else {}
-    results, untried = [], []
+    results, untried, failed = [], [], False
     for delivery_id, lease, row in claimed:
         row = row if row is not None else loaded.get(delivery_id)
-        if untried or (stop is not None and stop.is_set()):  # given back, untried
+        if failed or (stop is not None and stop.is_set()):  # given back, untried
             untried.append((delivery_id, lease))
             continue
         lease = _renew(delivery_id, lease) if row is not None else None
@@ -238,18 +239,16 @@ def send_batch(claimed: list[tuple], stop=None, connections=None, owners=None, h
             continue
         row = {**row, **health.get(row["webhook_id"], {}), "lease": lease}
         result = try_send(row, "scheduled", owners, connections)
-        failed = not result[1].ok and result[2] == "scheduled"
+        failed = not result[1].ok and result[2] == "scheduled"  # the rest is given back
         if failed and stop is not None and stop.is_set():
             untried.append((delivery_id, lease))
             continue
         results.append(result)
-        if failed:
-            untried.append(None)  # the rest of the batch is given back
-    untried = [item for item in untried if item is not None]
     if not results:
         _release_all(untried)
         return []
-    follow = 0 if stop is not None and stop.is_set() else follow
+    if failed or (stop is not None and stop.is_set()):  # the webhook's run ends here
+        follow = 0
     last = results[-1][0]
     taken = record(results, health, follow=last if follow else None, release=untried,
                    at_least=follow, limit=limit)["next"]  # fmt: skip

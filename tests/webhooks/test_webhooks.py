@@ -277,6 +277,58 @@ def test_a_sent_delivery_is_recorded_with_its_webhooks_next_due_one_claimed(
     assert len(receiver.requests) == 2
 
 
+def _claim_all(app, hook_id: str) -> list[tuple]:
+    """Every delivery of a webhook, claimed in due order: ``(id, lease, None)`` each."""
+    with app.app_context():
+        rows = db.query(
+            "SELECT id, next_attempt_at FROM webhook_deliveries WHERE webhook_id = :id"
+            " ORDER BY next_attempt_at, id",
+            {"id": hook_id},
+        )
+        leases = worker.claim_seen(rows)
+    return [(row["id"], leases[row["id"]], None) for row in rows]
+
+
+def test_a_run_is_sent_in_order_and_recorded_in_one_transaction(app, owner_client, receiver):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    for n in range(3):
+        add_product(app, name=f"Jug {n}")
+    claimed = _claim_all(app, hook["id"])
+    with app.app_context():
+        assert worker.send_batch(claimed, follow=worker.RUN) == []  # no full run waits
+        ats = db.query(
+            "SELECT a.at FROM webhook_attempts a JOIN webhook_deliveries d"
+            " ON d.id = a.delivery_id WHERE d.webhook_id = :id",
+            {"id": hook["id"]},
+        )
+    assert [r["headers"]["webhook-id"] for r in receiver.requests] == [
+        "msg_" + delivery_id for delivery_id, _, _ in claimed
+    ]
+    assert len(ats) == 3 and len({row["at"] for row in ats}) == 1  # one record
+    assert [d["status"] for d in deliveries(owner_client, hook["id"])] == ["succeeded"] * 3
+
+
+def test_a_failed_attempt_ends_its_run_and_gives_the_rest_back_due_at_once(app, owner_client):
+    failing = Misbehaving("redirect")
+    try:
+        hook = create_hook(owner_client, failing.url, "product.created")
+        for n in range(3):
+            add_product(app, name=f"Pot {n}")
+        claimed = _claim_all(app, hook["id"])
+        with app.app_context():
+            assert worker.send_batch(claimed, follow=1) == []  # a failure follows nothing
+    finally:
+        failing.stop()
+    by_id = {d["id"]: d for d in deliveries(owner_client, hook["id"])}
+    first, *rest = (by_id[delivery_id] for delivery_id, _, _ in claimed)
+    assert first["status"] == "pending" and len(first["attempts"]) == 1
+    assert first["next_attempt_at"] > first["attempts"][0]["at"]  # retried on its schedule
+    for delivery in rest:  # never tried: due at once, for any worker
+        assert delivery["status"] == "pending" and delivery["attempts"] == []
+        due = datetime.fromisoformat(delivery["next_attempt_at"].replace("Z", "+00:00"))
+        assert due <= datetime.now(UTC)
+
+
 def test_the_next_due_delivery_is_found_on_the_due_index_not_the_webhooks_log(app):
     if app.config["DATABASE_URL"].startswith("postgresql"):
         pytest.skip("SQLite's plan: it took the webhook's index whenever its statistics lagged")
