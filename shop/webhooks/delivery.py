@@ -180,7 +180,21 @@ def _open_socket(address: str, port: int, timeout: float) -> socket.socket:
     return sock
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
+class _OneWrite:
+    """Send a request's head and body in one write: http.client writes them apart, which
+    costs a second system call and a second segment the receiver wakes for, per delivery."""
+
+    def _send_output(self, message_body=None, encode_chunked=False):
+        if isinstance(message_body, bytes) and not encode_chunked:
+            self._buffer.extend((b"", message_body))  # joined by CRLF: the head's blank line
+            message = b"\r\n".join(self._buffer)
+            del self._buffer[:]
+            self.send(message)
+            return
+        super()._send_output(message_body, encode_chunked)
+
+
+class _PinnedHTTPConnection(_OneWrite, http.client.HTTPConnection):
     """http.client's connection to an address already resolved and checked."""
 
     def __init__(self, address, *args, **kwargs):
@@ -191,7 +205,7 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
         self.sock = _open_socket(self._address, self.port, self.timeout)
 
 
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+class _PinnedHTTPSConnection(_OneWrite, http.client.HTTPSConnection):
     """The same over TLS, the certificate checked against the URL's host name."""
 
     def __init__(self, address, *args, **kwargs):
@@ -204,8 +218,9 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 
 
 class Connections:
-    """Connections kept open between attempts, one per origin; shared by the worker's
-    sending threads (an attempt takes its origin's kept connection out, so no two use one).
+    """Connections kept open between attempts, up to ``per_origin`` per origin (as many as
+    a worker sends to it at once); shared by the worker's sending threads (an attempt takes
+    a kept connection out, so no two use one).
 
     An origin's address is resolved and checked when its connection opens; later attempts
     reuse it (keep-alive) instead of a new TCP (and TLS) handshake per delivery, for at most
@@ -214,17 +229,19 @@ class Connections:
 
     KEEP_FOR = 60.0
 
-    def __init__(self, keep: bool = True):
+    def __init__(self, keep: bool = True, per_origin: int = 1):
         self.keep = keep
-        self._open: dict[tuple, tuple[float, http.client.HTTPConnection]] = {}
+        self.per_origin = per_origin
+        self._open: dict[tuple, list[tuple[float, http.client.HTTPConnection]]] = {}
         self._lock = threading.Lock()
 
     def get(self, parts, timeout: float, allow_private: bool) -> tuple:
-        """The origin's open connection and True, or a new one and False (UrlError when its
+        """An origin's open connection and True, or a new one and False (UrlError when its
         address is refused)."""
         scheme, host, port = key = origin(parts)
         with self._lock:
-            kept = self._open.pop(key, None)
+            kept = self._open.get(key)
+            kept = kept.pop() if kept else None
         if kept is not None:
             if time.monotonic() - kept[0] < self.KEEP_FOR:
                 return kept[1], True
@@ -240,16 +257,20 @@ class Connections:
         return conn, False
 
     def put(self, parts, conn) -> None:
-        """Keep ``conn`` for the origin's next attempt (closing one kept meanwhile)."""
+        """Keep ``conn`` for the origin's next attempt (closing the oldest kept one beyond
+        ``per_origin``)."""
+        displaced = None
         with self._lock:
-            displaced = self._open.pop(origin(parts), None)
-            self._open[origin(parts)] = (getattr(conn, "opened_at", time.monotonic()), conn)
+            kept = self._open.setdefault(origin(parts), [])
+            kept.append((getattr(conn, "opened_at", time.monotonic()), conn))
+            if len(kept) > self.per_origin:
+                displaced = kept.pop(0)
         if displaced is not None:
             displaced[1].close()
 
     def close(self) -> None:
         with self._lock:
-            kept = list(self._open.values())
+            kept = [entry for entries in self._open.values() for entry in entries]
             self._open.clear()
         for _, conn in kept:
             conn.close()

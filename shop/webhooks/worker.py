@@ -1,9 +1,10 @@
 """Webhook delivery: one delivery's attempt, its record and the queue's upkeep.
 
-``claim_seen`` claims a due delivery just before its attempt (a lease of one attempt's timeout
-plus ``SHOP_WORKER_LEASE_MARGIN``, the claim's moment being its token), ``send_claimed``
-sends it and records the result only while the token is still the worker's; ``deliver_due``
-does the same one by one (``--once``). Retries follow ``SCHEDULE`` with +-20 % jitter; a
+``claim_seen`` claims due deliveries just before their attempts (a lease of one attempt's
+timeout plus ``SHOP_WORKER_LEASE_MARGIN``, the claim's moment being its token),
+``send_batch`` sends a run of them to one URL and records the results in one transaction,
+each only while its token is still the worker's; ``deliver_due`` does the same one by one
+(``--once``). Retries follow ``SCHEDULE`` with +-20 % jitter; a
 webhook failing past ``disabling.DISABLE_AFTER`` is disabled. The loop is ``pool``; the
 guarantees: docs/webhooks.md, "Delivery, retries and ordering".
 """
@@ -27,6 +28,9 @@ SCHEDULE = (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 ATTEMPTS = len(SCHEDULE) + 1
 JITTER = 0.2
 BATCH = 100  # deliveries a pass takes at most
+# Deliveries to one URL a sending thread takes at once, sends one after another on one kept
+# connection and records in one transaction (``send_batch``).
+RUN = 20
 
 _DUE = """
     SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -43,12 +47,12 @@ _LOAD = """
     JOIN webhook_events e ON e.id = d.event_id
     JOIN webhooks w ON w.id = d.webhook_id"""
 
-# A webhook's next due delivery to one URL (``_claim_next``).
+# A webhook's next due deliveries to one URL, at most ``:limit`` (``_claim_next``).
 NEXT_DUE = _LOAD + (
-    " WHERE d.id = (SELECT id FROM webhook_deliveries"
+    " WHERE d.id IN (SELECT id FROM webhook_deliveries"
     " WHERE webhook_id || '' = :webhook_id AND next_attempt_at <= :now"
-    " ORDER BY next_attempt_at, id LIMIT 1{lock}) AND w.url = :url AND w.enabled = 1"
-)
+    " ORDER BY next_attempt_at, id LIMIT :limit{lock}) AND w.url = :url AND w.enabled = 1"
+)  # in no order: ``_claim_next`` sorts the few it took
 
 _ATTEMPT_COLUMNS = (
     "id", "delivery_id", "at", "kind", "status_code", "duration_ms", "response_excerpt", "error"
@@ -131,14 +135,36 @@ def _renew(delivery_id: str, lease: str) -> str | None:
     return fresh if renewed else None
 
 
-def _release(delivery_id: str, lease: str) -> None:
-    """Give a claimed delivery back, due now, if the lease is still this worker's."""
-    with db.transaction():
+def _release_all(items: list[tuple]) -> None:
+    """Give claimed deliveries ``(id, lease)`` back, due now, each while its lease is still
+    this worker's: one statement."""
+    if items:
+        with db.transaction():
+            _give_back(items)
+
+
+def _give_back(items: list[tuple]) -> None:
+    """The statement of ``_release_all``, in the caller's transaction."""
+    if items:
+        held, params = _held(items)
         db.execute(
-            "UPDATE webhook_deliveries SET next_attempt_at = :now"
-            " WHERE id = :id AND next_attempt_at = :lease",
-            {"now": iso(now()), "id": delivery_id, "lease": lease},
+            f"UPDATE webhook_deliveries SET next_attempt_at = :now WHERE {held}",  # noqa: S608
+            {**params, "now": iso(now())},
         )
+
+
+def _held(items: list[tuple]) -> tuple[str, dict]:
+    """``(id = :i0 AND next_attempt_at = :l0) OR ...`` for ``(id, lease)`` pairs (a lease of
+    None: the id alone), and its parameters."""
+    conditions, params = [], {}
+    for n, (item_id, lease) in enumerate(items):
+        params[f"i{n}"] = item_id
+        if lease is None:
+            conditions.append(f"id = :i{n}")
+        else:
+            params[f"l{n}"] = lease
+            conditions.append(f"(id = :i{n} AND next_attempt_at = :l{n})")
+    return " OR ".join(conditions), params
 
 
 def _rows(columns: tuple, records: list[dict]) -> tuple[str, dict]:
@@ -172,34 +198,61 @@ def deliver_due(batch: int = BATCH, stop=None) -> int:
 
 def send_claimed(delivery_id: str, lease: str, stop=None, connections=None, owners=None,
                  health=None, follow=False, row=None) -> tuple | None:  # fmt: skip
-    """Send one claimed delivery and record the attempt as soon as it ends.
+    """Send one claimed delivery and record the attempt as soon as it ends (``send_batch``
+    of one); with ``follow``, answer the webhook's next due delivery, claimed, as
+    ``(id, lease, row)`` (None when there is none)."""
+    taken = send_batch([(delivery_id, lease, row)], stop, connections, owners, health,
+                       follow=1 if follow else 0, limit=1)  # fmt: skip
+    return taken[0] if taken else None
 
-    Renewed first when its lease runs short; skipped when another worker took it after the
-    lease ran out. An attempt that fails because the worker is stopping (``stop`` set: its
-    connection was cut) is not recorded: the delivery is released, due at once, for any
-    worker to send (at least once: the receiver may have seen it).
 
-    With ``follow`` the transaction that records the attempt also claims the webhook's next
-    due delivery to the same URL, answered as ``(id, lease, row)`` for the caller to send
-    next (passing ``row`` back): a backlog costs a delivery one transaction, not a look for
-    due work, a claim and a record each (``pool.Sender``).
+def send_batch(claimed: list[tuple], stop=None, connections=None, owners=None, health=None,
+               follow: int = 0, limit: int = RUN) -> list[tuple]:  # fmt: skip
+    """Send claimed deliveries of one webhook, ``(id, lease, row or None)`` each, one after
+    another, and record their attempts in one transaction when the last ends.
+
+    Each is renewed first when its lease runs short, and skipped when another worker took
+    it after the lease ran out. The first attempt that fails ends the batch: the deliveries
+    not yet tried are given back, due at once (each is tried on its own schedule, and a
+    hung endpoint holds the thread for one timeout, not one per delivery). An attempt that
+    fails because the worker is stopping (``stop`` set: its connection was cut) is not
+    recorded: it is given back with the untried ones, for any worker to send (at least
+    once: the receiver may have seen it).
+
+    With ``follow`` (n > 0), unless an attempt failed, the recording transaction also claims
+    the webhook's next due deliveries to the same URL, up to ``limit``, when at least n are
+    due; they are answered,
+    ``[(id, lease, row)]``, for the caller to pass back here: a backlog costs a batch one
+    transaction, not a look for due work, a claim and a record each (``pool.Sender``).
     """
-    if stop is not None and stop.is_set():  # stopping before it began: given back, untried
-        _release(delivery_id, lease)
-        return None
     owners, health = ({} if owners is None else owners), ({} if health is None else health)
-    rows = [row] if row is not None else load([delivery_id])
-    lease = _renew(delivery_id, lease) if rows else None
-    if lease is None:  # gone, or another worker holds it now: it sends, not this one
-        return None
-    row = {**rows[0], **health.get(rows[0]["webhook_id"], {}), "lease": lease}
-    result = try_send(row, "scheduled", owners, connections)
-    if stop is not None and stop.is_set() and not result[1].ok and result[2] == "scheduled":
-        _release(delivery_id, lease)
-        return None
-    follow = follow and not (stop is not None and stop.is_set())
-    taken = record([result], health, follow=row if follow else None)["next"]
-    return None if taken is None else (taken["id"], taken["next_attempt_at"], taken)
+    missing = [delivery_id for delivery_id, _, row in claimed if row is None]
+    loaded = {row["id"]: row for row in load(missing)} if missing else {}
+    results, untried, failed = [], [], False
+    for delivery_id, lease, row in claimed:
+        row = row if row is not None else loaded.get(delivery_id)
+        if failed or (stop is not None and stop.is_set()):  # given back, untried
+            untried.append((delivery_id, lease))
+            continue
+        lease = _renew(delivery_id, lease) if row is not None else None
+        if lease is None:  # gone, or another worker holds it now: it sends, not this one
+            continue
+        row = {**row, **health.get(row["webhook_id"], {}), "lease": lease}
+        result = try_send(row, "scheduled", owners, connections)
+        failed = not result[1].ok and result[2] == "scheduled"  # the rest is given back
+        if failed and stop is not None and stop.is_set():
+            untried.append((delivery_id, lease))
+            continue
+        results.append(result)
+    if not results:
+        _release_all(untried)
+        return []
+    if failed or (stop is not None and stop.is_set()):  # the webhook's run ends here
+        follow = 0
+    last = results[-1][0]
+    taken = record(results, health, follow=last if follow else None, release=untried,
+                   at_least=follow, limit=limit)["next"]  # fmt: skip
+    return [(row["id"], row["next_attempt_at"], row) for row in taken]
 
 
 # Beyond the event's permission, who may read the record itself, by resource: the rule the
@@ -292,10 +345,13 @@ def _next_step(row: dict, outcome: delivery.Outcome, kind: str, moment) -> tuple
     return row["status"], "keep", scheduled, False  # a failed replay changes no course
 
 
-def record(results: list[tuple], health: dict | None = None, follow: dict | None = None) -> dict:
-    """Attempts, the deliveries' next steps and the endpoints' health: one transaction.
-    Answer the endpoints' health as written, by webhook id (into ``health``), and with
-    ``follow`` (a delivery's row) its webhook's next due delivery, claimed (``_claim_next``)."""
+def record(results: list[tuple], health: dict | None = None, follow: dict | None = None,
+           release=(), at_least: int = 1, limit: int = 1) -> dict:  # fmt: skip
+    """Attempts, the deliveries' next steps and the endpoints' health: one transaction,
+    which also gives back ``release`` (``(id, lease)`` claimed and not tried). Answer the
+    endpoints' health as written, by webhook id (into ``health``), and with ``follow`` (a
+    delivery's row) up to ``limit`` of its webhook's next due deliveries, claimed when at
+    least ``at_least`` are due (``_claim_next``), as ``next`` (a list)."""
     health = {} if health is None else health
     moment = now()
     at = iso(moment)
@@ -323,17 +379,17 @@ def record(results: list[tuple], health: dict | None = None, follow: dict | None
                 lost[row["webhook_id"]] = row["lost"]
         # The step is written only while the lease is still the writer's: the attempt is
         # logged anyway (the receiver saw it), the course is the new holder's to set.
+        # One statement per step (a batch's successes share one).
         for (status, scheduled, next_at), ids in steps.items():
-            for delivery_id, lease in ids:
-                db.execute(
-                    "UPDATE webhook_deliveries SET status = :status,"
-                    " scheduled_attempts = :scheduled, updated_at = :now"
-                    + ("" if next_at == "keep" else ", next_attempt_at = :next")
-                    + " WHERE id = :id"
-                    + ("" if lease is None else " AND next_attempt_at = :lease"),
-                    {"id": delivery_id, "lease": lease, "status": status,
-                     "scheduled": scheduled, "now": at, "next": next_at},
-                )  # fmt: skip
+            held, params = _held(ids)
+            db.execute(
+                "UPDATE webhook_deliveries SET status = :status,"
+                " scheduled_attempts = :scheduled, updated_at = :now"
+                + ("" if next_at == "keep" else ", next_attempt_at = :next")
+                + f" WHERE {held}",
+                {**params, "status": status, "scheduled": scheduled, "now": at, "next": next_at},
+            )
+        _give_back(list(release))
         values, params = _rows(_ATTEMPT_COLUMNS, records)
         db.execute(
             f"INSERT INTO webhook_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES {values}", params
@@ -344,13 +400,15 @@ def record(results: list[tuple], health: dict | None = None, follow: dict | None
             disabling.if_failing(webhook_id, moment, ATTEMPTS)
         for owner in lost.values():
             disabling.for_lost_rights(owner, moment)
-        taken = None if follow is None else _claim_next(follow, moment)
+        taken = [] if follow is None else _claim_next(follow, moment, at_least, limit)
     return {"records": records, "health": health, "next": taken}
 
 
-def _claim_next(row: dict, moment) -> dict | None:
-    """The next due delivery of ``row``'s webhook, to the same URL (so the same origin, whose
-    slot the caller holds), claimed as ``claim_seen`` does; None when there is none.
+def _claim_next(row: dict, moment, at_least: int = 1, limit: int = 1) -> list[dict]:
+    """The next due deliveries of ``row``'s webhook, to the same URL (so the same origin,
+    whose slot the caller holds), up to ``limit``, claimed as ``claim_seen`` does when at
+    least ``at_least`` are due (fewer wait for the dispatcher's next look, to go out in a
+    batch); [] when not.
 
     Picked by id in a subquery that walks the due index in order and stops at the first:
     joined to the events and sorted whole, SQLite read every waiting payload of a backlog
@@ -359,16 +417,15 @@ def _claim_next(row: dict, moment) -> dict | None:
     older than the outbox, and sorted them all each time).
     """
     lock = " FOR UPDATE SKIP LOCKED" if db.get_db().engine == "postgresql" else ""
-    taken = db.one(
+    taken = db.query(
         NEXT_DUE.format(lock=lock),
-        {"webhook_id": row["webhook_id"], "url": row["url"], "now": iso(moment)},
+        {"webhook_id": row["webhook_id"], "url": row["url"], "now": iso(moment), "limit": limit},
     )
-    if taken is None:
-        return None
-    leases = claim_seen([taken])
-    if taken["id"] not in leases:
-        return None
-    return {**taken, "next_attempt_at": leases[taken["id"]]}
+    if len(taken) < max(at_least, 1):
+        return []
+    taken.sort(key=lambda t: (t["next_attempt_at"], t["id"]))
+    leases = claim_seen(taken)
+    return [{**t, "next_attempt_at": leases[t["id"]]} for t in taken if t["id"] in leases]
 
 
 def _attempt_id(row: dict) -> str:

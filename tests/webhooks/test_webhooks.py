@@ -277,6 +277,58 @@ def test_a_sent_delivery_is_recorded_with_its_webhooks_next_due_one_claimed(
     assert len(receiver.requests) == 2
 
 
+def _claim_all(app, hook_id: str) -> list[tuple]:
+    """Every delivery of a webhook, claimed in due order: ``(id, lease, None)`` each."""
+    with app.app_context():
+        rows = db.query(
+            "SELECT id, next_attempt_at FROM webhook_deliveries WHERE webhook_id = :id"
+            " ORDER BY next_attempt_at, id",
+            {"id": hook_id},
+        )
+        leases = worker.claim_seen(rows)
+    return [(row["id"], leases[row["id"]], None) for row in rows]
+
+
+def test_a_run_is_sent_in_order_and_recorded_in_one_transaction(app, owner_client, receiver):
+    hook = create_hook(owner_client, receiver.url, "product.created")
+    for n in range(3):
+        add_product(app, name=f"Jug {n}")
+    claimed = _claim_all(app, hook["id"])
+    with app.app_context():
+        assert worker.send_batch(claimed, follow=worker.RUN) == []  # no full run waits
+        ats = db.query(
+            "SELECT a.at FROM webhook_attempts a JOIN webhook_deliveries d"
+            " ON d.id = a.delivery_id WHERE d.webhook_id = :id",
+            {"id": hook["id"]},
+        )
+    assert [r["headers"]["webhook-id"] for r in receiver.requests] == [
+        "msg_" + delivery_id for delivery_id, _, _ in claimed
+    ]
+    assert len(ats) == 3 and len({row["at"] for row in ats}) == 1  # one record
+    assert [d["status"] for d in deliveries(owner_client, hook["id"])] == ["succeeded"] * 3
+
+
+def test_a_failed_attempt_ends_its_run_and_gives_the_rest_back_due_at_once(app, owner_client):
+    failing = Misbehaving("redirect")
+    try:
+        hook = create_hook(owner_client, failing.url, "product.created")
+        for n in range(3):
+            add_product(app, name=f"Pot {n}")
+        claimed = _claim_all(app, hook["id"])
+        with app.app_context():
+            assert worker.send_batch(claimed, follow=1) == []  # a failure follows nothing
+    finally:
+        failing.stop()
+    by_id = {d["id"]: d for d in deliveries(owner_client, hook["id"])}
+    first, *rest = (by_id[delivery_id] for delivery_id, _, _ in claimed)
+    assert first["status"] == "pending" and len(first["attempts"]) == 1
+    assert first["next_attempt_at"] > first["attempts"][0]["at"]  # retried on its schedule
+    for delivery in rest:  # never tried: due at once, for any worker
+        assert delivery["status"] == "pending" and delivery["attempts"] == []
+        due = datetime.fromisoformat(delivery["next_attempt_at"].replace("Z", "+00:00"))
+        assert due <= datetime.now(UTC)
+
+
 def test_the_next_due_delivery_is_found_on_the_due_index_not_the_webhooks_log(app):
     if app.config["DATABASE_URL"].startswith("postgresql"):
         pytest.skip("SQLite's plan: it took the webhook's index whenever its statistics lagged")
@@ -285,7 +337,7 @@ def test_the_next_due_delivery_is_found_on_the_due_index_not_the_webhooks_log(ap
             row["detail"]
             for row in db.query(
                 "EXPLAIN QUERY PLAN " + worker.NEXT_DUE.format(lock=""),
-                {"webhook_id": "w", "url": "u", "now": "n"},
+                {"webhook_id": "w", "url": "u", "now": "n", "limit": worker.RUN},
             )
         )
     assert "webhook_deliveries_due" in plan and "webhook_deliveries_webhook" not in plan
@@ -933,17 +985,19 @@ def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_the
     try:
         slow = create_hook(owner, hung.url, "product.created")
         fast = create_hook(owner, healthy.url, "product.created")
-        for n in range(3):
-            add_product(app, name=f"Tea {n}")  # 3 deliveries to each
+        for n in range(11):
+            add_product(app, name=f"Tea {n}")  # 11 deliveries to each
         with app.app_context():
-            assert sender.dispatch() == 4  # 2 to each origin; the third of each waits
-        # A healthy origin's thread goes on with its backlog (the third, claimed as the
-        # second is recorded); the hung origin's third waits for a free slot of its own.
+            # 2 threads (runs of 6 and 5) to each origin, each run sent one delivery after
+            # another: never more than 2 attempts at once to one origin.
+            assert sender.dispatch() == 22
+        # The healthy origin's threads send their runs; the hung origin's others wait in
+        # their runs behind the two attempts that hang.
         for _ in range(1000):  # bounded poll: the healthy ones answered, the hung ones held
-            if len(healthy.requests) == 3 and len(hung.held) == 2 and sender.running == 2:
+            if len(healthy.requests) == 11 and len(hung.held) == 2 and sender.running == 2:
                 break
             threading.Event().wait(0.01)
-        assert len(healthy.requests) == 3 and len(hung.held) == 2
+        assert len(healthy.requests) == 11 and len(hung.held) == 2
         with app.app_context():
             assert sender.dispatch() == 0  # the hung origin is at its limit: no third at once
         assert len(hung.held) == 2 and sender.running == 2
@@ -955,5 +1009,5 @@ def test_the_sender_starts_2_attempts_per_origin_at_most_and_the_others_past_the
         healthy.stop()
     assert all(d["status"] == "succeeded" for d in deliveries(owner, fast["id"]))
     held = deliveries(owner, slow["id"])
-    assert [d["attempts"] for d in held] == [[], [], []]  # cut on stop: released, not logged
+    assert [d["attempts"] for d in held] == [[]] * 11  # cut on stop: released, not logged
     assert all(d["status"] == "pending" and d["next_attempt_at"] for d in held)
