@@ -251,8 +251,11 @@ def _scaling(args, work, databases, main_url, size, seeded) -> list:
 
 
 def _count_statements(args, env, chosen, work: Path) -> dict:
-    """Statements and writes of each scenario's request, the second time it is made."""
-    server = start_server(args, env, work, SHOP_DEBUG_SQL_COUNT="1")
+    """Statements and writes of each scenario's request, the second time it is made, on
+    one worker (with two, the second request may land on the worker that has not kept the
+    key yet, and the count would say how the requests were spread)."""
+    one = argparse.Namespace(**{**vars(args), "workers": 1})
+    server = start_server(one, env, work, SHOP_DEBUG_SQL_COUNT="1")
     try:
         return statements.count(server, chosen, lambda scenario: data_of(env, scenario))
     finally:
