@@ -1,5 +1,6 @@
-"""A facet group counted from the products: its first ``cap`` matches at most (issue 42,
-docs/evidence-facets.md), for the groups the kept counts cannot answer."""
+"""A facet group counted from the products: its first ``cap`` matches at most, for the
+groups the kept counts cannot answer (issue 42; docs/performance.md, "Counted facets: a
+capped sample")."""
 
 from shop import db
 from shop.catalogue.facet_counts import PRICE_BANDS
@@ -11,7 +12,7 @@ class Sample:
     its filters select at most, read once per set of filters (the bands, the categories
     and an option group often share one), with their category and price; ``exact`` turns
     false when a group reaches the cap. So a search or a collection of many products costs
-    what ``cap`` of them cost (docs/evidence-facets.md)."""
+    what ``cap`` of them cost (docs/performance.md, "Counted facets: a capped sample")."""
 
     def __init__(self, cap: int):
         self.cap = cap
