@@ -19,7 +19,6 @@ from shop.clock import now_iso
 from shop.customers import addresses
 from shop.customers.profile import get_customer, present
 from shop.errors import Conflict, Invalid
-from shop.webhooks import redaction
 
 
 def update(customer_id: str, data: dict, actor: Actor) -> dict:
@@ -101,7 +100,7 @@ def erase(customer_id: str, actor: Actor) -> None:
         db.execute("DELETE FROM email_verifications WHERE customer_id = :id", {"id": customer_id})
         for also in ERASED_WITH:
             also(row)
-        redaction.redact(row["email"])  # the outbox's stored events: pending and replays
+        webhooks.redact(row["email"])  # the outbox's stored events: pending and replays
         webhooks.emit(
             "customer.erased", customer_id, lambda _: {"id": customer_id, "erased_at": moment}
         )

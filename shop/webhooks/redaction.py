@@ -17,6 +17,7 @@ import json
 
 from shop import db
 from shop.db.pages import like_pattern
+from shop.webhooks.outbox import envelope
 
 # Fields that hold a person's data wherever they appear in a payload (an order's, a cart's,
 # a draft's or a return's). ``name`` is personal only beside an e-mail (a customer's, a
@@ -37,8 +38,8 @@ def redact(email: str | None) -> int:
     changed = []
     for row in rows:
         body = json.loads(row["payload"])
-        body["data"] = blank(body.get("data"), email.lower())
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=str)
+        data = blank(body["data"], email.lower())
+        payload = envelope(row["id"], body["type"], body["timestamp"], data)  # as emitted
         if payload != row["payload"]:
             changed.append({"id": row["id"], "payload": payload})
     if changed:
