@@ -88,7 +88,7 @@ def create_app(config: dict | None = None) -> Flask:
     api = Api(app)
     hooks.swagger_page_headers(app)  # the Swagger page's own headers, set by its view
     errors.register(app)
-    for integrity_error in _integrity_errors():
+    for integrity_error in _integrity_errors(app.extensions["shop.db"].engine):
         app.register_error_handler(integrity_error, errors.unique_violation)
     register_blueprints(api)
     app.register_blueprint(admin.bp)
@@ -132,16 +132,16 @@ def create_app(config: dict | None = None) -> Flask:
     return app
 
 
-def _integrity_errors() -> list[type[Exception]]:
-    """Both engines' integrity error classes (psycopg only where it is installed)."""
+def _integrity_errors(engine: str) -> list[type[Exception]]:
+    """The integrity error classes of sqlite3 and, on PostgreSQL, psycopg's: a SQLite shop's
+    processes never load psycopg (shop/db/sql.py, ``driver_errors``)."""
     import sqlite3
 
-    classes = [sqlite3.IntegrityError]
-    try:
-        import psycopg
-    except ImportError:
-        return classes
-    return [*classes, psycopg.IntegrityError]
+    if engine != "postgresql":
+        return [sqlite3.IntegrityError]
+    import psycopg
+
+    return [sqlite3.IntegrityError, psycopg.IntegrityError]
 
 
 def _configure_logging(app: Flask) -> None:

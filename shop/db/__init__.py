@@ -13,7 +13,7 @@ from flask import current_app
 
 from shop.db.engine import Database
 from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
-from shop.db.sql import for_sqlite, in_list, translate, unique_violation
+from shop.db.sql import for_sqlite, in_list, psycopg_errors, translate, unique_violation
 
 __all__ = [
     "ID_PATTERN",
@@ -28,6 +28,7 @@ __all__ = [
     "lock",
     "new_id",
     "one",
+    "psycopg_errors",
     "query",
     "send",
     "send_many",

@@ -9,7 +9,6 @@ from contextlib import ExitStack, contextmanager, suppress
 from functools import wraps
 from pathlib import Path
 
-from shop.db import postgres
 from shop.db.sql import adapt, for_sqlite, in_list, is_write, translate
 from shop.db.sqlite import (
     AUTOCHECKPOINT_PAGES,
@@ -79,6 +78,8 @@ class Database:
         if self.engine == "postgresql":
             import psycopg
             from psycopg.rows import dict_row
+
+            from shop.db import postgres
 
             params = postgres.connect_params(self.url, self.connect_timeout, self.limit())
             try:
@@ -152,6 +153,8 @@ class Database:
     def _lost(self, conn, error, retry: bool) -> None:
         """After ``error`` on ``conn``: raise what the caller sees, or return when the
         connection was found broken and ``retry`` allows another try on a new one."""
+        from shop.db import postgres
+
         problem = postgres.problem(conn, error, self.limit())
         if problem is None:
             raise error  # the server answered with an error: the connection is fine
@@ -324,6 +327,8 @@ class Database:
         local.statements = getattr(local, "statements", 0) + 1
         local.writes = getattr(local, "writes", 0) + 1
         if self.engine == "postgresql":
+            from shop.db import postgres
+
             statement = translate(sql)
             self._end_pipeline()
             # In parts, each watched like one statement (postgres.MANY_ROWS).
@@ -549,6 +554,8 @@ class Database:
     def _set_limit(self, seconds: float | None) -> None:
         """Give this thread's connection the limit ``seconds``, as its settings say it."""
         if self.engine == "postgresql":
+            from shop.db import postgres
+
             ms = postgres.milliseconds(seconds)
             self.execute(f"SET statement_timeout = {ms}")  # an int: no parameter needed
         else:

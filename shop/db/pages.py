@@ -19,7 +19,6 @@ import functools
 import hashlib
 import json
 
-import psycopg
 from flask import current_app
 
 from shop import db
@@ -111,7 +110,7 @@ def paginate(
             f" WHERE {_among(unique, page_of)}{order_by}",
             {**condition.params, "_limit": page_size + 1, "_offset": before},
         )
-    except (psycopg.DataError, psycopg.ProgrammingError):
+    except db.psycopg_errors("DataError", "ProgrammingError"):
         # The tag is a checksum, not a signature: a cursor made by hand with a text where the
         # sort's column is a number passes it, and PostgreSQL refuses the comparison.
         if values is None:

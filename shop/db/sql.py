@@ -3,6 +3,7 @@ lists for ``IN`` and the constraint a failed write names. Pure functions of thei
 
 import re
 import sqlite3
+import sys
 from functools import lru_cache
 
 _WRITE_VERBS = ("insert", "update", "delete", "replace", "create", "drop", "alter")
@@ -84,6 +85,15 @@ def adapt(params):
 
 _SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: \w+\.(\w+)")
 _PG_UNIQUE_KEY = re.compile(r"Key \((?:lower\()?(\w+)")
+
+
+def psycopg_errors(*names: str) -> tuple[type[Exception], ...]:
+    """psycopg's exception classes called ``names`` (``"Error"``, ``"DataError"``...) once it
+    is loaded, else none. Only a PostgreSQL database loads it (~10 MB that a SQLite shop's
+    processes do not hold), and none of its errors can be raised before. For ``except``
+    clauses: ``except (sqlite3.Error, *db.psycopg_errors("Error"))``."""
+    psycopg = sys.modules.get("psycopg")
+    return tuple(getattr(psycopg, name) for name in names) if psycopg is not None else ()
 
 
 def unique_violation(error: BaseException) -> str | None:

@@ -6,15 +6,12 @@ it. Every check is one cheap statement; nothing here writes.
 
 import sqlite3
 
-import psycopg
 from prometheus_client.core import GaugeMetricFamily
 
 from shop import config, db
 from shop.clock import now, parse
 from shop.outages import Unavailable
 from shop.schema import migrate
-
-_DATABASE_ERRORS = (Unavailable, sqlite3.Error, psycopg.Error, OSError)
 
 # What the worker has yet to send: deliveries waiting for an enabled endpoint (a disabled
 # one's wait for it to be enabled again, not for the worker), and mail not yet sent or
@@ -57,7 +54,7 @@ def readiness(app) -> tuple[dict, list[str]]:
     checks = {"database": "ok", "schema": "ok", "redis": "not configured"}
     try:
         db.value("SELECT 1")
-    except _DATABASE_ERRORS as error:
+    except (Unavailable, sqlite3.Error, OSError, *db.psycopg_errors("Error")) as error:
         checks["database"] = f"cannot be reached ({type(error).__name__})"
         checks["schema"] = "unknown: the database cannot be reached"
     else:
@@ -164,7 +161,7 @@ class OutboxCollector:
             if not migrate.schema_ready(self.app):
                 return []
             return self._families()
-        except _DATABASE_ERRORS:
+        except (Unavailable, sqlite3.Error, OSError, *db.psycopg_errors("Error")):
             return []
 
     def _families(self):

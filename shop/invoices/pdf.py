@@ -8,7 +8,6 @@ selling in other scripts needs a Unicode font (docs/invoicing.md).
 """
 
 from babel.dates import format_date
-from fpdf import FPDF
 
 from shop import money
 from shop.clock import parse
@@ -26,6 +25,10 @@ class _Document:
     """One page flow of label/value rows and a table of lines."""
 
     def __init__(self, shot: dict):
+        # fpdf2 is imported with the first document a process draws: ~18 MB (with the font
+        # tools it brings) that a web worker which never serves a PDF does not hold.
+        from fpdf import FPDF
+
         self.shot = shot
         self.pdf = FPDF(format="A4")
         self.pdf.core_fonts_encoding = _ENCODING

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from functools import cache, wraps
 from pathlib import Path
 
-import psycopg
-
 from shop import clock
-from shop.db import Database, sha256
+from shop.db import Database, psycopg_errors, sha256
 from shop.errors import Unavailable
 
 log = logging.getLogger("shop")
@@ -275,7 +273,7 @@ def upgrade(database: Database, directory: Path = MIGRATIONS_DIR, echo=log.info)
             _check_adoptable(database)
         try:
             applied = _apply(database, migration, adopt=adopt)
-        except (sqlite3.Error, psycopg.Error) as error:
+        except (sqlite3.Error, *psycopg_errors("Error")) as error:
             raise MigrationError(
                 f"{migration} failed and was rolled back, so the database stays at"
                 f" {current_version(database):04d}: {str(error).strip()}"
@@ -422,7 +420,7 @@ def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
             version = current_version(database)
         finally:
             database.close_all()
-    except (sqlite3.Error, psycopg.Error, OSError, Unavailable) as error:
+    except (sqlite3.Error, OSError, Unavailable, *psycopg_errors("Error")) as error:
         return (
             f"could not read the schema version ({type(error).__name__}): starting anyway;"
             " requests check it once the database answers"

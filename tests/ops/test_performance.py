@@ -4,10 +4,14 @@ Key resolution and session refresh are counted in test_api_keys.py and test_auth
 """
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from shop import db
+from tests.live import ROOT
 from tests.orders_helpers import add_product, basket
 
 
@@ -201,3 +205,36 @@ def test_hot_product_reads_cost_the_same_statements_whatever_the_variants(
     assert listed[shirt["id"]]["stock"] == sum(v["stock"] for v in detail["variants"]) >= 4
     assert listed[shirt["id"]]["in_stock"] is True and listed[plain["id"]]["in_stock"] is False
     assert list(listed[plain["id"]]) == list(detail)[: len(listed[plain["id"]])]  # schema order
+
+
+_LOADED_WHEN_NEEDED = ("psycopg", "fpdf", "stripe", "redis", "sqlite_utils")
+_SERVE_AND_LIST_LOADED = f"""
+import sys
+from shop import create_app
+app = create_app()
+client = app.test_client()
+for path in ("/healthz", "/readyz", "/products", "/products/facets", "/store/"):
+    assert client.get(path).status_code < 500, path
+print(",".join(name for name in {_LOADED_WHEN_NEEDED!r} if name in sys.modules))
+"""
+
+
+def test_a_sqlite_shop_loads_no_driver_pdf_or_stripe_library_it_does_not_use(tmp_path):
+    # A one-node SQLite shop's web process holds none of psycopg, fpdf2, Stripe's SDK (with
+    # httpx), redis or sqlite-utils until it needs one (~45 MB: docs/performance.md, "Worker
+    # memory"): the PDF library comes with the first invoice drawn, the file reader with the
+    # first catalogue import, the driver with a PostgreSQL DATABASE_URL.
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'shop.db'}",
+    }
+    subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
+        cwd=ROOT, env=env, capture_output=True, check=True, timeout=60,
+    )  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", _SERVE_AND_LIST_LOADED],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert result.stdout.strip() == "", result.stdout

@@ -10,7 +10,6 @@ import io
 import json
 
 from flask import current_app
-from sqlite_utils.utils import Format, RowError, rows_from_file
 
 from shop.catalogue.files.export import COLUMNS, csv_text
 from shop.db.text import check as check_text
@@ -18,7 +17,6 @@ from shop.errors import Conflict, Invalid, NotFound, ShopError, TooLarge
 from shop.money import from_text
 
 KINDS = dict(COLUMNS)
-FORMATS = {"csv": Format.CSV, "jsonl": Format.NL}
 
 # Service field names -> columns, to name the column of a service's message.
 PRODUCT_FIELDS = {
@@ -56,13 +54,17 @@ class RowProblem(ValueError):
 def read_rows(data: bytes, kind: str | None) -> list[dict]:
     """The file's rows as dicts (a 400 for a file that is not CSV or JSON Lines). ``kind`` is
     ``csv`` or ``jsonl``; None looks at the first character (``{`` is JSON Lines)."""
+    # Imported here, by the few requests that import a file (~3 MB a web worker otherwise holds).
+    from sqlite_utils.utils import Format, RowError, rows_from_file
+
     if kind is None:
         kind = "jsonl" if data.lstrip()[:1] in (b"{", b"[") else "csv"
     try:
         if kind == "jsonl" and data.lstrip()[:1] == b"[":
             found, _ = rows_from_file(io.BytesIO(data), format=Format.JSON)
         else:
-            found, _ = rows_from_file(io.BytesIO(data), format=FORMATS[kind])
+            formats = {"csv": Format.CSV, "jsonl": Format.NL}
+            found, _ = rows_from_file(io.BytesIO(data), format=formats[kind])
         rows = list(found)
     except RowError:
         raise Invalid("csv: a row has more cells than the header has columns.") from None

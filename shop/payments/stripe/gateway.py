@@ -10,13 +10,16 @@ no". ``STRIPE_API_BASE`` is for the test suite's fake (tests/fake_stripe.py) onl
 import json
 import re
 import time
+from typing import TYPE_CHECKING
 
-import stripe
 from flask import current_app
 
 from shop import metrics
 from shop.errors import Deferred, Invalid
 from shop.net.circuit import Circuit, NotCalled
+
+if TYPE_CHECKING:
+    import stripe
 
 RETRY_AFTER = 30
 BUSY_RETRY_AFTER = 5
@@ -54,7 +57,16 @@ def configured(config=None) -> bool:
     return bool(config.get("STRIPE_API_KEY") and config.get("STRIPE_WEBHOOK_SECRET"))
 
 
-def _client() -> stripe.StripeClient:
+def _sdk():
+    """The ``stripe`` package, imported when first called: with the httpx it brings, ~10 MB
+    that a shop without Stripe, and a worker that has not called it yet, does not hold."""
+    import stripe
+
+    return stripe
+
+
+def _client() -> "stripe.StripeClient":
+    stripe = _sdk()
     config = current_app.config
     client = current_app.extensions.get("shop.stripe")
     if client is None:
@@ -94,6 +106,7 @@ def circuit() -> Circuit:
 
 def _call(method, params: dict, key: str | None = None):
     options = {"idempotency_key": key} if key else {}
+    stripe = _sdk()
     try:
         with circuit().call((stripe.APIConnectionError,)):
             return method(params=params, options=options)
@@ -103,7 +116,7 @@ def _call(method, params: dict, key: str | None = None):
         raise _classified(error) from error
 
 
-def _classified(error: stripe.StripeError) -> Exception:
+def _classified(error: "stripe.StripeError") -> Exception:
     """``Unavailable`` or ``Refused`` for an error of the stripe package (logged once)."""
     status = error.http_status
     kind = type(error).__name__
@@ -182,7 +195,7 @@ def _cancel(intent_id: str, reason: str, key: str):
     def cancel(params, options):
         try:
             return intents.cancel(intent_id, params=params, options=options)
-        except stripe.InvalidRequestError as error:
+        except _sdk().InvalidRequestError as error:
             if error.code != "payment_intent_unexpected_state":
                 raise
             return intents.retrieve(intent_id)
@@ -230,6 +243,7 @@ def verify(payload: bytes, signature: str | None) -> dict:
     if not signature:
         raise Invalid("Missing Stripe-Signature header.")
     tolerance = current_app.config.get("STRIPE_WEBHOOK_TOLERANCE", 300)
+    stripe = _sdk()
     try:
         text = payload.decode("utf-8")
         stripe.WebhookSignature.verify_header(
