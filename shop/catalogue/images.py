@@ -12,7 +12,7 @@ Positions run 1..n in a product's order, as Shopify numbers them.
 from flask import current_app
 
 from shop import db
-from shop.catalogue import image_codec, image_files, stock
+from shop.catalogue import image_files, stock
 from shop.clock import now_iso
 from shop.errors import Conflict, Invalid, NotFound, TooLarge
 
@@ -71,6 +71,8 @@ def prepare(upload: bytes) -> dict:
         raise TooLarge(too_large(limit))
     if not upload:
         raise Invalid("file: the file is empty.")
+    from shop.catalogue import image_codec  # Pillow: loaded by the first image decoded
+
     image = image_codec.prepare(upload, current_app.config["MAX_IMAGE_PIXELS"])
     return {**image, "data": image_files.keep(image)}
 
@@ -170,6 +172,8 @@ def served(image_id: str, width: int | None) -> dict:
     stored = db.one("SELECT sha256, data FROM product_images WHERE id = :id", {"id": image_id})
     if stored is None:
         raise NotFound("Image not found.")  # deleted meanwhile
+    from shop.catalogue import image_codec  # Pillow: loaded by the first image decoded
+
     made = image_codec.resize(image_files.read(stored["sha256"], stored["data"]), width)
     # Two first requests may both get here: the first insert wins, the other does nothing,
     # and both serve what is stored. An image deleted meanwhile inserts nothing.

@@ -207,7 +207,7 @@ def test_hot_product_reads_cost_the_same_statements_whatever_the_variants(
     assert list(listed[plain["id"]]) == list(detail)[: len(listed[plain["id"]])]  # schema order
 
 
-_LOADED_WHEN_NEEDED = ("psycopg", "fpdf", "stripe", "redis", "sqlite_utils")
+_LOADED_WHEN_NEEDED = ("psycopg", "fpdf", "stripe", "redis", "sqlite_utils", "PIL")
 _SERVE_AND_LIST_LOADED = f"""
 import sys
 from shop import create_app
@@ -221,9 +221,10 @@ print(",".join(name for name in {_LOADED_WHEN_NEEDED!r} if name in sys.modules))
 
 def test_a_sqlite_shop_loads_no_driver_pdf_or_stripe_library_it_does_not_use(tmp_path):
     # A one-node SQLite shop's web process holds none of psycopg, fpdf2, Stripe's SDK (with
-    # httpx), redis or sqlite-utils until it needs one (~45 MB: docs/performance.md, "Worker
-    # memory"): the PDF library comes with the first invoice drawn, the file reader with the
-    # first catalogue import, the driver with a PostgreSQL DATABASE_URL.
+    # httpx), redis, sqlite-utils or Pillow until it needs one (~48 MB: docs/performance.md,
+    # "Worker memory"): the PDF library comes with the first invoice drawn, the file reader
+    # with the first catalogue import, Pillow with the first image decoded, the driver with a
+    # PostgreSQL DATABASE_URL.
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
