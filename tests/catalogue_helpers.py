@@ -76,6 +76,28 @@ def option_pairs_of_the_variants(app) -> tuple[list, list]:
     return sorted(tuple(row.values()) for row in kept), sorted(made)
 
 
+def assert_pages_both_ways(client, sorts, *queries: str) -> None:
+    """Every sort of each query, page by page: from the kept keys (collection_products,
+    option_products, option_pairs), and from the products (``created_after`` a date before
+    any product selects every product, but takes the products' path); the same items,
+    totals and cursors' pages."""
+    for sort, query in ((sort, query) for sort in sorts for query in queries):
+        path = f"/products?{query}&sort={sort}&page_size=2"
+        keyed, counted = client.get(path), client.get(path + "&created_after=2000-01-01")
+        assert keyed.status_code == counted.status_code == 200, (keyed.json, counted.json)
+        assert keyed.json["items"] == counted.json["items"], path
+        assert keyed.json["total"] == counted.json["total"], path
+        assert keyed.json["total_is_exact"], path
+        cursor, seen = keyed.json["next_cursor"], len(keyed.json["items"])
+        while cursor:  # the next pages follow the same keys
+            page = client.get(f"/products?{query}&sort={sort}&page_size=2&cursor={cursor}")
+            assert page.status_code == 200, page.json
+            assert page.json["total"] == keyed.json["total"], path
+            seen += len(page.json["items"])
+            cursor = page.json["next_cursor"]
+        assert seen == keyed.json["total"], path
+
+
 def image_bytes(fmt: str = "PNG", size=(40, 20), colour="teal", **save) -> bytes:
     """A small image of ``fmt``, made here (``save`` goes to Pillow's ``save``)."""
     buffer = io.BytesIO()

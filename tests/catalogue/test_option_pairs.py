@@ -4,7 +4,11 @@ on two variants; the page is read from option_pairs, which the triggers keep equ
 variants through every catalogue write."""
 
 from shop import db
-from tests.catalogue_helpers import Catalogue, option_pairs_of_the_variants
+from tests.catalogue_helpers import (
+    Catalogue,
+    assert_pages_both_ways,
+    option_pairs_of_the_variants,
+)
 
 TWO = "option.Size=M&option.Colour=Red"
 SIZES = {"name": "Size", "values": ["S", "M"]}
@@ -22,27 +26,6 @@ def _ids(client, query: str) -> list[str]:
     assert response.status_code == 200, response.json
     assert response.json["total"] == len(response.json["items"]), response.json
     return sorted(item["id"] for item in response.json["items"])
-
-
-def _assert_pages_both_ways(client, query: str) -> None:
-    """Every sort, page by page: from option_pairs' keys, and from the products
-    (``created_after`` a date before any product selects every product, but takes the
-    products' path); the same items, totals and cursors' pages."""
-    for sort in SORTS:
-        path = f"/products?{query}&sort={sort}&page_size=2"
-        keyed, counted = client.get(path), client.get(path + "&created_after=2000-01-01")
-        assert keyed.status_code == counted.status_code == 200, (keyed.json, counted.json)
-        assert keyed.json["items"] == counted.json["items"], path
-        assert keyed.json["total"] == counted.json["total"], path
-        assert keyed.json["total_is_exact"], path
-        cursor, seen = keyed.json["next_cursor"], len(keyed.json["items"])
-        while cursor:  # the next pages follow the same keys
-            page = client.get(f"/products?{query}&sort={sort}&page_size=2&cursor={cursor}")
-            assert page.status_code == 200, page.json
-            assert page.json["total"] == keyed.json["total"], path
-            seen += len(page.json["items"])
-            cursor = page.json["next_cursor"]
-        assert seen == keyed.json["total"], path
 
 
 def _variant(owner_client, product_id: str, **values) -> dict:
@@ -79,7 +62,7 @@ def test_two_options_match_one_variant_with_both_values_not_two(app, client, own
     staff = _ids(owner_client, "option.Size=M&option.Colour=Red&active=true")
     assert staff == [both["id"]]
     for query in (TWO, "option.Size=M&option.Colour=Blue", "option.Size=S&option.Colour=Red"):
-        _assert_pages_both_ways(client, query)
+        assert_pages_both_ways(client, SORTS, query)
 
 
 def test_the_pairs_follow_every_variant_and_option_write(app, client, owner_client):
@@ -117,7 +100,7 @@ def test_the_pairs_follow_every_variant_and_option_write(app, client, owner_clie
         _assert_pairs_are_the_variants(app)
         assert _ids(client, TWO) == sorted(matched), (path, body)
         for query in queries:
-            _assert_pages_both_ways(client, query)
+            assert_pages_both_ways(client, SORTS, query)
 
     # deleted: the variant, then the product (its pairs go with it)
     red_m = _variant(owner_client, shirt["id"], Size="M", Colour="Red")
@@ -129,7 +112,7 @@ def test_the_pairs_follow_every_variant_and_option_write(app, client, owner_clie
     _assert_pairs_are_the_variants(app)
     assert _ids(client, TWO) == []
     for query in queries:
-        _assert_pages_both_ways(client, query)
+        assert_pages_both_ways(client, SORTS, query)
     with app.app_context():
         assert db.value("SELECT COUNT(*) FROM option_pairs WHERE product_id = :id",
                         {"id": other["id"]}) == 0  # fmt: skip
