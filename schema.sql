@@ -337,6 +337,32 @@ CREATE INDEX IF NOT EXISTS option_products_price
 CREATE INDEX IF NOT EXISTS option_products_name
     ON option_products (name, value, product_active, product_name, product_id);
 
+-- 0044: a row per product and pair of values of two names (name < other_name, in code point
+-- order) that one active variant of it has (what `?option.Size=M&option.Colour=Red`
+-- matches), with the product's state and sort keys, kept by the triggers of
+-- schema.<engine>.sql: a page of two option values is one range of an index.
+CREATE TABLE IF NOT EXISTS option_pairs (
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    other_name TEXT NOT NULL,
+    other_value TEXT NOT NULL,
+    product_id TEXT NOT NULL REFERENCES products (id) ON DELETE CASCADE,
+    product_active INTEGER NOT NULL,
+    product_created_at TEXT NOT NULL,
+    product_price_cents BIGINT NOT NULL,
+    product_name TEXT NOT NULL,
+    PRIMARY KEY (name, value, other_name, other_value, product_id)
+);
+
+CREATE INDEX IF NOT EXISTS option_pairs_product
+    ON option_pairs (product_id, name, value, other_name, other_value);
+CREATE INDEX IF NOT EXISTS option_pairs_created ON option_pairs
+    (name, value, other_name, other_value, product_active, product_created_at, product_id);
+CREATE INDEX IF NOT EXISTS option_pairs_price ON option_pairs
+    (name, value, other_name, other_value, product_active, product_price_cents, product_id);
+CREATE INDEX IF NOT EXISTS option_pairs_name ON option_pairs
+    (name, value, other_name, other_value, product_active, product_name, product_id);
+
 -- Product images (stored in the database; docs/catalogue-and-content.md says why) ------
 
 CREATE TABLE IF NOT EXISTS product_images (

@@ -276,7 +276,7 @@ BEGIN
                 AND o.product_id = NEW.product_id AND v.active = 1);
 END;
 
--- A product's keys changed: its rows of both tables.
+-- A product's keys changed: its rows of the three tables (option_pairs: 0044).
 CREATE TRIGGER IF NOT EXISTS products_list_keys
 AFTER UPDATE OF active, created_at, price_cents, name ON products
 WHEN OLD.active IS NOT NEW.active OR OLD.created_at IS NOT NEW.created_at
@@ -288,6 +288,8 @@ BEGIN
     WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
     UPDATE option_products SET product_price_cents = NEW.price_cents
     WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
+    UPDATE option_pairs SET product_price_cents = NEW.price_cents
+    WHERE product_id = NEW.id AND OLD.price_cents IS NOT NEW.price_cents;
     UPDATE collection_products
     SET product_active = NEW.active, product_created_at = NEW.created_at,
         product_name = NEW.name
@@ -298,4 +300,73 @@ BEGIN
         product_name = NEW.name
     WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
         OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
+    UPDATE option_pairs
+    SET product_active = NEW.active, product_created_at = NEW.created_at,
+        product_name = NEW.name
+    WHERE product_id = NEW.id AND (OLD.active IS NOT NEW.active
+        OR OLD.created_at IS NOT NEW.created_at OR OLD.name IS NOT NEW.name);
+END;
+
+
+-- 0044: option_pairs (schema.sql), kept by every write that changes one.
+CREATE TRIGGER IF NOT EXISTS option_pairs_added AFTER INSERT ON variant_option_values
+WHEN (SELECT active FROM product_variants WHERE id = NEW.variant_id) = 1
+BEGIN
+    INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
+        product_active, product_created_at, product_price_cents, product_name)
+    SELECT CASE WHEN m.name > NEW.name THEN NEW.name ELSE m.name END,
+        CASE WHEN m.name > NEW.name THEN NEW.value ELSE m.value END,
+        CASE WHEN m.name > NEW.name THEN m.name ELSE NEW.name END,
+        CASE WHEN m.name > NEW.name THEN m.value ELSE NEW.value END,
+        p.id, p.active, p.created_at, p.price_cents, p.name
+    FROM variant_option_values m JOIN products p ON p.id = NEW.product_id
+    WHERE m.variant_id = NEW.variant_id AND m.name <> NEW.name
+    ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
+END;
+
+-- A value gone: the product's pairs with it that no active variant has any more.
+CREATE TRIGGER IF NOT EXISTS option_pairs_removed AFTER DELETE ON variant_option_values
+BEGIN
+    DELETE FROM option_pairs
+    WHERE product_id = OLD.product_id
+        AND ((name = OLD.name AND value = OLD.value)
+            OR (other_name = OLD.name AND other_value = OLD.value))
+        AND NOT EXISTS (
+            SELECT 1 FROM variant_option_values a
+            JOIN variant_option_values b ON b.variant_id = a.variant_id
+            JOIN product_variants v ON v.id = a.variant_id
+            WHERE a.name = option_pairs.name AND a.value = option_pairs.value
+                AND a.product_id = OLD.product_id AND b.name = option_pairs.other_name
+                AND b.value = option_pairs.other_value AND b.product_id = OLD.product_id
+                AND v.active = 1);
+END;
+
+CREATE TRIGGER IF NOT EXISTS option_pairs_switched AFTER UPDATE OF active ON product_variants
+WHEN (OLD.active = 1) IS NOT (NEW.active = 1)
+BEGIN
+    INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
+        product_active, product_created_at, product_price_cents, product_name)
+    SELECT a.name, a.value, b.name, b.value, p.id, p.active, p.created_at, p.price_cents,
+        p.name
+    FROM variant_option_values a
+    JOIN variant_option_values b ON b.variant_id = a.variant_id AND b.name > a.name
+    JOIN products p ON p.id = NEW.product_id
+    WHERE a.variant_id = NEW.id AND NEW.active = 1
+    ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
+    DELETE FROM option_pairs
+    WHERE product_id = NEW.product_id AND NEW.active <> 1
+        AND EXISTS (
+            SELECT 1 FROM variant_option_values a
+            JOIN variant_option_values b ON b.variant_id = a.variant_id
+            WHERE a.variant_id = NEW.id AND a.name = option_pairs.name
+                AND a.value = option_pairs.value AND b.name = option_pairs.other_name
+                AND b.value = option_pairs.other_value)
+        AND NOT EXISTS (
+            SELECT 1 FROM variant_option_values a
+            JOIN variant_option_values b ON b.variant_id = a.variant_id
+            JOIN product_variants v ON v.id = a.variant_id
+            WHERE a.name = option_pairs.name AND a.value = option_pairs.value
+                AND a.product_id = NEW.product_id AND b.name = option_pairs.other_name
+                AND b.value = option_pairs.other_value AND b.product_id = NEW.product_id
+                AND v.active = 1);
 END;

@@ -60,6 +60,11 @@ KEYED_SOURCES = {
     "options": _KEYS.format(
         t="op", table="option_products", where="op.name = :opt0 AND op.value = :opt0v0"
     ),
+    "option_pairs": _KEYS.format(  # two names, the first in code point order (0044)
+        t="op", table="option_pairs",
+        where="op.name = :opt0 AND op.value = :opt0v0"
+        " AND op.other_name = :opt1 AND op.other_value = :opt1v0",
+    ),
 }  # fmt: skip
 _KEYED_SORTS = ("p.created_at", "p.price_cents", "p.name")
 
@@ -134,9 +139,22 @@ def option_variants(options: dict[str, list[str]], tag: str) -> tuple[str, str, 
 
 def _option_products(options: dict[str, list[str]], tag: str) -> tuple[str, dict]:
     """SQL of the ids of the products with an active variant that has one of the values of
-    every option name given, and its parameters (named with ``tag``)."""
-    tables, conditions, params = option_variants(options, tag)
-    return f"SELECT o0.product_id FROM {tables} WHERE {conditions}", params
+    every option name given, and its parameters (named with ``tag``): two names from
+    ``option_pairs`` (0044: a row per product and pair of values one active variant has),
+    so that no variant of the first value is tested for the second; more from the
+    variants."""
+    if len(options) != 2:
+        tables, conditions, params = option_variants(options, tag)
+        return f"SELECT o0.product_id FROM {tables} WHERE {conditions}", params
+    (first, values), (other, others) = sorted(options.items())  # code point order, as kept
+    marks, params = db.in_list(f"{tag}0v", values)
+    other_marks, other_params = db.in_list(f"{tag}1v", others)
+    return (
+        f"SELECT op.product_id FROM option_pairs op WHERE op.name = :{tag}0"
+        f" AND op.value IN {marks} AND op.other_name = :{tag}1 AND op.other_value IN"
+        f" {other_marks}",
+        {**params, **other_params, f"{tag}0": first, f"{tag}1": other},
+    )
 
 
 class ProductQuery:
@@ -266,21 +284,22 @@ class ProductQuery:
         )
 
     def keyed(self, sort: str) -> tuple[str, Where] | None:
-        """For a page of one collection or one option value (with the state and no other
-        filter) sorted by a column ``KEYED_SOURCES`` holds: what to page instead of
-        ``products p`` and its filters (the state); otherwise None."""
+        """For a page of one collection, one option value or one value of each of two option
+        names (with the state and no other filter) sorted by a column ``KEYED_SOURCES``
+        holds: what to page instead of ``products p`` and its filters (the state); otherwise
+        None."""
         state = [c for c in self.where.conditions if c in ("p.active = 1", "p.active = :active")]
         rest = [c for c in self.where.conditions if c not in state]
         keys = {IN_COLLECTION_ID: "collection_id", IN_COLLECTION: "collection"}
         options = self.args.get("options") or {}
-        if len(options) == 1 and len(next(iter(options.values()))) == 1:  # one value
-            keys[self._options] = "options"
+        if len(options) in (1, 2) and all(len(v) == 1 for v in options.values()):  # a value each
+            keys[self._options] = "options" if len(options) == 1 else "option_pairs"
         if self.match is not None or not state or len(rest) != 1 or rest[0] not in keys:
             return None
         if SORTS[sort].split()[0].rstrip(",") not in _KEYED_SORTS:
             return None
         key = keys[rest[0]]
-        named = ("active", key, "opt0", "opt0v0")
+        named = ("active", key, "opt0", "opt0v0", "opt1", "opt1v0")
         return KEYED_SOURCES[key], Where(
             *state, **{k: v for k, v in self.where.params.items() if k in named}
         )

@@ -4,7 +4,7 @@ keep them equal to the products and variants through every catalogue write, and 
 read from them equals the page read from the products."""
 
 from shop import db
-from tests.catalogue_helpers import Catalogue
+from tests.catalogue_helpers import Catalogue, assert_pages_both_ways
 
 
 def _by_slug_and_id(collection: dict) -> tuple[str, str]:
@@ -42,26 +42,6 @@ def _assert_options_are_the_variants(app) -> None:
     assert sorted(map(str, kept)) == sorted(map(str, counted))
 
 
-def _pages_both_ways(client, *queries: str) -> None:
-    """Every sort of each query, page by page: from the kept keys, and from the products
-    (``created_after`` a date before any product selects every product, but takes the
-    products' path)."""
-    for sort in SORTS:
-        for query in queries:
-            path = f"/products?{query}&sort={sort}&page_size=2"
-            keyed, counted = client.get(path), client.get(path + "&created_after=2000-01-01")
-            assert keyed.status_code == counted.status_code == 200, (keyed.json, counted.json)
-            assert keyed.json["items"] == counted.json["items"], path
-            assert keyed.json["total"] == counted.json["total"], path
-            assert keyed.json["total_is_exact"], path
-            cursor = keyed.json["next_cursor"]
-            while cursor:  # the next pages follow the same keys
-                page = client.get(f"/products?{query}&sort={sort}&page_size=2&cursor={cursor}")
-                assert page.status_code == 200, page.json
-                assert page.json["total"] == keyed.json["total"], path
-                cursor = page.json["next_cursor"]
-
-
 def test_a_collections_keys_follow_every_catalogue_write(app, client, owner_client):
     catalogue = Catalogue(owner_client)
     shirt = catalogue.product(
@@ -75,7 +55,7 @@ def test_a_collections_keys_follow_every_catalogue_write(app, client, owner_clie
     ids = [shirt["id"], *(t["id"] for t in twins), cheap["id"]]
     picks = catalogue.collection(slug="picks", product_ids=ids[:4])
     _assert_keys_are_the_products(app)
-    _pages_both_ways(client, *_by_slug_and_id(picks))
+    assert_pages_both_ways(client, SORTS, *_by_slug_and_id(picks))
 
     response = owner_client.put(f"/collections/{picks['id']}", json={"product_ids": ids})
     assert response.status_code == 200, response.json
@@ -90,12 +70,12 @@ def test_a_collections_keys_follow_every_catalogue_write(app, client, owner_clie
         response = owner_client.patch(path, json=body)
         assert response.status_code == 200, response.json
         _assert_keys_are_the_products(app)
-        _pages_both_ways(client, *_by_slug_and_id(picks))
+        assert_pages_both_ways(client, SORTS, *_by_slug_and_id(picks))
     assert client.get("/products?collection=picks").json["total"] == 4  # one inactive
 
     assert owner_client.delete(f"/products/{twins[2]['id']}").status_code == 204
     _assert_keys_are_the_products(app)
-    _pages_both_ways(client, *_by_slug_and_id(picks))
+    assert_pages_both_ways(client, SORTS, *_by_slug_and_id(picks))
     staff = owner_client.get("/products?collection=picks&active=false").json
     assert [item["id"] for item in staff["items"]] == [twins[1]["id"]]
 
@@ -110,7 +90,7 @@ def test_an_options_keys_follow_every_catalogue_write(app, client, owner_client)
     catalogue.product(name="Mug", price_cents=900)  # no options
     queries = ("option.Size=M", "option.Colour=Red", "option.Size=S")
     _assert_options_are_the_variants(app)
-    _pages_both_ways(client, *queries)
+    assert_pages_both_ways(client, SORTS, *queries)
     assert client.get("/products?option.Size=M").json["total"] == 3
 
     variants = owner_client.get(f"/products/{shirts[0]['id']}").json["variants"]
@@ -129,11 +109,11 @@ def test_an_options_keys_follow_every_catalogue_write(app, client, owner_client)
         response = getattr(owner_client, method)(path, json=body)
         assert response.status_code in (200, 204), response.json
         _assert_options_are_the_variants(app)
-        _pages_both_ways(client, *queries)
+        assert_pages_both_ways(client, SORTS, *queries)
     assert client.get("/products?option.Size=S").json["total"] == 1
 
     assert owner_client.delete(f"/products/{shirts[1]['id']}").status_code == 204
     _assert_options_are_the_variants(app)
-    _pages_both_ways(client, *queries)
+    assert_pages_both_ways(client, SORTS, *queries)
     staff = owner_client.get("/products?option.Size=M&active=false").json
     assert [item["id"] for item in staff["items"]] == [shirts[2]["id"]]

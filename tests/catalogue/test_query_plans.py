@@ -241,7 +241,11 @@ def test_an_orders_total_is_counted_along_the_pages_index(app, where):
         ({"category_id": "k1"}, "products_category"),
         ({"category": "top"}, "products_category"),
         ({"options": {"Size": ["M"]}}, "variant_option_values_lookup"),
-        ({"options": {"Size": ["M", "L"], "Colour": ["Red"]}}, "variant_option_values_lookup"),
+        ({"options": {"Size": ["M", "L"], "Colour": ["Red"]}}, "option_pairs"),  # 0044
+        (
+            {"options": {"Size": ["M"], "Colour": ["Red"], "Fit": ["Slim"]}},
+            "variant_option_values_lookup",
+        ),
         ({"collection_id": "c1"}, "collection_products"),
         ({"collection": "picks"}, "collection_products"),
         ({"in_stock": False}, "products_out_of_stock"),
@@ -279,7 +283,7 @@ def test_a_narrow_filter_finds_its_products_through_an_index(app, args, index):
         sqlite = db.get_db().engine == "sqlite"
 
     scanned = [("products", "p"), ("product_variants", "v"), ("variant_option_values", "o0"),
-               ("collection_products", "cp")]  # fmt: skip
+               ("collection_products", "cp"), ("option_pairs", "op")]  # fmt: skip
     for plan in plans:
         assert index in plan, plan
         for table, alias in scanned:
@@ -343,12 +347,13 @@ def test_a_cursor_page_near_a_lists_end_is_planned_once_on_postgresql(app, owner
         ({"collection_id": "c1"}, "price", ["products_keys"]),
         ({"options": {"Size": ["M"]}}, "-created_at", ["products_keys"]),
         ({"options": {"Size": ["M"], "Colour": ["Red"]}}, "price",
-         ["products_keys", "variant_option_values_variant"]),
+         ["products_keys", "option_pairs"]),  # 0044: the pair's own index
     ],
 )  # fmt: skip
 def test_a_narrow_filters_matches_are_keyed_in_indexes_not_rows(app, args, sort, covering):
     """0036: each match's state and sort key come from ``products_keys`` and a second
-    option is tested in ``variant_option_values_variant``, no row read per match (SQLite's
+    option is tested in ``option_pairs`` (0044: a row per product and pair of values of
+    one active variant), no row read per match (SQLite's
     plan names a covering index; PostgreSQL's planner picks by its estimates and is
     checked for scans only, in the test above)."""
     from shop.catalogue.product_query import SORTS, ProductQuery
@@ -389,14 +394,17 @@ def test_the_in_stock_total_is_counted_in_its_partial_index(app):
 
 @pytest.mark.parametrize(
     "args",
-    [{"collection_id": "c1"}, {"collection": "picks"}, {"options": {"Size": ["M"]}}],
-)
+    [{"collection_id": "c1"}, {"collection": "picks"}, {"options": {"Size": ["M"]}},
+     {"options": {"Size": ["M"], "Colour": ["Red"]}}],
+)  # fmt: skip
 @pytest.mark.parametrize("sort", ["-created_at", "price", "-price", "name"])
 def test_a_collections_or_options_page_and_total_are_ranges_of_its_keys_index(app, args, sort):
     """0039: a page of a collection or an option value (with the state, any sort but
     updated_at) reads the sort's index of collection_products / option_products in order,
     and its exact total counts a range of it: no product row, no scan, no sort (the
-    matches were collected and sorted before)."""
+    matches were collected and sorted before); 0044: a value of each of two names, the
+    same from option_pairs (the first name's variants were each tested for the second
+    value)."""
     from shop.catalogue.product_query import SORTS, ProductQuery
 
     with app.app_context():
@@ -414,6 +422,12 @@ def test_a_collections_or_options_page_and_total_are_ranges_of_its_keys_index(ap
             " SELECT v.id, v.product_id, 'Size', CASE WHEN CAST(SUBSTR(v.product_id, 2)"
             " AS INTEGER) % 3 = 0 THEN 'M' ELSE 'S' END FROM product_variants v"
         )
+        if "Colour" in args.get("options", {}):  # Red on every sixth product's M (0044's pairs)
+            db.execute(
+                "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+                " SELECT v.id, v.product_id, 'Colour', 'Red' FROM product_variants v"
+                " WHERE CAST(SUBSTR(v.product_id, 2) AS INTEGER) % 6 = 0"
+            )
     _upgrade(app)
 
     with app.app_context():
@@ -425,7 +439,8 @@ def test_a_collections_or_options_page_and_total_are_ranges_of_its_keys_index(ap
         assert ProductQuery(args, only_active=True).keyed("updated_at") is None
         assert ProductQuery(args, only_active=False).keyed(sort) is None  # every state
 
-    table = "option_products" if "options" in args else "collection_products"
+    options = args.get("options", {})
+    table = {0: "collection_products", 1: "option_products", 2: "option_pairs"}[len(options)]
     for plan in plans:
         assert f"{table}_" in plan, plan
         assert not _sorts_in_full(plan, table), plan

@@ -423,3 +423,76 @@ def test_a_sqlite_migration_that_breaks_foreign_keys_is_rolled_back(app, migrati
             == 0
         )
         assert migrate.current_version(database) == migrate.latest()
+
+
+# -- 0044: the option pairs of a shop that had options before -------------------------------
+
+
+def test_0044_builds_the_option_pairs_of_a_shop_with_options(make_app, migrations_copy):
+    """A shop at 0042 with products of two and three options upgrades: every row stays,
+    option_pairs holds the pairs of the active variants (as the triggers would have made
+    them), and the filters answer as they did, two names as one variant's values."""
+    from shop.auth.users import create_user
+    from tests.catalogue_helpers import Catalogue, option_pairs_of_the_variants
+    from tests.conftest import PASSWORD, login
+
+    for path in migrations_copy.glob("0044_*"):
+        path.unlink()
+    app = make_app(prepare=False)
+    assert _upgrade(app, migrations_copy).exit_code == 0  # the release before 0044
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
+    owner, public = app.test_client(), app.test_client()
+    login(owner, "owner@example.com")
+    catalogue = Catalogue(owner)
+    sizes = {"name": "Size", "values": ["S", "M"]}
+    colours = {"name": "Colour", "values": ["Red", "Blue"]}
+    both = catalogue.product(name="Both", options=[sizes, colours], generate=True)
+    split = catalogue.product(name="Split", options=[sizes, colours])  # S, Red
+    made = owner.post(f"/products/{split['id']}/variants", json={"options": {"Size": "M"}})
+    assert made.status_code == 400  # one value of every option
+    made = owner.post(
+        f"/products/{split['id']}/variants", json={"options": {"Size": "M", "Colour": "Blue"}}
+    )
+    assert made.status_code == 201, made.json
+    fits = {"name": "Fit", "values": ["Slim", "Wide"]}
+    three = catalogue.product(name="Three", options=[sizes, colours, fits], generate=True)
+    red_m = next(
+        v
+        for v in owner.get(f"/products/{three['id']}/variants").json["items"]
+        if v["options"] == {"Size": "M", "Colour": "Red", "Fit": "Slim"}
+    )
+    switched = owner.patch(
+        f"/products/{three['id']}/variants/{red_m['id']}", json={"active": False}
+    )
+    assert switched.status_code == 200, switched.json
+    tables = ("products", "product_variants", "variant_option_values", "option_products")
+    single = ("option.Size=M", "option.Fit=Wide", "option.Colour=Red&sort=price")
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        before = {t: database.query(f"SELECT * FROM {t}") for t in tables}
+    answers = {q: public.get(f"/products?{q}").json for q in single}
+
+    result = _upgrade(app, migrate.MIGRATIONS_DIR)
+    assert result.exit_code == 0 and "Applied 0044_option_pairs" in result.output, result.output
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        after = {t: database.query(f"SELECT * FROM {t}") for t in tables}
+    for table in tables:
+        assert sorted(map(str, after[table])) == sorted(map(str, before[table])), table
+    kept, made_pairs = option_pairs_of_the_variants(app)
+    assert kept == made_pairs and len(kept) == 4 + 2 + 12  # Both, Split, Three's 7 of 8
+    for query, answer in answers.items():
+        assert public.get(f"/products?{query}").json == answer, query
+
+    def ids(query: str) -> list[str]:
+        response = public.get(f"/products?{query}")
+        assert response.status_code == 200, response.json
+        return sorted(item["id"] for item in response.json["items"])
+
+    assert ids("option.Size=M&option.Colour=Red") == sorted([both["id"], three["id"]])
+    assert ids("option.Size=M&option.Colour=Blue") == sorted([both["id"], split["id"], three["id"]])
+    assert ids("option.Size=S&option.Colour=Blue") == sorted([both["id"], three["id"]])
+    # Three's red M is Wide only now: three names still ask one variant for all three
+    assert ids("option.Size=M&option.Colour=Red&option.Fit=Slim") == []
+    assert ids("option.Size=M&option.Colour=Red&option.Fit=Wide") == [three["id"]]

@@ -44,6 +44,7 @@ _CATALOGUE_TABLES = (
     "product_variants",
     "variant_option_values",
     "option_products",  # kept by the triggers of variant_option_values (0039)
+    "option_pairs",  # the same (0044)
     "product_search",
     "search_index",
 )
