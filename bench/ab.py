@@ -108,7 +108,7 @@ def _list_rows(args, work, databases: list) -> tuple[str, list]:
     order_key, values, url = lists.data(data, work, databases)
     args.connections = 1
     shop_size = lists.size(quick=False)
-    chosen = lists.chosen_rows(args.only, shop_size)
+    chosen = set().union(*(lists.chosen_rows(only, shop_size) for only in args.only or [None]))
     return url, lists.scenarios(values, order_key, shop_size, chosen)
 
 
@@ -155,7 +155,10 @@ def _parse(argv):
         help="the list rows of bench.lists on the shop `python -m bench.lists --data PATH` kept",
     )
     parser.add_argument(
-        "--only", metavar="TEXT", help="with --lists: the rows whose name holds TEXT"
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="with --lists: the rows whose name holds TEXT (repeatable)",
     )
     harness.add_server_arguments(parser)
     parser.add_argument(
