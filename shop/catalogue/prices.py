@@ -95,7 +95,8 @@ def product_prior(price_cents: int, variants: list[dict]) -> int | None:
 # The variants of a page's products that may show a prior price: active, at a price one of
 # the page's products shows (the exact pair is checked in Python), and with a history that
 # ``prior`` can answer from: a price newer than the window's start and one set before it.
-# The common case (prices unchanged for 30 days, or never changed) reads no row at all.
+# The common case (prices unchanged for 30 days, or never changed) reads no row at all: the
+# variants at a shown price come from an index (0046), two probes of the history each.
 _CANDIDATE_HISTORIES = (
     "SELECT v.id, v.product_id, v.price_cents, h.price_cents AS was, h.at"
     " FROM product_variants v JOIN variant_prices h ON h.variant_id = v.id"
