@@ -3,6 +3,7 @@
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
                        [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
                        [--references] [--storefront [--quick] [--half]]
+                       [--lists PATH [--only TEXT]]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
 at the end) and refuses when their ``schema.sql`` or ``migrations/`` differ: both serve ONE
@@ -36,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import harness, references, scenarios, seed, storefront, wrk
+from bench import harness, lists, references, scenarios, seed, storefront, wrk
 
 # The scenarios compared, by their name in bench/scenarios.py.
 COMPARED = ("GET /products/{id} (key)", "GET /products (anonymous, 20)", "POST /payments/checkout")
@@ -58,12 +59,16 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 2
-        url = harness.new_database(args.database_url, work, "main", databases)
-        size = seed.FULL if args.storefront and not args.quick else seed.QUICK
-        seeded = harness.seed_database(url, size)
-        if args.limits:
-            harness.limit_key(url, seeded.order_key, args.limits)
-        print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
+        if args.lists:
+            url, chosen = _list_rows(args, work, databases)
+        else:
+            url = harness.new_database(args.database_url, work, "main", databases)
+            size = seed.FULL if args.storefront and not args.quick else seed.QUICK
+            seeded = harness.seed_database(url, size)
+            if args.limits:
+                harness.limit_key(url, seeded.order_key, args.limits)
+            print(f"seeded {', '.join(f'{v:,} {k}' for k, v in seeded.counts.items())}", flush=True)
+            chosen = _chosen(args, seeded, size)
         env = harness.server_env(args, url)
         servers = {}
         for label, tree in trees.items():
@@ -74,7 +79,6 @@ def main(argv=None) -> int:
             )
             cleanups.append(lambda server=server: harness.stop_server(server))
             servers[label] = server
-        chosen = _chosen(args, seeded, size)
         bare = _references(chosen) if args.references else {}
         if bare:
             server = harness.start_server(args, env, work, app="bench.baseline:app", ready="/fixed")
@@ -95,6 +99,17 @@ def main(argv=None) -> int:
         print()
         print(_table(args, commits, chosen, results))
     return 0
+
+
+def _list_rows(args, work, databases: list) -> tuple[str, list]:
+    """``--lists``: the kept shop's URL and the list rows ``--only`` chooses; wrk from one
+    connection, as ``bench.lists`` runs them."""
+    data = argparse.Namespace(data=args.lists, database_url=args.database_url, quick=False)
+    order_key, values, url = lists.data(data, work, databases)
+    args.connections = 1
+    shop_size = lists.size(quick=False)
+    chosen = set().union(*(lists.chosen_rows(only, shop_size) for only in args.only or [None]))
+    return url, lists.scenarios(values, order_key, shop_size, chosen)
 
 
 def _chosen(args, seeded: seed.Seeded, size: seed.Size) -> list:
@@ -133,6 +148,17 @@ def _parse(argv):
     parser.add_argument("--quick", action="store_true", help="with --storefront: 1,000 products")
     parser.add_argument(
         "--half", action="store_true", help="also run each at half its peak rate: its p99"
+    )
+    parser.add_argument(
+        "--lists",
+        metavar="PATH",
+        help="the list rows of bench.lists on the shop `python -m bench.lists --data PATH` kept",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="with --lists: the rows whose name holds TEXT (repeatable)",
     )
     harness.add_server_arguments(parser)
     parser.add_argument(

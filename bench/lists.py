@@ -191,45 +191,60 @@ def measure(args, work, databases: list, rows: list) -> None:
     """Seed, serve and measure the list rows that ``--only`` lets run; append them to
     ``rows``."""
     shop_size = size(args.quick)
-    chosen = {
-        number
-        for number, (route, query, _) in enumerate(urls(_PLACEHOLDERS))
-        if not args.only or args.only in _label(route, _mask(query), _total(shop_size, route))
-    }
+    chosen = chosen_rows(args.only, shop_size)
     depth = not args.only or args.only in "page depth (cursor)"
     if not chosen and not depth:
         return
     started = time.monotonic()
-    order_key, values, url = _data(args, work, databases)
+    order_key, values, url = data(args, work, databases)
     print(
         f"lists: {shop_size.products:,} products, {shop_size.orders:,} orders ready in"
         f" {time.monotonic() - started:.1f}s",
         flush=True,
     )
-    key = {"Authorization": f"Bearer {order_key}"}
     # One connection, short runs: nothing queues, and 40 rows stay within a few minutes.
     one = argparse.Namespace(**{**vars(args), "connections": 1, "duration": 2 if args.quick else 3})
     server = harness.start_server(args, harness.server_env(args, url), work,
                                   SHOP_RATELIMIT_ENABLED="0")  # fmt: skip
     try:
-        for number, (route, query, keyed) in enumerate(urls(values)):
-            if number not in chosen:
-                continue
-            name = _label(route, _mask(query), _total(shop_size, route))
-            target = f"{route}?{query}" if query else route
-            scenario = Scenario(name, "GET", route, [("GET", target, "")], key if keyed else {})
+        for scenario in scenarios(values, order_key, shop_size, chosen):
             result = wrk.measure(one, server, scenario, work)
             _judge_filter(result)
-            wrk.progress(name, result)
-            rows.append((name, result))
+            wrk.progress(scenario.name, result)
+            rows.append((scenario.name, result))
         if depth:
             for route, total in (("/products", shop_size.products), ("/orders", shop_size.orders)):
-                rows += _depth(one, server, work, route, key, total)
+                rows += _depth(one, server, work, route, _key(order_key), total)
     finally:
         harness.stop_server(server)
 
 
-def _data(args, work, databases: list) -> tuple[str, dict, str]:
+def chosen_rows(only: str | None, shop_size: seed.Size) -> set[int]:
+    """The numbers (in ``urls``) of the list rows whose name holds ``only`` (all without)."""
+    return {
+        number
+        for number, (route, query, _) in enumerate(urls(_PLACEHOLDERS))
+        if not only or only in _label(route, _mask(query), _total(shop_size, route))
+    }
+
+
+def scenarios(values: dict, order_key: str, shop_size: seed.Size, chosen: set[int]) -> list:
+    """The chosen list rows (``chosen_rows``) as wrk scenarios, named as the table names them."""
+    found = []
+    for number, (route, query, keyed) in enumerate(urls(values)):
+        if number in chosen:
+            name = _label(route, _mask(query), _total(shop_size, route))
+            target = f"{route}?{query}" if query else route
+            headers = _key(order_key) if keyed else {}
+            found.append(Scenario(name, "GET", route, [("GET", target, "")], headers))
+    return found
+
+
+def _key(order_key: str) -> dict:
+    return {"Authorization": f"Bearer {order_key}"}
+
+
+def data(args, work, databases: list) -> tuple[str, dict, str]:
     """The shop to measure: (the order key, the filter values, its URL); seeded now, or
     the one ``--data`` kept (see the module's docstring)."""
     if not getattr(args, "data", None):  # bench.run has no --data

@@ -92,28 +92,42 @@ def product_prior(price_cents: int, variants: list[dict]) -> int | None:
     return min(shown) if shown else None
 
 
+# The variants of a page's products that may show a prior price: active, at a price one of
+# the page's products shows (the exact pair is checked in Python), and with a history that
+# ``prior`` can answer from: a price newer than the window's start and one set before it.
+# The common case (prices unchanged for 30 days, or never changed) reads no row at all: the
+# variants at a shown price come from an index (0046), two probes of the history each.
+_CANDIDATE_HISTORIES = (
+    "SELECT v.id, v.product_id, v.price_cents, h.price_cents AS was, h.at"
+    " FROM product_variants v JOIN variant_prices h ON h.variant_id = v.id"
+    " WHERE v.product_id IN {products} AND v.active = 1 AND v.price_cents IN {prices}"
+    " AND EXISTS (SELECT 1 FROM variant_prices latest JOIN variant_prices earlier"
+    " ON earlier.variant_id = latest.variant_id AND earlier.at < latest.at"
+    " WHERE latest.variant_id = v.id AND latest.at > :since)"
+    " ORDER BY v.id, h.at, h.id"
+)
+
+
 def with_product_priors(products: list[dict]) -> list[dict]:
     """``products`` (as a list shows them, without variants) with their
-    ``prior_price_cents``: one statement whatever their number (their variants with their
-    recorded prices)."""
+    ``prior_price_cents``: one statement whatever their number, reading only the histories
+    of the variants that may have one (``_CANDIDATE_HISTORIES``)."""
     if not products:
         return products
-    marks, params = db.in_list("p", [product["id"] for product in products])
+    moment = now()
+    product_marks, params = db.in_list("p", [product["id"] for product in products])
+    price_marks, price_params = db.in_list("c", sorted({p["price_cents"] for p in products}))
+    sql = _CANDIDATE_HISTORIES.format(products=product_marks, prices=price_marks)
     variants: dict[str, dict] = {}
-    for row in db.query(
-        "SELECT v.id, v.product_id, v.price_cents, v.active, h.price_cents AS was, h.at"
-        " FROM product_variants v LEFT JOIN variant_prices h ON h.variant_id = v.id"
-        f" WHERE v.product_id IN {marks} ORDER BY v.id, h.at, h.id",
-        params,
-    ):
-        variant = variants.setdefault(row["id"], {**row, "history": []})
-        if row["at"] is not None:
-            variant["history"].append((row["was"], row["at"]))
-    moment, by_product = now(), {}
+    for row in db.query(sql, {**params, **price_params, "since": iso(moment - WINDOW)}):
+        variant = variants.get(row["id"])
+        if variant is None:
+            variant = variants[row["id"]] = {**row, "active": True, "history": []}
+        variant["history"].append((row["was"], row["at"]))
+    by_product: dict[str, list] = {}
     for variant in variants.values():
-        shown = {"active": bool(variant["active"]), "price_cents": variant["price_cents"]}
-        shown["prior_price_cents"] = prior(variant["history"], moment)
-        by_product.setdefault(variant["product_id"], []).append(shown)
+        variant["prior_price_cents"] = prior(variant["history"], moment)
+        by_product.setdefault(variant["product_id"], []).append(variant)
     for product in products:
         product["prior_price_cents"] = product_prior(
             product["price_cents"], by_product.get(product["id"], [])

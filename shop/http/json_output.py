@@ -22,13 +22,17 @@ _OPTIONS = (
 # Where orjson's float differs from json's: 1e-7 / 1e-07, 0.00001 / 1e-05. A string that
 # merely looks so ("2e-commerce") takes the slow path too, which is only slower.
 _FLOAT_DIFFERS = re.compile(rb"\de-|\.0000\d")
+# What it needs, each a literal the regex engine finds by its own scan: ``b"e-" in body``
+# (CPython's general search for a short needle) took 10 µs more on a page of 20 products.
+_E_MINUS, _POINT_ZEROS = re.compile(rb"e-").search, re.compile(rb"\.0000").search
 
 
 def _float_differs(body: bytes) -> bool:
-    """Whether ``_FLOAT_DIFFERS`` is in ``body``, asked only where a plain substring search
-    (memchr, ~1 µs for a page of 20 products) finds what it needs: the expression itself
-    tries both branches at every byte (~90 µs for the same page, a tenth of its CPU)."""
-    return (b"e-" in body or b".0000" in body) and _FLOAT_DIFFERS.search(body) is not None
+    """Whether ``_FLOAT_DIFFERS`` is in ``body``, asked only where a literal search finds
+    what it needs (~10 µs for a page of 20 products): the expression itself tries both
+    branches at every byte (~90 µs for the same page, a tenth of its CPU)."""
+    needed = _E_MINUS(body) is not None or _POINT_ZEROS(body) is not None
+    return needed and _FLOAT_DIFFERS.search(body) is not None
 
 
 _ESCAPED = re.compile("[^\x00-\x7e]")

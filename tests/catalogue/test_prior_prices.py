@@ -122,3 +122,86 @@ def test_the_rule_itself():
     assert prices.prior(history, datetime(2026, 2, 15, tzinfo=UTC)) == 1000
     # A price set and replaced in the same instant was never applied.
     assert prices.prior([(1000, _at(0)), (100, _at(5)), (900, _at(5))], moment) == 1000
+
+
+def _listed_and_shown(client) -> dict[str, tuple]:
+    """Each product's prior price as the list shows it and as its own page does."""
+    listed = client.get("/products?page_size=100").json["items"]
+    return {
+        item["id"]: (item["prior_price_cents"], client.get(f"/products/{item['id']}").json[
+            "prior_price_cents"])
+        for item in listed
+    }  # fmt: skip
+
+
+def test_a_list_shows_what_each_product_page_shows_at_the_window_edges(app, clock, owner_client):
+    """The list reads only the histories that may give a prior price (issue 42): a price
+    changed 30 days ago less a second, then exactly 30 days ago; two changes in one instant,
+    alone or after an older price."""
+    public = app.test_client()
+    edge = owner_client.post("/products", json={"name": "Edge", "price_cents": 1000}).json
+    instant = owner_client.post("/products", json={"name": "Instant", "price_cents": 1000}).json
+    _price(owner_client, instant["id"], instant["variants"][0]["id"], 800)  # in its first instant
+    twice = owner_client.post("/products", json={"name": "Twice", "price_cents": 1000}).json
+    clock.advance(DAY)
+    _price(owner_client, edge["id"], edge["variants"][0]["id"], 1200)
+    _price(owner_client, twice["id"], twice["variants"][0]["id"], 1200)  # never applied
+    _price(owner_client, twice["id"], twice["variants"][0]["id"], 900)
+    assert _listed_and_shown(public) == {
+        edge["id"]: (1000, 1000), instant["id"]: (None, None), twice["id"]: (1000, 1000)
+    }  # fmt: skip
+    clock.advance(30 * DAY - 1)
+    assert _listed_and_shown(public)[edge["id"]] == (1000, 1000)
+    clock.advance(1)  # 30 days of 1200: nothing to announce any more
+    assert _listed_and_shown(public)[edge["id"]] == (None, None)
+    clock.advance(DAY)
+    assert set(_listed_and_shown(public).values()) == {(None, None)}
+
+
+def test_a_list_counts_only_active_variants_at_the_products_price(app, clock, owner_client):
+    """A variant at another price, or inactive, has a prior price the product does not show."""
+    public = app.test_client()
+    sizes = [{"name": "Size", "values": ["S", "M", "L"]}]
+    shirt = owner_client.post(
+        "/products", json={"name": "Shirt", "price_cents": 2000, "options": sizes}
+    ).json
+    url = f"/products/{shirt['id']}/variants"
+    made = {}
+    for size, cents in (("M", 2500), ("L", 3000)):
+        response = owner_client.post(url, json={"options": {"Size": size}, "price_cents": cents})
+        assert response.status_code == 201, response.json
+        made[size] = response.json["id"]
+    clock.advance(DAY)
+    _price(owner_client, shirt["id"], made["M"], 2600)  # prior 2500, not at the shown 20.00
+    _price(owner_client, shirt["id"], made["L"], 2000)  # prior 3000, at the shown 20.00
+    assert _listed_and_shown(public) == {shirt["id"]: (3000, 3000)}
+    hidden = owner_client.patch(f"{url}/{made['L']}", json={"active": False})
+    assert hidden.status_code == 200, hidden.json
+    assert _listed_and_shown(public) == {shirt["id"]: (None, None)}
+    assert _listed_and_shown(owner_client) == {shirt["id"]: (None, None)}
+
+
+def _has_a_prior(history: list[tuple[int, str]], moment) -> bool:
+    """The list's SQL condition (``prices._CANDIDATE_HISTORIES``): a price newer than the
+    window's start and one set before the latest."""
+    ats = [at for _, at in history]
+    return bool(ats) and max(ats) > iso(moment - prices.WINDOW) and min(ats) < max(ats)
+
+
+def test_the_lists_condition_is_exactly_when_the_rule_gives_a_price():
+    """Over many histories (days apart, same instants, edges of the window): the rows the
+    list skips are those ``prior`` answers None for."""
+    import random
+
+    rng = random.Random(42)
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=60)
+    edges = [-1e-6, 0.0, 1e-6]
+    for _ in range(3000):
+        days = sorted(
+            rng.choice([rng.uniform(0, 60), 30 + rng.choice(edges), 60 - rng.choice([0, 1])])
+            for _ in range(rng.randint(0, 4))
+        )
+        if days and rng.random() < 0.3:
+            days.append(days[-1])  # a change in the same instant
+        history = [(rng.randint(1, 9) * 100, _at(day)) for day in days]
+        assert (prices.prior(history, moment) is not None) == _has_a_prior(history, moment)
