@@ -207,8 +207,8 @@ EXECUTE FUNCTION facet_variants();
 CREATE TRIGGER facet_variants_removed BEFORE DELETE ON product_variants
 FOR EACH ROW EXECUTE FUNCTION facet_variants();
 
--- An active variant's value written or removed: counted when no other active variant of the
--- product has it.
+-- An active variant's value removed: uncounted when no other active variant of the product
+-- has it. (Values written: variant_option_values_added below, once a statement, 0045.)
 CREATE OR REPLACE FUNCTION facet_option_values() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
