@@ -152,6 +152,7 @@ def _enable(app, server, seeded: seed.Seeded, enabled: bool) -> None:
             headers={
                 "Content-Type": "application/json",
                 "Cookie": f"shop_admin_session={seeded.admin_cookie}",
+                "User-Agent": seed.USER_AGENT,  # the browser its session was made in
             },
         )
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
