@@ -17,9 +17,11 @@ than 10 % below the one without.
 """
 
 import argparse
+import json
 import statistics
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 
 from bench import scenarios, seed, webhook, wrk
@@ -91,7 +93,7 @@ def compare(args, work, url: str, seeded: seed.Seeded, worker, rounds: int) -> C
     try:
         for number in range(rounds):
             for enabled in (False, True) if number % 2 == 0 else (True, False):
-                _enable(app, enabled)
+                _enable(app, server, seeded, enabled)
                 started = wrk.process_cpu_seconds(worker.process.pid)
                 result = wrk.measure(args, server, checkout, work)
                 backlog = _drain(app)
@@ -108,7 +110,7 @@ def compare(args, work, url: str, seeded: seed.Seeded, worker, rounds: int) -> C
                     f" {backlog} deliveries left when the run ended",
                     flush=True,
                 )
-        _enable(app, False)
+        _enable(app, server, seeded, False)
         _print_failures(app)
     finally:
         app.extensions["shop.db"].close_all()
@@ -135,12 +137,26 @@ def _parse(argv):
     return args
 
 
-def _enable(app, enabled: bool) -> None:
-    with app.app_context():
-        from shop import db
+def _enable(app, server, seeded: seed.Seeded, enabled: bool) -> None:
+    """Enable or disable the webhooks through the server's API, as an owner does: the
+    server's workers forget the enabled webhooks they keep (``shop.webhooks.outbox``)."""
+    from shop import db
 
-        with db.transaction():
-            db.execute("UPDATE webhooks SET enabled = :on", {"on": int(enabled)})
+    with app.app_context():
+        ids = [row["id"] for row in db.query("SELECT id FROM webhooks")]
+    for webhook_id in ids:
+        request = urllib.request.Request(  # noqa: S310 - the bench server, 127.0.0.1
+            f"{server.url}/webhooks/{webhook_id}",
+            data=json.dumps({"enabled": enabled}).encode(),
+            method="PATCH",
+            headers={
+                "Content-Type": "application/json",
+                "Cookie": f"shop_admin_session={seeded.admin_cookie}",
+                "User-Agent": seed.USER_AGENT,  # the browser its session was made in
+            },
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            assert response.status == 200, response.status
 
 
 def _drain(app) -> int:

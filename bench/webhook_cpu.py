@@ -128,9 +128,11 @@ def _count_statements(app) -> dict:
 def emit_cost(app, enabled: bool, count: int) -> float:
     """CPU µs of ``emit("order.placed")`` in its own request and transaction."""
     from shop import db, webhooks
+    from shop.webhooks import outbox
 
     with app.app_context():
         db.execute("UPDATE webhooks SET enabled = :on", {"on": 1 if enabled else 0})
+        outbox.changed()  # the kept webhooks
         data = _payload(app)
     started = time.process_time()
     for _ in range(count):

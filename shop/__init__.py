@@ -22,8 +22,9 @@ def create_app(config: dict | None = None) -> Flask:
     from shop.http.decorators import run_route_guard
     from shop.http.extensions import limiter
     from shop.http.openapi import SECURITY_SCHEMES
+    from shop.net import announcements
     from shop.schema import migrate
-    from shop.webhooks import worker
+    from shop.webhooks import outbox, worker
 
     app = hooks.App(__name__, static_folder=None)
     try:
@@ -124,7 +125,9 @@ def create_app(config: dict | None = None) -> Flask:
     app.before_request(run_route_guard)
     app.after_request(context.session_cookies)
     key_usage.init_app(app)
+    announcements.init_app(app)  # before the caches that listen to it
     key_cache.init_app(app)
+    outbox.init_app(app)
     # Webhooks sit below identity: a key's event reaches only an owner who may read the key.
     worker.record_rule("api_key", key_store.readable_by)
 

@@ -157,7 +157,7 @@ def _build_sqlite_template(folder):
             build_schema(database)
     finally:
         database.close_all()
-        app.extensions["shop.key_cache"].stop()
+        app.extensions["shop.announcements"].stop()
     # One self-contained file: the last connection's close folded the WAL into it.
     return None if path.with_name(path.name + "-wal").exists() else path
 
@@ -215,7 +215,7 @@ def make_app(database_url, clock, tmp_path_factory):
     yield make
     for app in apps:
         app.extensions["shop.db"].close_all()
-        app.extensions["shop.key_cache"].stop()  # its Redis listener, if it started one
+        app.extensions["shop.announcements"].stop()  # its Redis listener, if it started one
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ writers on that lock, WAL mode, and the WAL's checkpoints."""
 
 import fcntl
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -83,7 +84,7 @@ def take_writer(conn, timeout: float | None) -> bool:
             os.close(conn.writer)
             conn.writer = waiter.handle
         else:
-            waiter = _Waiter(conn.writer)
+            waiter = _Waiter(conn.writer, conn.writer_path)
         if waiter.wait(max(0.0, deadline - time.monotonic())):
             return True
     except BaseException:
@@ -125,19 +126,64 @@ def open_writer(path: str) -> int:
     return os.open(path + "-writer", os.O_RDWR | os.O_CREAT, 0o600)
 
 
-class _Waiter:
-    """Waits for the writer lock on a thread of its own, so that its caller may give up
-    (and a later one take the wait over: ``adopt``)."""
+class _WaitLine:
+    """The one thread of a process that waits at a database's writer lock file for its
+    waiters, one after the other (at most one waits at a time: the process lock is held
+    meanwhile, or the wait is parked). It is started by the first wait and ends after a
+    minute without one, so a busy writer lock costs no thread start per wait."""
 
-    def __init__(self, handle: int):
+    IDLE_SECONDS = 60.0
+
+    def __init__(self):
+        self.waiters = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.running = False
+
+    def enter(self, waiter: "_Waiter") -> None:
+        """Queue ``waiter``: the line's thread calls its ``take``."""
+        with self.lock:
+            self.waiters.put(waiter)
+            if not self.running:
+                self.running = True
+                threading.Thread(target=self._run, name="sqlite-writer-wait", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                waiter = self.waiters.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self.lock:  # nobody can queue between this look and the end
+                    if self.waiters.empty():
+                        self.running = False
+                        return
+                continue
+            waiter.take()
+
+
+_LINES: dict[str, _WaitLine] = {}
+
+
+def _line(path: str) -> _WaitLine:
+    """The wait line of the database at ``path`` in this process."""
+    line = _LINES.get(path)
+    if line is None:
+        line = _LINES.setdefault(path, _WaitLine())  # one wins, under the GIL
+    return line
+
+
+class _Waiter:
+    """Waits for the writer lock on its database's ``_WaitLine`` thread, so that its caller
+    may give up (and a later one take the wait over: ``adopt``)."""
+
+    def __init__(self, handle: int, handle_path: str):
         self.handle = handle
         self.taken = threading.Event()
         self.abandoned = False
         self.finished = False  # it got the lock after all gave up, and gave it back
         self.lock = threading.Lock()
-        threading.Thread(target=self._take, name="sqlite-writer-wait", daemon=True).start()
+        _line(handle_path).enter(self)
 
-    def _take(self) -> None:
+    def take(self) -> None:
         fcntl.flock(self.handle, fcntl.LOCK_EX)
         with self.lock:
             if not self.abandoned:

@@ -10,6 +10,7 @@ from datetime import timedelta
 from shop import audit, db, mail
 from shop.actor import system
 from shop.clock import iso, parse
+from shop.webhooks import outbox
 from shop.webhooks.outbox import missing_rights
 
 log = logging.getLogger("shop.webhooks")
@@ -45,6 +46,7 @@ def _disable(webhook_id: str, url: str, reason: str, moment) -> bool:
         {"reason": reason, "now": iso(moment), "id": webhook_id},
     )
     if disabled:
+        outbox.changed()
         audit.record(
             "webhook.disabled",
             {"webhook_id": webhook_id, "url": url, "reason": reason},

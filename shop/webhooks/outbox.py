@@ -7,9 +7,14 @@ rendered only when somebody subscribes.
 """
 
 import json
+import threading
+import time
+
+from flask import current_app
 
 from shop import db
 from shop.clock import iso, now
+from shop.net.announcements import EVERYTHING
 from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
@@ -26,14 +31,69 @@ CREATOR = f"""
     LEFT JOIN roles r ON r.id = u.role_id"""
 
 _ENABLED = CREATOR + " WHERE w.enabled = 1"
+KEYS_TOPIC = "api-keys"  # announced on every change of a person's rights (their keys' ceiling)
+
+
+TOPIC = "webhooks"  # announced (``shop/net/announcements.py``) by every change of a webhook
+KEPT_SECONDS = 10  # the most a change nobody announced (SQL by hand) goes unseen
+
+
+class Subscribers:
+    """The enabled webhooks (``_ENABLED`` rows) kept by one app for ``KEPT_SECONDS``, so a
+    checkout with no webhook, or the same few, reads none. Forgotten on every node when a
+    webhook changes (``changed``) and when a person's rights do (the API keys' announcements,
+    made for each change of a role, a permission, an activity: a webhook's rights are its
+    owner's, as a key's). Only what is kept is shared: the rows are never changed."""
+
+    def __init__(self, announcements):
+        self.announcements = announcements
+        self.kept = None  # (deadline, rows)
+        self.generation = 0  # moves on every forgetting: a read begun before it is not kept
+        self.lock = threading.Lock()
+        announcements.listen(TOPIC, self.forget)
+        announcements.listen(KEYS_TOPIC, self.forget)
+
+    def rows(self) -> list[dict]:
+        """The enabled webhooks: kept, or read (and kept unless forgotten meanwhile)."""
+        usable = self.announcements.usable()
+        kept = self.kept
+        if usable and kept is not None and kept[0] > time.monotonic():
+            return kept[1]
+        generation = self.generation
+        rows = db.query(_ENABLED)
+        with self.lock:
+            if usable and generation == self.generation:
+                self.kept = (time.monotonic() + KEPT_SECONDS, rows)
+        return rows
+
+    def forget(self, _item: str = EVERYTHING) -> None:
+        """Read them again next time (this process only)."""
+        with self.lock:
+            self.generation += 1
+            self.kept = None
+
+
+def init_app(app) -> Subscribers:
+    """Give ``app`` its kept webhooks (one per app: tests with two apps are two nodes)."""
+    subscribers = Subscribers(app.extensions["shop.announcements"])
+    app.extensions["shop.webhook_subscribers"] = subscribers
+    return subscribers
+
+
+def changed() -> None:
+    """A webhook was made, changed, disabled or deleted: every node reads them again once
+    the open transaction commits (at once outside one)."""
+    announcements = current_app.extensions["shop.announcements"]
+    db.after_commit(lambda: announcements.announce(TOPIC))
 
 
 def read_subscriptions() -> list[dict]:
-    """Every enabled webhook with its events, read once per transaction for all the events
-    it emits (the rights are checked again at delivery). A writer that sends its last
-    writes (``db.send``: checkout) calls it before them, so its ``emit`` reads nothing
-    between them and the COMMIT."""
-    return db.get_db().once_in_transaction("webhooks.enabled", lambda: db.query(_ENABLED))
+    """Every enabled webhook with its events, the same for all the events a transaction
+    emits (the rights are checked again at delivery), kept between transactions
+    (``Subscribers``). A writer that sends its last writes (``db.send``: checkout) calls it
+    before them, so its ``emit`` reads nothing between them and the COMMIT."""
+    subscribers = current_app.extensions["shop.webhook_subscribers"]
+    return db.get_db().once_in_transaction("webhooks.enabled", subscribers.rows)
 
 
 def _subscribed(event_type: str) -> list[dict]:
@@ -91,11 +151,15 @@ _EVENT = (
     "INSERT INTO webhook_events (id, type, subject_id, payload, created_at)"
     " VALUES (:event_id, :type, :subject_id, :payload, :now)"
 )
+# Only to webhooks that still exist (and, for the worker's, are enabled): the list comes
+# from ``Subscribers``, which another node's change may have outdated by up to a second.
 _DELIVERIES = (
     "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status,"
-    " scheduled_attempts, next_attempt_at, created_at, updated_at) VALUES {values}"
+    " scheduled_attempts, next_attempt_at, created_at, updated_at)"
+    " SELECT v.column1, w.id, :event_id, :type, 'pending', 0, :due, :now, :now"
+    " FROM (VALUES {values}) AS v JOIN webhooks w ON w.id = v.column2{enabled}"
 )
-_DELIVERY = "(:id{n}, :webhook_id{n}, :event_id, :type, 'pending', 0, :due, :now, :now)"
+_DELIVERY = "(:id{n}, :webhook_id{n})"
 
 
 def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True) -> list[str]:
@@ -119,7 +183,8 @@ def store(event_type: str, subject_id, data, webhook_ids, moment: str, due=True)
     for n, (delivery_id, webhook_id) in enumerate(zip(ids, webhook_ids, strict=True)):
         params |= {f"id{n}": delivery_id, f"webhook_id{n}": webhook_id}
     deliveries = _DELIVERIES.format(
-        values=", ".join(_DELIVERY.format(n=n) for n in range(len(ids)))
+        values=", ".join(_DELIVERY.format(n=n) for n in range(len(ids))),
+        enabled=" AND w.enabled = 1" if due else "",
     )
     # Sent (``db.send``): the ids are ours, nothing is read back.
     if db.get_db().engine == "postgresql":

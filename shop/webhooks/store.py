@@ -16,7 +16,7 @@ from flask import current_app
 from shop import audit, db
 from shop.clock import iso, now, parse
 from shop.errors import Forbidden, Invalid, NotFound
-from shop.webhooks import manual, signing
+from shop.webhooks import manual, outbox, signing
 from shop.webhooks.delivery import UrlError, check_url
 from shop.webhooks.events import EVENTS, PING
 from shop.webhooks.outbox import store as store_event
@@ -165,6 +165,7 @@ def create(data: dict, caller) -> dict:
             },
         )
         _subscribe(webhook_id, events)
+        outbox.changed()
         audit.record(
             "webhook.created",
             {"webhook_id": webhook_id, "url": url, "events": events},
@@ -209,6 +210,7 @@ def update(webhook_id: str, data: dict, caller) -> dict:
         )
         if events is not None:
             _subscribe(webhook_id, events)
+        outbox.changed()
         changed = {k: v for k, v in data.items() if k != "description"}
         audit.record("webhook.updated", {"webhook_id": webhook_id, **changed}, actor=caller.actor)
     return found(webhook_id)
@@ -221,6 +223,7 @@ def delete(webhook_id: str, caller) -> None:
         if url is None:
             raise NotFound("Webhook not found.")
         db.execute("DELETE FROM webhooks WHERE id = :id", {"id": webhook_id})
+        outbox.changed()
         audit.record("webhook.deleted", {"webhook_id": webhook_id, "url": url}, actor=caller.actor)
 
 
