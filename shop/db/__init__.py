@@ -13,7 +13,14 @@ from flask import current_app
 
 from shop.db.engine import Database
 from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
-from shop.db.sql import for_sqlite, in_list, psycopg_errors, translate, unique_violation, values_list
+from shop.db.sql import (
+    for_sqlite,
+    in_list,
+    psycopg_errors,
+    translate,
+    unique_violation,
+    values_list,
+)
 
 __all__ = [
     "ID_PATTERN",
