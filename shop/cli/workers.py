@@ -94,10 +94,19 @@ def _work(once: bool) -> None:
 
     if once:
         require_schema()
+        _read_webhooks_each_time()
         done = jobs.run_once()
         click.echo(f"Delivered {done} due item(s).")
         return
     _run_worker()
+
+
+def _read_webhooks_each_time() -> None:
+    """The events the worker emits read the enabled webhooks each time: on a node without
+    Redis it would not hear of one the web process made or changed (``outbox.Subscribers``)."""
+    from flask import current_app
+
+    current_app.extensions["shop.webhook_subscribers"].keeping = False
 
 
 def _run_worker() -> None:
@@ -108,6 +117,7 @@ def _run_worker() -> None:
 
     from shop.cli import jobs
 
+    _read_webhooks_each_time()
     stop = STOP
     stop.clear()
     limit = current_app.config["WORKER_STOP_TIMEOUT"]

@@ -47,6 +47,9 @@ class Subscribers:
 
     def __init__(self, announcements):
         self.announcements = announcements
+        # Off in the worker (``flask jobs run``): without Redis it hears no web process's
+        # change, and the few events it emits can afford the read.
+        self.keeping = True
         self.kept = None  # (deadline, rows)
         self.generation = 0  # moves on every forgetting: a read begun before it is not kept
         self.lock = threading.Lock()
@@ -55,7 +58,7 @@ class Subscribers:
 
     def rows(self) -> list[dict]:
         """The enabled webhooks: kept, or read (and kept unless forgotten meanwhile)."""
-        usable = self.announcements.usable()
+        usable = self.keeping and self.announcements.usable()
         kept = self.kept
         if usable and kept is not None and kept[0] > time.monotonic():
             return kept[1]

@@ -146,3 +146,25 @@ def test_a_node_that_still_keeps_a_deleted_or_disabled_webhook_queues_nothing_fo
     assert kept_ids(b) == {disabled["id"], deleted["id"]}
     assert len(deliveries(on_a, disabled["id"])) == 1
     assert on_a.get(f"/webhooks/{deleted['id']}").status_code == 404
+
+
+def test_the_worker_reads_the_webhooks_each_time_so_a_web_process_change_reaches_it(make_app):
+    # One node without Redis: the web process and the worker (`flask jobs run`) share the
+    # database and nothing else, so the worker keeps no webhooks: an event it emits reaches a
+    # webhook the web process made a moment before.
+    settings = {"WEBHOOKS_ALLOW_PRIVATE": True, "WEBHOOKS_ALLOW_HTTP": True}
+    web = make_app(**settings)
+    worker = make_app(prepare=False, **settings)
+    on_web = owner_on(web)
+    result = worker.test_cli_runner().invoke(args=["jobs", "run", "--once"])
+    assert result.exit_code == 0, result.output
+    with worker.app_context():
+        from shop import db, webhooks
+
+        with db.transaction():
+            webhooks.emit("product.created", "p-before", lambda subject: {"id": subject})
+    hook = create_hook(on_web, HOOK_URL, "product.created")
+    with worker.app_context():
+        with db.transaction():
+            webhooks.emit("product.created", "p-after", lambda subject: {"id": subject})
+    assert [d["event_type"] for d in deliveries(on_web, hook["id"])] == ["product.created"]
