@@ -393,34 +393,26 @@ EXECUTE FUNCTION products_list_keys();
 
 
 -- 0044: option_pairs (schema.sql), kept by every write that changes one.
--- Values written: their pairs with their variants' other values, where the variant is
--- active; once a statement, over its rows (0047, as 0045 made the other INSERT triggers of
--- variant_option_values): a row trigger planned its statement again for every value a
--- catalogue import writes.
-CREATE OR REPLACE FUNCTION option_pairs_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
-        product_active, product_created_at, product_price_cents, product_name)
-    SELECT DISTINCT CASE WHEN m.name > a.name COLLATE "C" THEN a.name ELSE m.name END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN a.value ELSE m.value END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN m.name ELSE a.name END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN m.value ELSE a.value END,
-        p.id, p.active, p.created_at, p.price_cents, p.name
-    FROM added a
-    JOIN product_variants v ON v.id = a.variant_id AND v.active = 1
-    JOIN variant_option_values m ON m.variant_id = a.variant_id AND m.name <> a.name
-    JOIN products p ON p.id = a.product_id
-    ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
-    RETURN NULL;
-END $$;
-
-CREATE TRIGGER option_pairs_added AFTER INSERT ON variant_option_values
-REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION option_pairs_added();
-
 CREATE OR REPLACE FUNCTION option_pairs_values() RETURNS trigger LANGUAGE plpgsql AS $$
--- A value removed: the product's pairs with it that no active variant has any more.
+-- A value written: its pairs with the variant's other values, if the variant is active; a
+-- value removed: the product's pairs with it that no active variant has any more.
 -- PL/pgSQL, so that each statement's plan is kept for the session.
 BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
+            product_active, product_created_at, product_price_cents, product_name)
+        SELECT CASE WHEN m.name > NEW.name COLLATE "C" THEN NEW.name ELSE m.name END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN NEW.value ELSE m.value END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN m.name ELSE NEW.name END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN m.value ELSE NEW.value END,
+            p.id, p.active, p.created_at, p.price_cents, p.name
+        FROM variant_option_values m JOIN products p ON p.id = NEW.product_id
+        WHERE m.variant_id = NEW.variant_id AND m.name <> NEW.name
+            AND EXISTS (SELECT 1 FROM product_variants v
+                WHERE v.id = NEW.variant_id AND v.active = 1)
+        ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
+        RETURN NEW;
+    END IF;
     DELETE FROM option_pairs op
     WHERE op.product_id = OLD.product_id
         AND ((op.name = OLD.name AND op.value = OLD.value)
@@ -435,7 +427,7 @@ BEGIN
     RETURN OLD;
 END $$;
 
-CREATE TRIGGER option_pairs_values AFTER DELETE ON variant_option_values
+CREATE TRIGGER option_pairs_values AFTER INSERT OR DELETE ON variant_option_values
 FOR EACH ROW EXECUTE FUNCTION option_pairs_values();
 
 CREATE OR REPLACE FUNCTION option_pairs_variants() RETURNS trigger LANGUAGE plpgsql AS $$
