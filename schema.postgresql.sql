@@ -88,28 +88,8 @@ WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents OR NEW.stock IS DISTINCT 
     OR NEW.active IS DISTINCT FROM OLD.active OR NEW.sku IS DISTINCT FROM OLD.sku)
 EXECUTE FUNCTION product_variants_stock();
 
--- 0045: an INSERT's rows, once a statement (the import writes a product's variants in one).
-CREATE OR REPLACE FUNCTION product_variants_stock_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE products SET
-        price_cents = COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents),
-        stock = fresh.stock,
-        sku = fresh.sku
-    FROM (SELECT v.product_id, MIN(v.price_cents) FILTER (WHERE v.active = 1) AS active_price,
-            MIN(v.price_cents) AS lowest_price,
-            COALESCE(SUM(v.stock) FILTER (WHERE v.active = 1), 0) AS stock,
-            CASE WHEN COUNT(*) = 1 THEN MIN(v.sku) END AS sku
-        FROM product_variants v WHERE v.product_id IN (SELECT a.product_id FROM added a)
-        GROUP BY v.product_id) AS fresh
-    WHERE products.id = fresh.product_id
-        AND (products.price_cents, products.stock, products.sku) IS DISTINCT FROM
-            (COALESCE(fresh.active_price, fresh.lowest_price, products.price_cents), fresh.stock,
-            fresh.sku);
-    RETURN NULL;
-END $$;
-
 CREATE TRIGGER product_variants_added AFTER INSERT ON product_variants
-REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION product_variants_stock_added();
+FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
 
 CREATE TRIGGER product_variants_removed AFTER DELETE ON product_variants
 FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
@@ -207,8 +187,8 @@ EXECUTE FUNCTION facet_variants();
 CREATE TRIGGER facet_variants_removed BEFORE DELETE ON product_variants
 FOR EACH ROW EXECUTE FUNCTION facet_variants();
 
--- An active variant's value removed: uncounted when no other active variant of the product
--- has it. (Values written: variant_option_values_added below, once a statement, 0045.)
+-- An active variant's value written or removed: counted when no other active variant of the
+-- product has it.
 CREATE OR REPLACE FUNCTION facet_option_values() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -222,6 +202,9 @@ BEGIN
     END IF;
     RETURN OLD;
 END $$;
+
+CREATE TRIGGER facet_option_values_added BEFORE INSERT ON variant_option_values
+FOR EACH ROW EXECUTE FUNCTION facet_option_values();
 
 CREATE TRIGGER facet_option_values_removed BEFORE DELETE ON variant_option_values
 FOR EACH ROW EXECUTE FUNCTION facet_option_values();
@@ -249,16 +232,8 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- 0045: an INSERT's rows, once a statement.
-CREATE OR REPLACE FUNCTION variant_prices_record_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO variant_prices (variant_id, product_id, price_cents, at)
-    SELECT a.id, a.product_id, a.price_cents, a.updated_at FROM added a;
-    RETURN NULL;
-END $$;
-
 CREATE TRIGGER variant_prices_added AFTER INSERT ON product_variants
-REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION variant_prices_record_added();
+FOR EACH ROW EXECUTE FUNCTION variant_prices_record();
 
 CREATE TRIGGER variant_prices_changed AFTER UPDATE OF price_cents ON product_variants
 FOR EACH ROW WHEN (NEW.price_cents IS DISTINCT FROM OLD.price_cents)
@@ -319,42 +294,17 @@ BEGIN
     ON CONFLICT (name, value, product_id) DO NOTHING;
 END $$;
 
--- 0045: values written (to active variants), once a statement: their facet counts (a product's
--- value counted when no active variant of it had it before) and their rows here.
-CREATE OR REPLACE FUNCTION variant_option_values_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO facet_options (active, category_id, name, value, n)
-    SELECT p.active, COALESCE(p.category_id, ''), fresh.name, fresh.value, COUNT(*)
-    FROM (SELECT DISTINCT a.product_id, a.name, a.value
-        FROM added a JOIN product_variants v ON v.id = a.variant_id
-        WHERE v.active = 1 AND NOT EXISTS (
-            SELECT 1 FROM variant_option_values o JOIN product_variants w ON w.id = o.variant_id
-            WHERE o.name = a.name AND o.value = a.value AND o.product_id = a.product_id
-                AND w.active = 1 AND NOT EXISTS (
-                    SELECT 1 FROM added b WHERE b.variant_id = o.variant_id AND b.name = o.name))
-    ) AS fresh JOIN products p ON p.id = fresh.product_id
-    GROUP BY p.active, COALESCE(p.category_id, ''), fresh.name, fresh.value
-    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n;
-    INSERT INTO option_products (name, value, product_id, product_active, product_created_at,
-        product_price_cents, product_name)
-    SELECT DISTINCT a.name, a.value, p.id, p.active, p.created_at, p.price_cents, p.name
-    FROM added a JOIN product_variants v ON v.id = a.variant_id
-        JOIN products p ON p.id = a.product_id
-    WHERE v.active = 1
-    ON CONFLICT (name, value, product_id) DO NOTHING;
-    RETURN NULL;
-END $$;
-
-CREATE TRIGGER variant_option_values_added AFTER INSERT ON variant_option_values
-REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION variant_option_values_added();
-
 CREATE OR REPLACE FUNCTION option_products_values() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM option_products_keep(NEW.product_id, NEW.variant_id, NEW.name, NEW.value);
+        RETURN NEW;
+    END IF;
     PERFORM option_products_keep(OLD.product_id, OLD.variant_id, OLD.name, OLD.value);
     RETURN OLD;
 END $$;
 
-CREATE TRIGGER option_products_removed AFTER DELETE ON variant_option_values
+CREATE TRIGGER option_products_added AFTER INSERT OR DELETE ON variant_option_values
 FOR EACH ROW EXECUTE FUNCTION option_products_values();
 
 CREATE OR REPLACE FUNCTION option_products_variants() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -393,34 +343,26 @@ EXECUTE FUNCTION products_list_keys();
 
 
 -- 0044: option_pairs (schema.sql), kept by every write that changes one.
--- Values written: their pairs with their variants' other values, where the variant is
--- active; once a statement, over its rows (0047, as 0045 made the other INSERT triggers of
--- variant_option_values): a row trigger planned its statement again for every value a
--- catalogue import writes.
-CREATE OR REPLACE FUNCTION option_pairs_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
-        product_active, product_created_at, product_price_cents, product_name)
-    SELECT DISTINCT CASE WHEN m.name > a.name COLLATE "C" THEN a.name ELSE m.name END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN a.value ELSE m.value END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN m.name ELSE a.name END,
-        CASE WHEN m.name > a.name COLLATE "C" THEN m.value ELSE a.value END,
-        p.id, p.active, p.created_at, p.price_cents, p.name
-    FROM added a
-    JOIN product_variants v ON v.id = a.variant_id AND v.active = 1
-    JOIN variant_option_values m ON m.variant_id = a.variant_id AND m.name <> a.name
-    JOIN products p ON p.id = a.product_id
-    ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
-    RETURN NULL;
-END $$;
-
-CREATE TRIGGER option_pairs_added AFTER INSERT ON variant_option_values
-REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION option_pairs_added();
-
 CREATE OR REPLACE FUNCTION option_pairs_values() RETURNS trigger LANGUAGE plpgsql AS $$
--- A value removed: the product's pairs with it that no active variant has any more.
+-- A value written: its pairs with the variant's other values, if the variant is active; a
+-- value removed: the product's pairs with it that no active variant has any more.
 -- PL/pgSQL, so that each statement's plan is kept for the session.
 BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO option_pairs (name, value, other_name, other_value, product_id,
+            product_active, product_created_at, product_price_cents, product_name)
+        SELECT CASE WHEN m.name > NEW.name COLLATE "C" THEN NEW.name ELSE m.name END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN NEW.value ELSE m.value END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN m.name ELSE NEW.name END,
+            CASE WHEN m.name > NEW.name COLLATE "C" THEN m.value ELSE NEW.value END,
+            p.id, p.active, p.created_at, p.price_cents, p.name
+        FROM variant_option_values m JOIN products p ON p.id = NEW.product_id
+        WHERE m.variant_id = NEW.variant_id AND m.name <> NEW.name
+            AND EXISTS (SELECT 1 FROM product_variants v
+                WHERE v.id = NEW.variant_id AND v.active = 1)
+        ON CONFLICT (name, value, other_name, other_value, product_id) DO NOTHING;
+        RETURN NEW;
+    END IF;
     DELETE FROM option_pairs op
     WHERE op.product_id = OLD.product_id
         AND ((op.name = OLD.name AND op.value = OLD.value)
@@ -435,7 +377,7 @@ BEGIN
     RETURN OLD;
 END $$;
 
-CREATE TRIGGER option_pairs_values AFTER DELETE ON variant_option_values
+CREATE TRIGGER option_pairs_values AFTER INSERT OR DELETE ON variant_option_values
 FOR EACH ROW EXECUTE FUNCTION option_pairs_values();
 
 CREATE OR REPLACE FUNCTION option_pairs_variants() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -116,45 +116,17 @@ def check_compare(price: int, compare_at: int | None) -> None:
         )
 
 
-_SETTABLE = (
-    "sku",
-    "price_cents",
-    "compare_at_price_cents",
-    "stock",
-    "weight_grams",
-    "image_id",
-    "active",
-    "position",
+_INSERT_VALUES = (
+    "INSERT INTO variant_option_values (variant_id, product_id, name, value)"
+    " VALUES (:variant_id, :product_id, :name, :value)"
 )
-
-# The columns of a new variant (its settable fields among them).
-_VARIANT_COLUMNS = (
-    *("id", "product_id", "options", "option_key"),
-    *_SETTABLE,
-    *("stock_low", "created_at", "updated_at"),
-)
-_VALUE_COLUMNS = ("variant_id", "product_id", "name", "value")
-# Rows per INSERT: under SQLite's 32,766 and PostgreSQL's 65,535 parameters a statement.
-_ROWS_PER_INSERT = 500
-
-
-def _insert_rows(table: str, columns: tuple[str, ...], rows: list[dict]) -> None:
-    """Insert ``rows`` (mappings holding ``columns``) into ``table`` (a name of this module's)
-    a few hundred to a statement: on PostgreSQL the triggers that keep what follows variants
-    and their values (list columns, price history, facet counts, option_products) run once
-    a statement over all its rows (migration 0045)."""
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    for start in range(0, len(rows), _ROWS_PER_INSERT):
-        marks, params = db.values_list(columns, rows[start : start + _ROWS_PER_INSERT])
-        db.execute(head + marks, params)
 
 
 def _write_values(variant_id: str, product_id: str, values: dict) -> None:
     """The variant's rows of ``variant_option_values`` (the filters' and facets' index)."""
     db.execute("DELETE FROM variant_option_values WHERE variant_id = :id", {"id": variant_id})
-    _insert_rows(
-        "variant_option_values",
-        _VALUE_COLUMNS,
+    db.execute_many(
+        _INSERT_VALUES,
         [
             {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
             for n, v in values.items()
@@ -169,7 +141,7 @@ def _insert(product_id: str, options: list[dict], values: dict, fields: dict) ->
 
 def _insert_many(product_id: str, options: list[dict], checked: list[tuple]) -> list[str]:
     """Insert checked variants (``(values, fields)`` each; without a position, after the
-    product's last) in two statements (to a few hundred); answer their ids."""
+    product's last) in two statements whatever their number; answer their ids."""
     moment, top, rows, value_rows = now_iso(), None, [], []
     if any(not fields.get("position") for _values, fields in checked):
         top = db.value(
@@ -191,19 +163,25 @@ def _insert_many(product_id: str, options: list[dict], checked: list[tuple]) -> 
                 "id": variant_id,
                 "product_id": product_id,
                 "options": json.dumps(values, ensure_ascii=False),
-                "option_key": key_of(options, values),
+                "key": key_of(options, values),
                 "position": position,
-                "stock_low": 0,
-                "created_at": moment,
-                "updated_at": moment,
+                "now": moment,
             }
         )
         value_rows.extend(
             {"variant_id": variant_id, "product_id": product_id, "name": n, "value": v}
             for n, v in values.items()
         )
-    _insert_rows("product_variants", _VARIANT_COLUMNS, rows)
-    _insert_rows("variant_option_values", _VALUE_COLUMNS, value_rows)
+    db.execute_many(
+        "INSERT INTO product_variants (id, product_id, sku, options, option_key, price_cents,"
+        " compare_at_price_cents, stock, weight_grams, image_id, active, position, stock_low,"
+        " created_at, updated_at) VALUES (:id, :product_id, :sku, :options, :key, :price_cents,"
+        " :compare_at_price_cents, :stock, :weight_grams, :image_id, :active, :position, 0,"
+        " :now, :now)",
+        rows,
+    )
+    if value_rows:
+        db.execute_many(_INSERT_VALUES, value_rows)
     return [row["id"] for row in rows]
 
 
@@ -267,6 +245,18 @@ def create_variants(product_id: str, items: list[dict]) -> list[str]:
         if other:
             sku_taken(other["sku"], other)
     return _insert_many(product_id, options, checked)
+
+
+_SETTABLE = (
+    "sku",
+    "price_cents",
+    "compare_at_price_cents",
+    "stock",
+    "weight_grams",
+    "image_id",
+    "active",
+    "position",
+)
 
 
 def update_variant(product_id: str, variant_id: str, data: dict, *, announce=True) -> dict:
@@ -344,12 +334,11 @@ def generate(product_id: str, data: dict) -> list[dict]:
         "stock": data["stock"],
         "active": data["active"],
     }
-    missing = []
+    created = []
     for combination in itertools.product(*(option["values"] for option in options)):
         values = {option["name"]: value for option, value in zip(options, combination, strict=True)}
         if key_of(options, values) not in taken:
-            missing.append((values, dict(fields)))
-    created = _insert_many(product_id, options, missing) if missing else []
+            created.append(_insert(product_id, options, values, fields))
     if created:
         product_changed(product_id)
     return [load_variant(variant_id) for variant_id in created]

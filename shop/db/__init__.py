@@ -13,14 +13,7 @@ from flask import current_app
 
 from shop.db.engine import Database
 from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
-from shop.db.sql import (
-    for_sqlite,
-    in_list,
-    psycopg_errors,
-    translate,
-    unique_violation,
-    values_list,
-)
+from shop.db.sql import for_sqlite, in_list, psycopg_errors, translate, unique_violation
 
 __all__ = [
     "ID_PATTERN",
@@ -45,7 +38,6 @@ __all__ = [
     "translate",
     "unique_violation",
     "value",
-    "values_list",
 ]
 
 # -- the module-level verbs, bound to the current app's database --------------------------

@@ -71,15 +71,6 @@ def in_list(name: str, values) -> tuple[str, dict]:
     return "(" + ", ".join(f":{key}" for key in params) + ")", params
 
 
-def values_list(columns: tuple[str, ...], rows: list[dict]) -> tuple[str, dict]:
-    """``(:a0, :b0), (:a1, :b1), ...`` and its parameters, for a multi-row ``VALUES`` of
-    ``columns`` (each row a mapping holding them): the rows in one statement, its SQL
-    holding only numbered placeholders."""
-    params = {f"{column}{i}": row[column] for i, row in enumerate(rows) for column in columns}
-    marks = ("(" + ", ".join(f":{column}{i}" for column in columns) + ")" for i in range(len(rows)))
-    return ", ".join(marks), params
-
-
 def adapt(params):
     """Booleans become 0/1: both engines store flags as integers."""
     if not params:

@@ -1,4 +1,0 @@
--- 0045 (issue 42): PostgreSQL keeps what follows an INSERT of variants or of their option
--- values once a statement (0045_set_based_triggers.postgresql.sql). SQLite has no statement
--- triggers; its row triggers cost microseconds in the process (an import of 10,000 new rows
--- 5.2 s) and stay as they are.

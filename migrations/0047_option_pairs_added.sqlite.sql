@@ -1,3 +1,0 @@
--- 0047 (issue 42): PostgreSQL keeps option_pairs after an INSERT of option values once a
--- statement (0047_option_pairs_added.postgresql.sql). SQLite has no statement triggers; its
--- row triggers (0044) cost microseconds in the process and stay as they are.
