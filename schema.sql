@@ -236,9 +236,6 @@ CREATE TABLE IF NOT EXISTS product_variants (
 CREATE INDEX IF NOT EXISTS product_variants_product ON product_variants (product_id, position, id);
 -- The few inactive variants (0018): an option filter tells their values apart through it.
 CREATE INDEX IF NOT EXISTS product_variants_inactive ON product_variants (id) WHERE active = 0;
--- 0046: a list's prior prices read the active variants at their product's price from here.
-CREATE INDEX IF NOT EXISTS product_variants_shown_price
-    ON product_variants (product_id, price_cents, id) WHERE active = 1;
 
 CREATE TABLE IF NOT EXISTS variant_option_values (
     variant_id TEXT NOT NULL REFERENCES product_variants (id) ON DELETE CASCADE,

@@ -96,7 +96,8 @@ def product_prior(price_cents: int, variants: list[dict]) -> int | None:
 # the page's products shows (the exact pair is checked in Python), and with a history that
 # ``prior`` can answer from: a price newer than the window's start and one set before it.
 # The common case (prices unchanged for 30 days, or never changed) reads no row at all: the
-# variants at a shown price come from an index (0046), two probes of the history each.
+# variants at a shown price, two probes of the history each (docs/performance.md, "A list's
+# prior prices": an index for them cost a PostgreSQL import more than it saved).
 _CANDIDATE_HISTORIES = (
     "SELECT v.id, v.product_id, v.price_cents, h.price_cents AS was, h.at"
     " FROM product_variants v JOIN variant_prices h ON h.variant_id = v.id"
