@@ -137,7 +137,7 @@ def create_app(config: dict | None = None) -> Flask:
 
 def _integrity_errors(engine: str) -> list[type[Exception]]:
     """The integrity error classes of sqlite3 and, on PostgreSQL, psycopg's: a SQLite shop's
-    processes never load psycopg (shop/db/sql.py, ``driver_errors``)."""
+    processes never load psycopg (shop/db/sql.py, ``psycopg_errors``)."""
     import sqlite3
 
     if engine != "postgresql":

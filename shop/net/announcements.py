@@ -19,6 +19,9 @@ import threading
 log = logging.getLogger("shop")
 
 EVERYTHING = "*"
+# The API key cache's topic (shop/auth/keys/cache.py): a key changed, or a person's rights
+# (every key's ceiling), which the webhooks kept for their owners follow too.
+API_KEYS = "api-keys"
 
 
 class Announcements:

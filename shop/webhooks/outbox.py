@@ -14,7 +14,7 @@ from flask import current_app
 
 from shop import db
 from shop.clock import iso, now
-from shop.net.announcements import EVERYTHING
+from shop.net.announcements import API_KEYS, EVERYTHING
 from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
@@ -31,8 +31,6 @@ CREATOR = f"""
     LEFT JOIN roles r ON r.id = u.role_id"""
 
 _ENABLED = CREATOR + " WHERE w.enabled = 1"
-KEYS_TOPIC = "api-keys"  # announced on every change of a person's rights (their keys' ceiling)
-
 
 TOPIC = "webhooks"  # announced (``shop/net/announcements.py``) by every change of a webhook
 KEPT_SECONDS = 10  # the most a change nobody announced (SQL by hand) goes unseen
@@ -54,7 +52,7 @@ class Subscribers:
         self.generation = 0  # moves on every forgetting: a read begun before it is not kept
         self.lock = threading.Lock()
         announcements.listen(TOPIC, self.forget)
-        announcements.listen(KEYS_TOPIC, self.forget)
+        announcements.listen(API_KEYS, self.forget)  # a person's rights changed
 
     def rows(self) -> list[dict]:
         """The enabled webhooks: kept, or read (and kept unless forgotten meanwhile)."""

@@ -16,11 +16,11 @@ import time
 from flask import current_app
 
 from shop import db
-from shop.net.announcements import EVERYTHING, Announcements
+from shop.net.announcements import API_KEYS, EVERYTHING, Announcements
 
 MAX_SECONDS = 10
 EVERY_KEY = EVERYTHING
-TOPIC = "api-keys"  # its channel: <prefix>:api-keys:changed, as before
+TOPIC = API_KEYS  # its channel: <prefix>:api-keys:changed, as before
 
 
 class KeyCache:
