@@ -3,6 +3,7 @@
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -51,3 +52,29 @@ def routes(url: str) -> set:
         for path, operations in spec["paths"].items()
         for method in operations
     }
+
+
+LISTENER_WAIT_SECONDS = 10
+
+
+def await_listener(env: dict) -> None:
+    """With ``REDIS_URL`` in the server's ``env``: wait (at most ``LISTENER_WAIT_SECONDS``)
+    until Redis reports a subscriber on the API key topic's channel, which a worker's first
+    keyed request starts (``shop/net/announcements.py``). Without Redis, return at once."""
+    if not env.get("REDIS_URL"):
+        return
+    import redis
+
+    from shop.net import announcements
+
+    prefix = env.get("SHOP_RATELIMIT_KEY_PREFIX") or "shop"
+    channel = announcements.Announcements(None, prefix, 0).channel(announcements.API_KEYS)
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    deadline = time.monotonic() + LISTENER_WAIT_SECONDS
+    try:
+        while client.pubsub_numsub(channel)[0][1] < 1:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no worker listens on {channel} after {LISTENER_WAIT_SECONDS}s")
+            time.sleep(0.05)
+    finally:
+        client.close()
