@@ -28,6 +28,7 @@ __all__ = [
     "lock",
     "new_id",
     "one",
+    "one_of",
     "psycopg_errors",
     "query",
     "send",
@@ -56,6 +57,18 @@ def query(sql: str, params=None) -> list[dict]:
 def one(sql: str, params=None) -> dict | None:
     """The first row of a statement, or None."""
     return get_db().one(sql, params)
+
+
+def one_of(name: str, values) -> tuple[str, dict]:
+    """A condition's right-hand side, ``column {condition}``: the column is one of ``values``,
+    and its parameters. For a long list (a hundred ids): on PostgreSQL ``= ANY(:name)``, one
+    array parameter (psycopg adapts one list, not a parameter per value: ~2 µs of the
+    worker's CPU a value, and the statement is the same whatever the length); on SQLite,
+    in-process, ``IN (:name0, ...)`` as ``in_list``."""
+    if get_db().engine == "postgresql":
+        return f"= ANY(:{name})", {name: list(values)}
+    marks, params = in_list(name, values)
+    return f"IN {marks}", params
 
 
 def value(sql: str, params=None):
