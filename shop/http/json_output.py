@@ -16,7 +16,7 @@ import re
 import orjson
 from flask.json.provider import DefaultJSONProvider
 
-from shop.jsontext import float_differs
+from shop.net.jsontext import float_differs
 
 _OPTIONS = (
     orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_APPEND_NEWLINE

@@ -13,8 +13,8 @@ from flask import current_app
 
 from shop import db
 from shop.clock import iso, now
-from shop.jsontext import compact
 from shop.net.announcements import API_KEYS, EVERYTHING
+from shop.net.jsontext import compact
 from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
