@@ -9,7 +9,9 @@ already. At delivery the host is resolved and every address it resolves to must 
 ``SHOP_WEBHOOKS_ALLOW_PRIVATE``; the connection then goes to the address that was checked,
 so a second DNS answer cannot point it elsewhere. Redirects are not followed, the response
 body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout. A
-worker keeps each origin's connection open for its next delivery (``Connections``).
+worker keeps each origin's connection open for its next delivery (``Connections``); the
+request and its answer are written and read here (``_Exchange``), over http.client's
+connection.
 """
 
 import contextlib
