@@ -16,25 +16,11 @@ import re
 import orjson
 from flask.json.provider import DefaultJSONProvider
 
+from shop.net.jsontext import float_differs
+
 _OPTIONS = (
     orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_APPEND_NEWLINE
 )
-# Where orjson's float differs from json's: 1e-7 / 1e-07, 0.00001 / 1e-05. A string that
-# merely looks so ("2e-commerce") takes the slow path too, which is only slower.
-_FLOAT_DIFFERS = re.compile(rb"\de-|\.0000\d")
-# What it needs, each a literal the regex engine finds by its own scan: ``b"e-" in body``
-# (CPython's general search for a short needle) took 10 µs more on a page of 20 products.
-_E_MINUS, _POINT_ZEROS = re.compile(rb"e-").search, re.compile(rb"\.0000").search
-
-
-def _float_differs(body: bytes) -> bool:
-    """Whether ``_FLOAT_DIFFERS`` is in ``body``, asked only where a literal search finds
-    what it needs (~10 µs for a page of 20 products): the expression itself tries both
-    branches at every byte (~90 µs for the same page, a tenth of its CPU)."""
-    needed = _E_MINUS(body) is not None or _POINT_ZEROS(body) is not None
-    return needed and _FLOAT_DIFFERS.search(body) is not None
-
-
 _ESCAPED = re.compile("[^\x00-\x7e]")
 
 
@@ -66,7 +52,7 @@ class Provider(DefaultJSONProvider):
             )
         except TypeError:  # orjson.JSONEncodeError: what json may still encode
             return super().response(*args, **kwargs)
-        if _float_differs(body):
+        if float_differs(body):
             return super().response(*args, **kwargs)
         if not body.isascii() or b"\x7f" in body:
             body = _ESCAPED.sub(_escape, body.decode()).encode()

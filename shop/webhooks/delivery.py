@@ -9,13 +9,16 @@ already. At delivery the host is resolved and every address it resolves to must 
 ``SHOP_WEBHOOKS_ALLOW_PRIVATE``; the connection then goes to the address that was checked,
 so a second DNS answer cannot point it elsewhere. Redirects are not followed, the response
 body is read up to ``MAX_READ`` bytes, and the whole attempt is cut off at the timeout. A
-worker keeps each origin's connection open for its next delivery (``Connections``).
+worker keeps each origin's connection open for its next delivery (``Connections``); the
+request and its answer are written and read here (``_Exchange``), over http.client's
+connection.
 """
 
 import contextlib
 import functools
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import threading
@@ -180,21 +183,163 @@ def _open_socket(address: str, port: int, timeout: float) -> socket.socket:
     return sock
 
 
-class _OneWrite:
-    """Send a request's head and body in one write: http.client writes them apart, which
-    costs a second system call and a second segment the receiver wakes for, per delivery."""
-
-    def _send_output(self, message_body=None, encode_chunked=False):
-        if isinstance(message_body, bytes) and not encode_chunked:
-            self._buffer.extend((b"", message_body))  # joined by CRLF: the head's blank line
-            message = b"\r\n".join(self._buffer)
-            del self._buffer[:]
-            self.send(message)
-            return
-        super()._send_output(message_body, encode_chunked)
+_CONTROL = re.compile("[\x00-\x20\x7f]")  # what http.client refuses in a request target
+_MAX_LINE = 65536  # http.client's bounds on a response's head
+_MAX_HEADERS = 100
 
 
-class _PinnedHTTPConnection(_OneWrite, http.client.HTTPConnection):
+@dataclass
+class _Answer:
+    """A response as far as an attempt reads it: at most ``MAX_READ`` bytes of its body, and
+    whether the connection may carry the next request (the body read whole, not closing)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    reusable: bool
+
+
+class _Exchange:
+    """One POST and its response on an http.client connection, written and read here: the
+    request in one write, the response's head read by a few lines of code. http.client's
+    ``request`` and ``getresponse`` (a header at a time, an e-mail parser for the response's
+    head, a new file object per response) were half of the worker's CPU per delivery. The
+    connection itself (``connect``, TLS, ``close``) is still http.client's."""
+
+    _reader = None  # the socket's buffered reader, kept with the connection
+
+    def post(self, target: str, headers: dict, body: bytes) -> _Answer:
+        """Send the request and read the answer (its body up to ``MAX_READ`` bytes)."""
+        found = _CONTROL.search(target)
+        if found:  # as http.client refuses it
+            raise http.client.InvalidURL(
+                f"URL can't contain control characters. {target!r} "
+                f"(found at least {found.group()!r})"
+            )
+        line = f"POST {target} HTTP/1.1\r\n".encode("ascii")
+        head = [f"Host: {_host_header(self.host, self.port, self.default_port)}"]
+        head += ["Accept-Encoding: identity", f"Content-Length: {len(body)}"]
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        if self.sock is None:
+            self.connect()
+        self.sock.sendall(line + "\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body)
+        return self._answer()
+
+    def _answer(self) -> _Answer:
+        if self._reader is None:
+            self._reader = self.sock.makefile("rb")
+        reader = self._reader
+        while True:
+            version, status = _status_line(reader)
+            headers = _head(reader)
+            if status != 100:  # 100 Continue: its head is skipped, as http.client does
+                break
+        connection = headers.get("connection", "").lower()
+        if version == "HTTP/1.1":
+            closing = "close" in connection
+        else:  # HTTP/1.0
+            closing = not ("keep-alive" in connection or "keep-alive" in headers)
+        if status in (204, 304) or 100 <= status < 200:
+            return _Answer(status, headers, b"", status >= 200 and not closing)
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body, whole = _chunked(reader)
+            return _Answer(status, headers, body, whole and not closing)
+        try:
+            length = int(headers["content-length"])
+        except (KeyError, ValueError):
+            length = -1
+        if length < 0:  # until the receiver closes
+            return _Answer(status, headers, reader.read(MAX_READ), False)
+        body = reader.read(min(length, MAX_READ))  # short when the receiver closed early
+        return _Answer(status, headers, body, len(body) == length and not closing)
+
+    def close(self):
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+        super().close()
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_header(host: str, port: int, default_port: int) -> str:
+    """The ``Host`` header http.client writes for a connection to ``host``."""
+    try:
+        encoded = host.encode("ascii")
+    except UnicodeEncodeError:
+        encoded = host.encode("idna")
+    text = f"[{encoded.decode('ascii')}]" if ":" in host else encoded.decode("ascii")
+    return text if port == default_port else f"{text}:{port}"
+
+
+def _line(reader) -> bytes:
+    line = reader.readline(_MAX_LINE + 1)
+    if len(line) > _MAX_LINE:
+        raise http.client.LineTooLong("header line")
+    return line
+
+
+def _status_line(reader) -> tuple[str, int]:
+    """The answer's version and status code (http.client's errors for what it refuses)."""
+    line = _line(reader)
+    if not line:  # a kept connection the receiver closed meanwhile
+        raise http.client.RemoteDisconnected("Remote end closed connection without response")
+    parts = line.decode("iso-8859-1").split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+        raise http.client.BadStatusLine(repr(line))
+    if parts[0] not in ("HTTP/1.1", "HTTP/1.0"):
+        raise http.client.UnknownProtocol(parts[0])
+    try:
+        status = int(parts[1])
+    except ValueError:
+        raise http.client.BadStatusLine(repr(line)) from None
+    if not 100 <= status <= 999:
+        raise http.client.BadStatusLine(repr(line))
+    return parts[0], status
+
+
+def _head(reader) -> dict[str, str]:
+    """The answer's headers, names in lower case (repeated ones joined by ``, ``)."""
+    headers: dict[str, str] = {}
+    name = None
+    for _ in range(_MAX_HEADERS + 1):
+        line = _line(reader)
+        if line in (b"\r\n", b"\n", b""):
+            return headers
+        text = line.decode("iso-8859-1").rstrip("\r\n")
+        if text[:1] in (" ", "\t") and name is not None:  # a folded line continues the last
+            headers[name] += " " + text.strip()
+            continue
+        name, _, value = text.partition(":")
+        name, value = name.strip().lower(), value.strip()
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+
+
+def _chunked(reader) -> tuple[bytes, bool]:
+    """A chunked body up to ``MAX_READ`` bytes, and whether it was read to its end."""
+    parts, size = [], 0
+    while True:
+        line = _line(reader).split(b";", 1)[0]
+        try:
+            left = int(line, 16)
+        except ValueError:
+            raise http.client.IncompleteRead(b"".join(parts)) from None
+        if left == 0:
+            while _line(reader) not in (b"\r\n", b"\n", b""):  # the trailer
+                pass
+            return b"".join(parts), True
+        if size + left > MAX_READ:
+            parts.append(reader.read(MAX_READ - size))
+            return b"".join(parts), False
+        chunk = reader.read(left)
+        if len(chunk) < left:
+            raise http.client.IncompleteRead(chunk, left - len(chunk))
+        parts.append(chunk)
+        size += left
+        reader.readline(_MAX_LINE)  # the chunk's CRLF
+
+
+class _PinnedHTTPConnection(_Exchange, http.client.HTTPConnection):
     """http.client's connection to an address already resolved and checked."""
 
     def __init__(self, address, *args, **kwargs):
@@ -205,7 +350,7 @@ class _PinnedHTTPConnection(_OneWrite, http.client.HTTPConnection):
         self.sock = _open_socket(self._address, self.port, self.timeout)
 
 
-class _PinnedHTTPSConnection(_OneWrite, http.client.HTTPSConnection):
+class _PinnedHTTPSConnection(_Exchange, http.client.HTTPSConnection):
     """The same over TLS, the certificate checked against the URL's host name."""
 
     def __init__(self, address, *args, **kwargs):
@@ -324,33 +469,30 @@ def post(
         "User-Agent": USER_AGENT,
         "Connection": "keep-alive" if pool.keep else "close",
     }
-    response = None
+    answer = None
     try:
         try:
-            conn.request("POST", target, body=body, headers=headers)
-            response = conn.getresponse()
+            answer = conn.post(target, headers, body)
         except (ConnectionError, http.client.RemoteDisconnected):
             if not reused:
                 raise
             conn.close()  # closed by the receiver while it was kept: reconnect, once
-            conn.request("POST", target, body=body, headers=headers)
-            response = conn.getresponse()
-        data = response.read(MAX_READ)
-        excerpt = data.decode("utf-8", "replace")[:EXCERPT]
+            answer = conn.post(target, headers, body)
+        excerpt = answer.body.decode("utf-8", "replace")[:EXCERPT]
         error = None
-        if 300 <= response.status < 400:
-            location = (response.getheader("Location") or "")[:200]
+        if 300 <= answer.status < 400:
+            location = answer.headers.get("location", "")[:200]
             error = f"redirect not followed (Location: {location})"
-        return Outcome(response.status, elapsed(), excerpt, error)
+        return Outcome(answer.status, elapsed(), excerpt, error)
     except (OSError, http.client.HTTPException, ValueError) as error:
-        response = None
+        answer = None
         if elapsed() >= timeout * 1000:
             return Outcome(None, elapsed(), error=f"timed out after {timeout:g} s")
         return Outcome(None, elapsed(), error=f"{type(error).__name__}: {error}"[:300])
     finally:
         deadlines.WATCHDOG.disarm(watch)
-        # Kept only when the whole response was read and the receiver keeps the connection.
-        if pool.keep and response is not None and response.isclosed() and conn.sock:
+        # Kept only when the whole answer was read and the receiver keeps the connection.
+        if pool.keep and answer is not None and answer.reusable and conn.sock:
             pool.put(parts, conn)
         else:
             conn.close()

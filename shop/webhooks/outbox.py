@@ -6,7 +6,6 @@ per transaction for all its events (a status change emits two or three); the pay
 rendered only when somebody subscribes.
 """
 
-import json
 import threading
 import time
 
@@ -15,6 +14,7 @@ from flask import current_app
 from shop import db
 from shop.clock import iso, now
 from shop.net.announcements import API_KEYS, EVERYTHING
+from shop.net.jsontext import compact
 from shop.permissions import OWNER_PERMISSIONS_SQL, rights_of
 from shop.webhooks.events import EVENTS
 
@@ -36,6 +36,31 @@ TOPIC = "webhooks"  # announced (``shop/net/announcements.py``) by every change 
 KEPT_SECONDS = 10  # the most a change nobody announced (SQL by hand) goes unseen
 
 
+class Webhooks(list):
+    """The ``_ENABLED`` rows as one read answered them, with the ids of those whose owner
+    may receive each event type, worked out once per event type and read (``targets``):
+    a pure function of the rows, so it lives exactly as long as they are kept."""
+
+    __slots__ = ("_targets",)
+
+    def __init__(self, rows):
+        super().__init__(rows)
+        self._targets: dict[str, list[str]] = {}
+
+    def targets(self, event_type: str) -> list[str]:
+        """The enabled webhooks subscribed to ``event_type`` whose owner holds its right."""
+        found = self._targets.get(event_type)
+        if found is None:
+            permission = EVENTS[event_type]
+            found = [
+                row["id"]
+                for row in self
+                if event_type in (row["events"] or "").split() and permission in creator_rights(row)
+            ]
+            self._targets[event_type] = found  # the same answer if two threads race here
+        return found
+
+
 class Subscribers:
     """The enabled webhooks (``_ENABLED`` rows) kept by one app for ``KEPT_SECONDS``, so a
     checkout with no webhook, or the same few, reads none. Forgotten on every node when a
@@ -54,14 +79,14 @@ class Subscribers:
         announcements.listen(TOPIC, self.forget)
         announcements.listen(API_KEYS, self.forget)  # a person's rights changed
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> "Webhooks":
         """The enabled webhooks: kept, or read (and kept unless forgotten meanwhile)."""
         usable = self.keeping and self.announcements.usable()
         kept = self.kept
         if usable and kept is not None and kept[0] > time.monotonic():
             return kept[1]
         generation = self.generation
-        rows = db.query(_ENABLED)
+        rows = Webhooks(db.query(_ENABLED))
         with self.lock:
             if usable and generation == self.generation:
                 self.kept = (time.monotonic() + KEPT_SECONDS, rows)
@@ -88,18 +113,13 @@ def changed() -> None:
     db.after_commit(lambda: announcements.announce(TOPIC))
 
 
-def read_subscriptions() -> list[dict]:
+def read_subscriptions() -> Webhooks:
     """Every enabled webhook with its events, the same for all the events a transaction
     emits (the rights are checked again at delivery), kept between transactions
     (``Subscribers``). A writer that sends its last writes (``db.send``: checkout) calls it
     before them, so its ``emit`` reads nothing between them and the COMMIT."""
     subscribers = current_app.extensions["shop.webhook_subscribers"]
     return db.get_db().once_in_transaction("webhooks.enabled", subscribers.rows)
-
-
-def _subscribed(event_type: str) -> list[dict]:
-    """The enabled webhooks subscribed to ``event_type`` (``read_subscriptions``)."""
-    return [row for row in read_subscriptions() if event_type in (row["events"] or "").split()]
 
 
 def creator_rights(row: dict | None) -> frozenset[str]:
@@ -123,7 +143,7 @@ def envelope(event_id: str, event_type: str, moment: str, data) -> str:
     """The body every attempt of an event sends: the resource plus ``type``, ``id`` and
     ``timestamp``, as compact JSON."""
     body = {"id": "evt_" + event_id, "type": event_type, "timestamp": moment, "data": data}
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=str)
+    return compact(body)
 
 
 def emit(event_type: str, subject_id: str | None, render):
@@ -136,13 +156,10 @@ def emit(event_type: str, subject_id: str | None, render):
     for a product...). It runs only when somebody is subscribed, and a caller about to show
     the same resource may answer the payload instead of rendering it again.
     """
-    rows = _subscribed(event_type)
-    if not rows:
-        return None
-    permission, moment = EVENTS[event_type], now()
-    targets = [row["id"] for row in rows if permission in creator_rights(row)]
+    targets = read_subscriptions().targets(event_type)
     if not targets:
         return None
+    moment = now()
     data = render(subject_id)
     store(event_type, subject_id, data, targets, iso(moment))
     return data
