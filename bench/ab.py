@@ -96,15 +96,13 @@ def main(argv=None) -> int:
                         result = wrk.measure(args, servers[label], run, work)
                         if args.half:
                             jobs.note_backlog()
-                            half = wrk.measure(
-                                args, servers[label], run, work, rate=result.rps / 2
-                            )
+                            half = wrk.measure(args, servers[label], run, work, rate=result.rps / 2)
                             result.half_rps, result.half_p99_ms = half.rps, half.p99_ms
                     result.jobs_cpu_us = jobs.cpu_per_message()
                     results[(scenario.name, label)].append(result)
                     wrk.progress(f"round {number + 1}, {label}, {run.name}", result)
                     if jobs.running:
-                        print(f"  {jobs.describe()}", flush=True)
+                        print(f"  {jobs.describe(result)}", flush=True)
         print()
         print(_table(args, commits, chosen, results))
     return 0
@@ -182,9 +180,10 @@ class _Jobs:
     def cpu_per_message(self) -> float | None:
         return self.cpu / self.sent * 1e6 if self.running and self.sent > 0 else None
 
-    def describe(self) -> str:
+    def describe(self, result) -> str:
+        half = "" if result.half_p99_ms is None else f"half rate: p99 {result.half_p99_ms:.1f} ms; "
         return (
-            f"jobs worker: {self.sent:,.0f} mails, {self.cpu_per_message() or 0:,.0f} us CPU"
+            f"{half}jobs worker: {self.sent:,.0f} mails, {self.cpu_per_message() or 0:,.0f} us CPU"
             f" each; {self.backlog} waiting after the full-speed run, the rest drained"
             f" {self.drained_s:.1f} s after the half-rate run"
         )
