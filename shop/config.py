@@ -206,8 +206,6 @@ def _read(env) -> dict:
         "WEBHOOKS_RETENTION_DAYS": _int(env, "SHOP_WEBHOOKS_RETENTION_DAYS", 30, minimum=1),
         "MAIL_RETENTION_DAYS": _int(env, "SHOP_MAIL_RETENTION_DAYS", 30, minimum=1),
         "WORKER_STOP_TIMEOUT": _int(env, "SHOP_WORKER_STOP_TIMEOUT", 10, minimum=1),
-        # The worker's niceness (os.nice) beside the web process on the same cores.
-        "WORKER_NICE": _int(env, "SHOP_WORKER_NICE", 0, minimum=0),
         # The worker's isolation (shop/webhooks/pool.py) and its leases' margin beyond one
         # attempt (a killed worker's claims are due again after about timeout + margin).
         "WEBHOOKS_CONCURRENCY": _int(env, "SHOP_WEBHOOKS_CONCURRENCY", 8, minimum=1),

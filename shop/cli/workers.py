@@ -136,11 +136,6 @@ def _run_worker() -> None:
         f"Worker started; SIGTERM or Ctrl-C stops it after the current attempt, within {limit} s."
     )
     require_schema(once=False)
-    nice = current_app.config["WORKER_NICE"]
-    if nice:
-        import os
-
-        os.nice(nice)
     jobs.work(stop)
     click.echo("Worker stopped.")
 

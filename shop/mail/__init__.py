@@ -296,8 +296,8 @@ def _record_and_claim(outcome) -> tuple[int, dict | None]:
 
 
 def _record(row: dict, error: Exception | None) -> int:
-    """Write a sent or failed attempt's outcome (in the caller's transaction); answer 1 if
-    it was sent."""
+    """Write a sent or failed attempt's outcome (in the caller's transaction; on PostgreSQL
+    sent with the claim that follows, ``db.send``); answer 1 if it was sent."""
     if error is None:
         _sent(row)
         return 1
@@ -340,7 +340,7 @@ def _deliver(row: dict, session: _Session) -> Exception | None:
 
 
 def _sent(row: dict) -> None:
-    db.execute(
+    db.send(
         "UPDATE mail_outbox SET sent_at = :now, next_attempt_at = NULL,"
         " attempts = attempts + 1, text_body = '', html_body = NULL, context = NULL,"
         " last_error = NULL"
@@ -376,7 +376,7 @@ def _failed(row: dict, error: Exception) -> None:
         )
         next_at = iso_in(delay)
         failed_at = None
-    db.execute(
+    db.send(
         "UPDATE mail_outbox SET attempts = :attempts, next_attempt_at = :next,"
         " failed_at = :failed, last_error = :reason WHERE id = :id",
         {
