@@ -2,7 +2,7 @@
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
                        [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
-                       [--references] [--storefront [--quick] [--half]]
+                       [--references] [--half] [--jobs] [--storefront [--quick]]
                        [--lists PATH [--only TEXT]]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
@@ -19,6 +19,14 @@ the key limited to N a minute). Each round runs wrk
 product and search pages, and their reference, the API's page of 20) on the storefront's data
 set, the full one (10,000 products in 200 categories) unless ``--quick``; ``--half`` also runs
 each at half of that run's peak rate and reports its p99 (the rows' latency target).
+
+``--jobs`` runs each side's jobs worker (``flask jobs run``, from its checkout, with its
+``--env-*``) through that side's turns, as ``bench.run`` runs the Procfile's worker beside the
+server: started and settled before wrk, the mail its turn queued (one message a checkout)
+drained after it, then stopped; each turn prints its half-rate p99, the mail still waiting
+when the full-speed run ended, and the worker's CPU per message, and the table the medians.
+Without it no worker runs, and checkout's rows leave out the worker's competition for the
+cores (issue 42: checkout's p99 at half rate).
 
 Taking turns in one run compares like with like: separate benchmark runs on this shared
 two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
