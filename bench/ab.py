@@ -2,7 +2,7 @@
 
     python -m bench.ab REV_A REV_B [--rounds 5] [--duration 5] [--database-url postgresql://...]
                        [--workers 2 --redis-url redis://...] [--env-b SHOP_THREADS=2]
-                       [--references] [--storefront [--quick] [--half]]
+                       [--references] [--half] [--jobs] [--storefront [--quick]]
                        [--lists PATH [--only TEXT]]
 
 Checks both revisions out into temporary git worktrees (``git worktree add --detach``, removed
@@ -20,6 +20,14 @@ product and search pages, and their reference, the API's page of 20) on the stor
 set, the full one (10,000 products in 200 categories) unless ``--quick``; ``--half`` also runs
 each at half of that run's peak rate and reports its p99 (the rows' latency target).
 
+``--jobs`` runs each side's jobs worker (``flask jobs run``, from its checkout, with its
+``--env-*``) through that side's turns, as ``bench.run`` runs the Procfile's worker beside the
+server: started and settled before wrk, the mail its turn queued (one message a checkout)
+drained after it, then stopped; each turn prints its half-rate p99, the mail still waiting
+when the full-speed run ended, and the worker's CPU per message, and the table the medians.
+Without it no worker runs, and checkout's rows leave out the worker's competition for the
+cores (issue 42: checkout's p99 at half rate).
+
 Taking turns in one run compares like with like: separate benchmark runs on this shared
 two-core machine differ by more than the change being measured (``bench/webhook_cost.py``
 does the same for one webhook). Prints each run, then per scenario the median rates of A and
@@ -35,6 +43,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from bench import harness, lists, references, scenarios, seed, storefront, wrk
@@ -90,15 +99,122 @@ def main(argv=None) -> int:
                 order = ("A", "B", "R") if scenario.name in bare else ("A", "B")
                 for label in order if number % 2 == 0 else reversed(order):
                     run = bare[scenario.name] if label == "R" else scenario
-                    result = wrk.measure(args, servers[label], run, work)
-                    if args.half:
-                        half = wrk.measure(args, servers[label], run, work, rate=result.rps / 2)
-                        result.half_rps, result.half_p99_ms = half.rps, half.p99_ms
+                    jobs = _Jobs(args, url, env, work, label, trees.get(label))
+                    with jobs:
+                        result = wrk.measure(args, servers[label], run, work)
+                        if args.half:
+                            jobs.note_backlog()
+                            half = wrk.measure(args, servers[label], run, work, rate=result.rps / 2)
+                            result.half_rps, result.half_p99_ms = half.rps, half.p99_ms
+                    result.jobs_cpu_us = jobs.cpu_per_message()
                     results[(scenario.name, label)].append(result)
                     wrk.progress(f"round {number + 1}, {label}, {run.name}", result)
+                    if jobs.running:
+                        print(f"  {jobs.describe(result)}", flush=True)
         print()
         print(_table(args, commits, chosen, results))
     return 0
+
+
+class _Jobs:
+    """``--jobs``: the Procfile's jobs worker (``flask jobs run``) of one side, from its own
+    checkout and with its ``--env-*``, through that side's turn: started (and its first pass
+    of periodic jobs let settle) before wrk, the mail the turn queued drained after it, then
+    stopped, so each side's worker sends exactly its own orders' mail and competes with its
+    own server for the cores, as the Procfile's worker does in ``bench.run``. Answers its
+    CPU time per message sent."""
+
+    READY_WITHIN = 60  # seconds for the worker to start and finish its first pass
+    DRAIN_WITHIN = 300  # seconds for it to send what the turn queued
+
+    def __init__(self, args, url, env, work, label, tree):
+        self.running = bool(args.jobs and tree is not None)
+        self.url, self.label = url, label
+        self.settings = dict(args.env_a if label == "A" else args.env_b)
+        self.env, self.work, self.tree = env, work, tree
+        self.cpu = self.sent = 0.0
+        self.backlog = None
+        self.drained_s = 0.0
+
+    def __enter__(self):
+        if not self.running:
+            return self
+        from bench import webhook
+
+        self.worker = webhook.Worker(
+            self.url, {**self.env, **self.settings}, self.work / f"jobs-{self.label}.log", self.tree
+        )
+        self._settle()
+        self.sent = -_mail_count(self.url, "sent_at IS NOT NULL")
+        self.cpu = -wrk.process_cpu_seconds(self.worker.process.pid)
+        return self
+
+    def _settle(self) -> None:
+        """Until the worker has started and its first pass (every periodic job) is over:
+        its CPU time stops climbing."""
+        deadline = time.monotonic() + self.READY_WITHIN
+        pid, last = self.worker.process.pid, -1.0
+        while time.monotonic() < deadline:
+            if self.worker.process.poll() is not None:
+                raise RuntimeError(f"the jobs worker of {self.label} exited")
+            used = wrk.process_cpu_seconds(pid)
+            if used > 0.5 and used - last < 0.02:  # under 4 % of a core over 0.5 s
+                return
+            last = used
+            time.sleep(0.5)
+        raise RuntimeError(f"the jobs worker of {self.label} was still busy after start")
+
+    def note_backlog(self) -> None:
+        """The mail waiting when the full-speed run ends (the half-rate run starts on it)."""
+        if self.running:
+            self.backlog = _mail_count(self.url, "next_attempt_at IS NOT NULL")
+
+    def __exit__(self, *exc):
+        if not self.running:
+            return
+        try:
+            if exc[0] is None:
+                started = time.monotonic()
+                while _mail_count(self.url, "next_attempt_at IS NOT NULL"):
+                    if time.monotonic() - started > self.DRAIN_WITHIN:
+                        raise RuntimeError(f"the jobs worker of {self.label} did not drain")
+                    time.sleep(0.2)
+                self.drained_s = time.monotonic() - started
+                self.cpu += wrk.process_cpu_seconds(self.worker.process.pid)
+                self.sent += _mail_count(self.url, "sent_at IS NOT NULL")
+        finally:
+            self.worker.stop()
+
+    def cpu_per_message(self) -> float | None:
+        return self.cpu / self.sent * 1e6 if self.running and self.sent > 0 else None
+
+    def describe(self, result) -> str:
+        half = "" if result.half_p99_ms is None else f"half rate: p99 {result.half_p99_ms:.1f} ms; "
+        return (
+            f"{half}jobs worker: {self.sent:,.0f} mails, {self.cpu_per_message() or 0:,.0f} us CPU"
+            f" each; {self.backlog} waiting after the full-speed run, the rest drained"
+            f" {self.drained_s:.1f} s after the half-rate run"
+        )
+
+
+def _mail_count(url: str, where: str) -> int:
+    """Messages of the outbox matching ``where`` (a fixed condition of this module)."""
+    if url.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            return conn.execute(f"SELECT count(*) FROM mail_outbox WHERE {where}").fetchone()[0]
+    import sqlite3
+
+    conn = sqlite3.connect(_sqlite_path(url), timeout=30)
+    try:
+        return conn.execute(f"SELECT count(*) FROM mail_outbox WHERE {where}").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _sqlite_path(url: str) -> str:
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
 
 
 def _list_rows(args, work, databases: list) -> tuple[str, list]:
@@ -185,6 +301,13 @@ def _parse(argv):
             help=f"an environment variable for {side.upper()}'s server only (repeatable): one"
             " revision twice with a setting changed, e.g. --env-b SHOP_THREADS=2",
         )
+    parser.add_argument(
+        "--jobs",
+        action="store_true",
+        help="run each side's jobs worker (flask jobs run, from its checkout, with its"
+        " --env-*) through its turns, as the Procfile runs it beside the server, and report"
+        " its CPU per message sent (each checkout queues one)",
+    )
     parser.add_argument(
         "--references",
         action="store_true",
@@ -277,6 +400,9 @@ def _table(args, commits: dict, chosen, results: dict) -> str:
         if args.half:
             p99 = [statistics.median(r.half_p99_ms or 0 for r in side) for side in (a, b)]
             line += f"  p99@half ms A {p99[0]:.1f}, B {p99[1]:.1f}"
+        if args.jobs:
+            jobs = [statistics.median(r.jobs_cpu_us or 0 for r in side) for side in (a, b)]
+            line += f"  jobs CPU us/mail A {jobs[0]:,.0f}, B {jobs[1]:,.0f}"
         if bare:  # the issue 42 ratio: reference CPU / service CPU, before and after
             cpu_r = statistics.median(r.cpu_us for r in bare)
             line += f"  {cpu_r:>8,.0f}  {cpu_r / cpu_a:>6.2f}  {cpu_r / cpu_b:>6.2f}"

@@ -104,7 +104,7 @@ def subscribe(app_factory, database_url: str, url: str) -> None:
 class Worker:
     """The Procfile's worker process on ``database_url``, until ``stop``."""
 
-    def __init__(self, database_url: str, env: dict, log_path: Path):
+    def __init__(self, database_url: str, env: dict, log_path: Path, root: Path = ROOT):
         self.log = open(log_path, "ab")  # noqa: SIM115 - closed by stop()
         worker_env = {
             **env,
@@ -114,7 +114,7 @@ class Worker:
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "flask", "--app", "app", "webhooks", "work"],
-            cwd=ROOT,
+            cwd=root,
             env={**os.environ, **worker_env},
             stdout=self.log,
             stderr=self.log,

@@ -36,6 +36,7 @@ class Result:
     half_rps: float | None = None
     half_p99_ms: float | None = None
     half_5xx: int = 0
+    jobs_cpu_us: float | None = None  # the jobs worker's CPU per request (bench.ab --jobs)
     ratio: float | None = None
     cpu_us: float = 0.0
     statements: str = "-"

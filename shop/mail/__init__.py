@@ -251,30 +251,58 @@ def deliver_due(stop=None) -> int:
     holds one message at a time, so a killed worker's message is due again after one
     message's budget and ``SHOP_WORKER_LEASE_MARGIN`` (50 s at the defaults), whatever the
     backlog. A claimed message is sent only by its holder; it is cut at its deadline, which
-    its lease outlives, and its outcome is written as soon as it is known. When ``stop`` is
-    set (SIGTERM) no other is claimed, and one whose sending the stop cut is released at once.
+    its lease outlives, and its outcome is written as soon as it is known: in the same
+    transaction as the claim of the next message (one write transaction a message, not
+    two: on SQLite each is a turn at the writer lock beside checkout's), or alone when no
+    other is claimed. When ``stop`` is set (SIGTERM) no other is claimed, and one whose
+    sending the stop cut is released at once.
     """
-    session, sent = _Session(), 0
+    session, sent, outcome = _Session(), 0, None
     try:
         for _ in range(BATCH):
             if stop is not None and stop.is_set():
                 break
-            held = _claim_next()
+            recorded, held = _record_and_claim(outcome)
+            sent, outcome = sent + recorded, None
             if held is None:
                 break
             error = _deliver(held, session)
             if error is not None and stop is not None and stop.is_set():
                 _release(held)  # cut by the stop: due again at once, no attempt counted
                 continue
+            outcome = (held, error)
+        if outcome is not None:
             with db.transaction():
-                if error is None:
-                    _sent(held)
-                    sent += 1
-                else:
-                    _failed(held, error)
+                sent += _record(*outcome)
     finally:
         session.close()
     return sent
+
+
+def _record_and_claim(outcome) -> tuple[int, dict | None]:
+    """In one transaction, the last attempt's ``outcome`` (if any) and the claim of the next
+    due message: (1 if that attempt was sent, the message claimed or None). When the claim
+    fails, the outcome is still written on its own before the error goes on, so a sent
+    message is never sent again for it."""
+    try:
+        with db.transaction():
+            recorded = _record(*outcome) if outcome is not None else 0
+            return recorded, _claim_next()
+    except Exception:
+        if outcome is not None:
+            with db.transaction():
+                _record(*outcome)
+        raise
+
+
+def _record(row: dict, error: Exception | None) -> int:
+    """Write a sent or failed attempt's outcome (in the caller's transaction; on PostgreSQL
+    sent with the claim that follows, ``db.send``); answer 1 if it was sent."""
+    if error is None:
+        _sent(row)
+        return 1
+    _failed(row, error)
+    return 0
 
 
 def prune() -> int:
@@ -312,7 +340,7 @@ def _deliver(row: dict, session: _Session) -> Exception | None:
 
 
 def _sent(row: dict) -> None:
-    db.execute(
+    db.send(
         "UPDATE mail_outbox SET sent_at = :now, next_attempt_at = NULL,"
         " attempts = attempts + 1, text_body = '', html_body = NULL, context = NULL,"
         " last_error = NULL"
@@ -348,7 +376,7 @@ def _failed(row: dict, error: Exception) -> None:
         )
         next_at = iso_in(delay)
         failed_at = None
-    db.execute(
+    db.send(
         "UPDATE mail_outbox SET attempts = :attempts, next_attempt_at = :next,"
         " failed_at = :failed, last_error = :reason WHERE id = :id",
         {

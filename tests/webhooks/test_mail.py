@@ -147,6 +147,31 @@ def test_two_workers_never_send_a_message_twice(make_app, smtp):
     assert len(seen_by_both) == 3 and smtp.messages == []
 
 
+def test_two_workers_at_once_send_each_message_once_and_record_it(make_app, smtp):
+    # Each message's outcome is written in the transaction that claims the next one (issue
+    # 42): two workers racing through one backlog still send each message once.
+    app = make_app(SMTP_URL=smtp.url)
+    for number in range(30):
+        queue_one(app, to=f"r{number}@example.com")
+    start, sent = threading.Barrier(2), []
+
+    def worker():
+        with app.app_context():
+            start.wait(timeout=30)
+            sent.append(mail.deliver_due())
+
+    workers = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join(timeout=120)
+    ids = [message["Message-ID"] for message in smtp.messages]
+    assert len(sent) == 2 and sum(sent) == 30
+    assert len(ids) == 30 and len(set(ids)) == 30
+    rows = outbox(app)
+    assert all(r["sent_at"] and r["next_attempt_at"] is None and r["attempts"] == 1 for r in rows)
+
+
 def test_a_pass_sends_over_one_connection_with_a_message_id_per_message(make_app, smtp):
     app = make_app(SMTP_URL=smtp.url)
     for number in range(3):
