@@ -21,7 +21,7 @@ def clock_of(config) -> datetime:
 def now() -> datetime:
     """The current time, in UTC."""
     if has_app_context():
-        return current_app.config.get("CLOCK", _system_now)()
+        return current_app._get_current_object().config.get("CLOCK", _system_now)()
     return _system_now()
 
 

@@ -58,13 +58,13 @@ def _compile_one(schema: Schema):
     """
     names = {"missing": missing, "_Fallback": _Fallback}
     lines = ["def one(obj):", "    if type(obj) is not dict:", "        raise _Fallback"]
-    lines += ["    get = obj.get", "    gone = False"]
+    lines += ["    get = obj.get", "    gone = ()"]
     steps = [_step(name, field, schema) for name, field in schema.dump_fields.items()]
-    for i, (_key, attr, exact, convert) in enumerate(steps):
+    for i, (key, attr, exact, convert) in enumerate(steps):
         names[f"c{i}"] = convert
         if attr is None:  # marshmallow's own way for this field
             lines.append(f"    v{i} = c{i}(None, obj)")
-            lines += [f"    if v{i} is missing:", "        gone = True"]
+            lines += [f"    if v{i} is missing:", f"        gone += ({key!r},)"]
             continue
         lines.append(f"    v{i} = get({attr!r}, missing)")
         if exact is not None:  # the common case: no call
@@ -75,19 +75,16 @@ def _compile_one(schema: Schema):
             indent = "    "
         lines += [
             f"{indent}if v{i} is missing:",
-            f"{indent}    gone = True",
+            f"{indent}    gone += ({key!r},)",
             f"{indent}else:",
             f"{indent}    v{i} = c{i}(v{i}, obj)",
         ]
     lines.append(
         "    out = {" + ", ".join(f"{step[0]!r}: v{i}" for i, step in enumerate(steps)) + "}"
     )
-    # A key the row lacks is left out, in marshmallow's order for the rest.
-    lines += [
-        "    if gone:",
-        "        return {k: v for k, v in out.items() if v is not missing}",
-        "    return out",
-    ]
+    # A key the row lacks is left out, in marshmallow's order for the rest: deleted, not
+    # the dict built again (a product in a list lacks ``variants``: every item, every page).
+    lines += ["    for key in gone:", "        del out[key]", "    return out"]
     exec("\n".join(lines), names)  # noqa: S102 - our own schema's field names, quoted by repr
     return names["one"]
 

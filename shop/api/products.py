@@ -159,7 +159,7 @@ def _options() -> dict[str, list[str]]:
     """The ``option[<name>]=<value>`` (or ``option.<name>=<value>``) parameters: each name
     with its values (400 if bad, or if no product has an option of that name)."""
     found: dict[str, set[str]] = {}
-    for key, values in request.args.lists():
+    for key, values in request._get_current_object().args.lists():
         name = _option_name(key)
         if name is None:
             continue
@@ -231,7 +231,8 @@ def _update(product_id: str, data: dict) -> dict:
 
 def _sees_inactive() -> bool:
     """Whether the caller may see inactive products."""
-    return g.caller is not None and g.caller.can("products.read")
+    caller = g._get_current_object().caller  # one proxy lookup
+    return caller is not None and caller.can("products.read")
 
 
 @blp.route("")

@@ -46,7 +46,7 @@ __all__ = [
 
 def get_db() -> Database:
     """The current app's database."""
-    return current_app.extensions["shop.db"]
+    return current_app._get_current_object().extensions["shop.db"]  # one proxy lookup
 
 
 def query(sql: str, params=None) -> list[dict]:

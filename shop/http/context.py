@@ -161,7 +161,7 @@ _SETUP_ENDPOINTS = frozenset(
 def require_two_factor():
     """before_request: while ``require_two_factor`` is on, an administrator signed in without
     two-factor sign-in can only set it up (403 in the API, the set-up page in the console)."""
-    caller = g.get("caller")
+    caller = g._get_current_object().get("caller")  # one proxy lookup: every request runs this
     if caller is None or not caller.needs_two_factor:
         return None
     endpoint = request.endpoint or ""

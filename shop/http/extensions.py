@@ -82,7 +82,7 @@ class Limiter(flask_limiter.Limiter):
     def _add_rate_limit_fields(self, response):
         """after_request: the RateLimit fields of every limit this request was counted against
         (none, and nothing to do, on a request no limit looked at)."""
-        if g.get("rate_windows"):
+        if g._get_current_object().get("rate_windows"):
             contexts = getattr(request_ctx._get_current_object(), "_limiter_request_context", None)
             names = {}
             if contexts is not None and self in contexts:

@@ -129,7 +129,7 @@ def swagger_page_headers(app: Flask) -> None:
 def require_current_schema() -> None:
     """before_request: 503 with Retry-After while the schema is older than the code."""
     app = current_app._get_current_object()
-    if request.endpoint in ANONYMOUS_ENDPOINTS or migrate.schema_ready(app):
+    if request._get_current_object().endpoint in ANONYMOUS_ENDPOINTS or migrate.schema_ready(app):
         return
     version = migrate.current_version(app.extensions["shop.db"])
     code = migrate.code_version(app.config["MIGRATIONS_DIR"])
@@ -178,14 +178,18 @@ def finish_response(response):
             location = value if location is None else location
     # A public answer (an image's bytes) is the same for everyone: a signed-in caller
     # does not make it private, a cookie set on it does.
-    private = g.get("caller") is not None and not _declared_public(cache_control)
+    private = g._get_current_object().get("caller") is not None and not _declared_public(
+        cache_control
+    )
     if private or cookie:
         headers["Cache-Control"] = "no-store"
     if not sniff:
         headers["X-Content-Type-Options"] = "nosniff"
     if location:
         _relative_location(response, location)
-    refused_body = response.status_code >= 400 and (request.content_length or _chunked())
+    refused_body = response.status_code >= 400 and (
+        request._get_current_object().content_length or _chunked()
+    )
     if refused_body and not _read_rest_of_body():
         # The rest of the body is still in the socket: this connection cannot carry
         # another request (gunicorn.conf.py makes gunicorn honour this header).
@@ -249,7 +253,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 def start_timer() -> None:
     """before_request (first of all): when the request began."""
-    g.metrics_start = time.perf_counter()
+    g._get_current_object().metrics_start = time.perf_counter()
 
 
 # The labelled series by (route, method, status): ``labels()`` builds and locks its way to
@@ -272,7 +276,7 @@ def count_response(response):
             metrics.LATENCY.labels(labels[0], method),
         )
     series[0].inc()
-    start = g.get("metrics_start")
+    start = g._get_current_object().get("metrics_start")
     if start is not None:
         series[1].observe(time.perf_counter() - start)
     if status == 429:

@@ -26,8 +26,9 @@ def refuse_bad_characters() -> None:
     and query with replacement characters (no surrogate survives), so only NUL, raw or as
     ``%00``, can be there; a cookie gets one only through an escape (``"\\000"``).
     """
-    environ = request.environ
-    if "\x00" in request.path:
+    req = request._get_current_object()  # once: each use of the proxy looks it up again
+    environ = req.environ
+    if "\x00" in req.path:
         refuse("path")
     query = environ.get("QUERY_STRING", "")
     if "%00" in query or "\x00" in query:

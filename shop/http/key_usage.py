@@ -19,8 +19,9 @@ def init_app(app) -> None:
         It runs on every request, so it reads the app, the clock and the key's facts
         (``g.api_key_use``) without Flask's proxies where it can.
         """
-        if buffer.counted(g.get("api_key_use"), response.status_code, clock_of(config)):
-            g.key_usage_flush = True
+        state = g._get_current_object()
+        if buffer.counted(state.get("api_key_use"), response.status_code, clock_of(config)):
+            state.key_usage_flush = True
         return response
 
     app.after_request(after_request)
@@ -33,5 +34,5 @@ def teardown_request(error=None) -> None:
     It runs once the answer is made (its status and headers are final), so the batch never
     changes what the request answered, and it cannot fail it: ``flush`` never raises.
     """
-    if g.get("key_usage_flush"):
+    if g._get_current_object().get("key_usage_flush"):
         usage.flush_batch()

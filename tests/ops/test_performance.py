@@ -103,6 +103,28 @@ def test_compiled_responses_equal_marshmallow_dumps():
         same(fast(rows, many=True), schema.dump(rows, many=True))
 
 
+def test_a_kept_cursor_binding_is_the_digest_it_always_was():
+    """``pages._binding`` is kept per list (issue 42); its digest is still the hash of the
+    JSON of the list, its filters, its sort and the asked query, so cursors handed out
+    before still bind to the same list, and another filter still gives another digest."""
+    import hashlib
+
+    from shop.db import pages
+
+    where = pages.Where("p.active = 1", "p.category_id = :category")
+    keys = [("p.created_at", True), ("p.id", True)]
+    asked = {pages.ASKED: ["/products", [("category", "c1"), ("option[Size]", "M")]]}
+    text = json.dumps(
+        [hashlib.sha256(b"SELECT p.id FROM products p").hexdigest(), where.conditions, keys,
+         asked[pages.ASKED]]
+    )  # fmt: skip
+    expected = hashlib.sha256(text.encode()).hexdigest()[:16]
+    for _ in range(2):  # computed, then kept
+        assert pages._binding("SELECT p.id FROM products p", where, keys, asked) == expected
+    other = {pages.ASKED: ["/products", [("category", "c2")]]}
+    assert pages._binding("SELECT p.id FROM products p", where, keys, other) != expected
+
+
 def test_load_hooks_do_not_stop_a_schema_from_being_compiled():
     from marshmallow import Schema, fields, post_load
 
