@@ -74,6 +74,7 @@ def main(argv=None) -> int:
         if args.webhook != "outbox":
             worker = webhook.Worker(main_url, env, work / "worker.log")
             cleanups.append(worker.stop)
+        args.jobs_worker = worker is not None  # each row's runs start on an empty outbox
         rows, footer = [], []
         base = _run_baseline(args, env, seeded, work, rows)
         chosen = [s for s in scenarios.service(seeded) if not args.only or args.only in s.name]
