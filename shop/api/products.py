@@ -375,7 +375,7 @@ class ProductFacets(MethodView):
         `counts_are_exact` says which.
         """
         query = _query(args)  # the same rules for `active` and the options
-        found = facets(query.args, only_active=not _sees_inactive())
+        found = facets(query.args, only_active=not _sees_inactive(), trees=query.trees)
         found["price_bands"] = [
             {"price_min": band["min_price"], "price_max": band["max_price"], **band}
             for band in found["price_bands"]

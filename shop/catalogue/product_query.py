@@ -4,8 +4,6 @@
 filters and build them here (docs/catalogue-and-content.md, "Search and facets").
 """
 
-from flask import g, has_request_context
-
 from shop import db
 from shop.catalogue import search
 from shop.catalogue.present import SELECT, present
@@ -101,24 +99,22 @@ MAX_OPTION_VALUES = 100
 MAX_OPTION_TEXT = 200
 
 
-def tree_ids(tree: str, key: str, value: str) -> list[str]:
-    """The ids of the category ``value`` names and of every category below it; read once per
-    request (a page's facets build several queries of one category: four reads of the tree
-    were a tenth of their CPU). No request moves a category and then lists its products; a
-    long app context (a CLI command, the worker) reads it each time."""
-    if not has_request_context():
+def tree_ids(tree: str, key: str, value: str, trees: dict | None = None) -> list[str]:
+    """The ids of the category ``value`` names and of every category below it; kept in
+    ``trees`` when given (the facets build several queries of one category: four reads of
+    its tree were a tenth of their statements' CPU)."""
+    if trees is None:
         return [row["id"] for row in db.query(tree, {key: value})]
-    trees = g.setdefault("category_trees", {})
     ids = trees.get((tree, key, value))
     if ids is None:
         ids = trees[(tree, key, value)] = [row["id"] for row in db.query(tree, {key: value})]
     return ids
 
 
-def _in_tree(tree: str, key: str, value: str) -> tuple[str, dict]:
+def _in_tree(tree: str, key: str, value: str, trees: dict | None) -> tuple[str, dict]:
     """The condition (and its values) that a product is in the category ``value`` names or
     below it: the tree's ids, read now; nothing matches an unknown category."""
-    ids = tree_ids(tree, key, value)
+    ids = tree_ids(tree, key, value, trees)
     if not ids:
         return "1 = 0", {}
     marks, params = db.in_list(key, ids)
@@ -172,8 +168,11 @@ class ProductQuery:
     """The filters of a product list: ``where`` (every filter but the search) and ``match``
     (the search, or None); ``sql()`` is what follows ``FROM products p``."""
 
-    def __init__(self, args: dict, *, only_active: bool):
+    def __init__(self, args: dict, *, only_active: bool, trees: dict | None = None):
+        """``trees``: the category trees read so far, shared with other queries of the same
+        answer (``tree_ids``); kept as ``self.trees``."""
         self.args = args
+        self.trees = trees = {} if trees is None else trees
         self.where = Where()
         self.match = search.Match(args["q"]) if "q" in args else None
         where = self.where
@@ -195,7 +194,7 @@ class ProductQuery:
         self._walked = {}
         for key, tree in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
             if key in args:
-                condition, params = _in_tree(tree, key, args[key])
+                condition, params = _in_tree(tree, key, args[key], trees)
                 where.add(condition, **params)
                 if params:  # an unknown category matches nothing either way
                     self._walked[condition] = (f"p.category_id IN ({tree})", {key: args[key]})

@@ -157,7 +157,7 @@ def _listing(template: str, fixed: dict, *, title, description="", trail=()):
         raise Invalid(f"sort: choose one of {', '.join(SORTS)}.")
     query = ProductQuery(args, only_active=True)
     found = list_page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
-    counted = facets(args, only_active=True, categories=False)  # list.html shows none
+    counted = facets(args, only_active=True, categories=False, trees=query.trees)  # none shown
     kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}
     return render_template(
         template,

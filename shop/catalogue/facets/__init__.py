@@ -41,7 +41,12 @@ def _kept(args: dict) -> bool:
 
 
 def facets(
-    args: dict, *, only_active: bool, categories: bool = True, cap: int | None = None
+    args: dict,
+    *,
+    only_active: bool,
+    categories: bool = True,
+    cap: int | None = None,
+    trees: dict | None = None,
 ) -> dict:
     """The facets of the products ``args`` select (see the module's docstring). A group
     whose other filters name at most a category and the state (the whole catalogue, a
@@ -53,39 +58,40 @@ def facets(
     is the list's when exact; from the sample, past the cap it is the cap, a lower bound
     (``total_is_exact`` false, as a list says of its capped total).
     ``categories=False`` leaves out the category group (every category of the shop: a
-    page that shows no category counts does not pay for them)."""
-    kept = _Kept(only_active)
+    page that shows no category counts does not pay for them). ``trees``: the category
+    trees a query of the same answer read (``ProductQuery.trees``), read once for all."""
+    kept = _Kept(only_active, {} if trees is None else trees)
     sample = Sample(cap or current_app.config["FACET_COUNT_CAP"])
     priced_args = _without(args, "min_price", "max_price")
     if _kept(priced_args):
         bands = kept.bands(priced_args)
     else:
-        bands = sample.bands(ProductQuery(priced_args, only_active=only_active))
+        bands = sample.bands(kept.query(priced_args))
     total_is_exact = True
     if _kept(args):  # the bands of all its products when no price filters
         total = sum(n or 0 for n in bands) if args == priced_args else kept.total(args)
     else:  # the sample of every filter: exact below the cap, else the cap (at least)
-        total = len(sample.products(ProductQuery(args, only_active=only_active)))
+        total = len(sample.products(kept.query(args)))
         total_is_exact = total < sample.cap
     found = {"total": total, "total_is_exact": total_is_exact}
     if categories:
-        found["categories"] = _categories(_direct(args, only_active, kept, sample))
+        found["categories"] = _categories(_direct(args, kept, sample))
     found["price_bands"] = [
         {"min_price": low, "max_price": high, "count": bands[i] or 0}
         for i, (low, high) in enumerate(PRICE_BANDS)
     ]
-    found["options"] = _option_facets(args, only_active, kept, sample)
+    found["options"] = _option_facets(args, kept, sample)
     found["counts_are_exact"] = sample.exact
     return found
 
 
-def _direct(args: dict, only_active: bool, kept: "_Kept", sample: "Sample") -> dict[str, int]:
+def _direct(args: dict, kept: "_Kept", sample: "Sample") -> dict[str, int]:
     """The products per category of their own (not counting sub-categories'), with every
     filter of ``args`` but the category."""
     placed_args = _without(args, "category_id", "category")
     if _kept(placed_args):
         return kept.direct(placed_args)
-    return sample.direct(ProductQuery(placed_args, only_active=only_active))
+    return sample.direct(kept.query(placed_args))
 
 
 class _Kept:
@@ -93,8 +99,14 @@ class _Kept:
     ``facet_options``): a few hundred rows, not every product; for ``args`` that ``_kept``
     accepts."""
 
-    def __init__(self, only_active: bool):
+    def __init__(self, only_active: bool, trees: dict):
         self.only_active = only_active
+        self.trees = trees
+
+    def query(self, args: dict) -> ProductQuery:
+        """The products ``args`` select, for a group the counts cannot answer (the trees
+        shared)."""
+        return ProductQuery(args, only_active=self.only_active, trees=self.trees)
 
     def _where(self, args: dict, tree: bool = True) -> Where:
         where = Where()
@@ -104,7 +116,8 @@ class _Kept:
             where.add("active = 1")
         for key, query in (("category_id", CATEGORY_TREE), ("category", CATEGORY_REF_TREE)):
             if tree and key in args:
-                marks, params = db.in_list("tree", tree_ids(query, key, args[key]) or [""])
+                ids = tree_ids(query, key, args[key], self.trees)
+                marks, params = db.in_list("tree", ids or [""])
                 where.add(f"category_id IN {marks}", **params)
         return where
 
@@ -142,7 +155,7 @@ class _Kept:
         )
 
 
-def _option_facets(args: dict, only_active: bool, kept: _Kept, sample: Sample) -> list[dict]:
+def _option_facets(args: dict, kept: _Kept, sample: Sample) -> list[dict]:
     """Per option name, per value, the products with an active variant of that value that
     also meets the other names' filters (the same variant) and every other filter; from the
     kept counts when those filters are a category and the state alone, else from ``sample``."""
@@ -162,7 +175,7 @@ def _option_facets(args: dict, only_active: bool, kept: _Kept, sample: Sample) -
         if not applied and _kept(others):
             rows = kept.values(others, names, named)
         else:
-            query = ProductQuery({**others, "options": applied}, only_active=only_active)
+            query = kept.query({**others, "options": applied})
             rows = sample.values(query, applied, names, named)
         for row in rows:
             counts.setdefault(row["name"], {})[row["value"]] = row["n"]
