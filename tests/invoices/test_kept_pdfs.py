@@ -4,6 +4,7 @@ it, and every later download serves the kept bytes, the same bytes a fresh drawi
 snapshot gives; lists never read them. Through HTTP and the CLI, on both engines."""
 
 import json
+import threading
 
 from shop.invoices import pdf
 from tests.invoices.test_invoices import _created, _order, _pay, taxed  # noqa: F401 - fixture
@@ -115,3 +116,31 @@ def test_credit_notes_are_kept_by_the_worker_or_their_first_download(
     assert second_pdf.headers["Content-Disposition"].startswith("attachment; filename=")
     listed = owner_client.get(f"/orders/{order['id']}/credit-notes").json["items"]
     assert len(listed) == 2 and all("pdf" not in item for item in listed)
+
+
+def test_two_first_downloads_at_once_serve_the_same_bytes_and_keep_one(
+    app,
+    owner_client,
+    customer_client,
+    make_key,
+    taxed,  # noqa: F811 - the fixture
+):
+    order = _order(app, customer_client, taxed)
+    _pay(owner_client, order["id"])
+    key = make_key("read:order")
+    start, answers = threading.Barrier(2), []
+
+    def download():
+        client = app.test_client()
+        client.environ_base["HTTP_AUTHORIZATION"] = key.environ_base["HTTP_AUTHORIZATION"]
+        start.wait(timeout=30)
+        response = client.get(f"/orders/{order['id']}/invoice")
+        answers.append((response.status_code, response.data))
+
+    threads = [threading.Thread(target=download) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    [row] = _kept(app, "invoices", order_id=order["id"])
+    assert answers == [(200, row["pdf"])] * 2 and row["pdf"] == _fresh(row)
