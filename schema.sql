@@ -882,7 +882,10 @@ CREATE TABLE IF NOT EXISTS invoices (
     total_cents BIGINT NOT NULL,
     snapshot TEXT NOT NULL,
     -- 0034: an edit credits the order's invoice and issues a new one; one current per order.
-    superseded_at TEXT
+    superseded_at TEXT,
+    -- 0052: the PDF as made once (by the worker after issue, or the first download); NULL
+    -- until then. Never read by a list (docs/invoicing.md, "The kept PDF").
+    pdf BYTEA
 );
 
 CREATE INDEX IF NOT EXISTS invoices_issued ON invoices (issued_at, id);
@@ -899,12 +902,17 @@ CREATE TABLE IF NOT EXISTS credit_notes (
     total_cents BIGINT NOT NULL,
     snapshot TEXT NOT NULL,
     -- 0034: a refund's credit note has refund_id, an edit's edit_id.
-    edit_id TEXT
+    edit_id TEXT,
+    -- 0052: its PDF as made once, as invoices.pdf.
+    pdf BYTEA
 );
 
 CREATE INDEX IF NOT EXISTS credit_notes_issued ON credit_notes (issued_at, id);
 CREATE INDEX IF NOT EXISTS credit_notes_order ON credit_notes (order_id);
 CREATE UNIQUE INDEX IF NOT EXISTS credit_notes_edit ON credit_notes (edit_id);
+-- 0052: the documents whose PDF the worker has still to make, newest first.
+CREATE INDEX IF NOT EXISTS invoices_unkept ON invoices (issued_at) WHERE pdf IS NULL;
+CREATE INDEX IF NOT EXISTS credit_notes_unkept ON credit_notes (issued_at) WHERE pdf IS NULL;
 
 -- 0025: carts (issue 38). A cart's id is 32 random bytes (URL-safe Base64): the address of
 -- the cart, which a guest's storefront and the reminder mail's link carry (a guest's

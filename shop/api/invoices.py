@@ -19,7 +19,8 @@ blp = Blueprint(
 )
 
 _PDF = {
-    "description": "The PDF, drawn from the document as issued (the same bytes every time).",
+    "description": "The PDF, drawn once from the document as issued and kept (the same bytes"
+    " every time).",
     "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
 }
 # Staff, the order's customer, or a guest with the order's token (no sign-in).
@@ -167,8 +168,8 @@ class OrderInvoice(MethodView):
         """An order's invoice (PDF)
 
         Public. A guest gives the order's `token`; staff need `orders.read` (scope
-        `read:order`); a customer reads their own orders only. Drawn from the invoice as
-        issued: changes of the shop's settings or products since do not change it.
+        `read:order`); a customer reads their own orders only. Drawn once from the invoice
+        as issued and kept: changes of the shop's settings or products since do not change it.
         """
         return _pdf(*downloads.invoice_pdf(order_id, g.caller, args.get("token")))
 

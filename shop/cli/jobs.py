@@ -5,7 +5,8 @@
 ``flask webhooks work`` and ``flask mail work`` are older names of the same worker.
 
 The queues run on threads of their own (``work``): webhook deliveries on a small pool with
-a per-origin limit (``shop/webhooks/pool.py``), mail on one thread; the periodic jobs below
+a per-origin limit (``shop/webhooks/pool.py``), mail on one thread, the PDFs of issued
+invoices and credit notes (``shop/invoices/kept.py``) on another; the periodic jobs below
 run on the main thread, checked every ``SHOP_WEBHOOKS_POLL_INTERVAL`` seconds (1 by
 default). ``--once`` runs them one after another.
 
@@ -16,6 +17,8 @@ webhooks.pool.Sender           continuous   webhook events wait (retried later: 
                                             once, nothing lost); pings and replays not
                                             taken within 60 s are logged as not sent
 mail.deliver_due               continuous   queued mail waits; nothing lost
+invoices.kept.keep_due         continuous   an issued document's PDF is drawn by its first
+                                            download (or e-mail) instead, and kept then
 worker.disable_without_rights  60 s         a webhook whose owner lost a right stays
                                             enabled, but every delivery is still checked
                                             and skipped, so nothing leaks
@@ -71,6 +74,7 @@ from shop.carts import reminders as carts
 from shop.catalogue import image_files, prices, search
 from shop.clock import now
 from shop.db import totals
+from shop.invoices import kept
 from shop.outages import Unavailable, note_outage
 from shop.payments import providers
 from shop.webhooks import manual, pool, worker
@@ -96,6 +100,7 @@ QUEUES = (
     (manual.deliver_due, worker.BATCH),
     (worker.deliver_due, worker.BATCH),
     (mail.deliver_due, mail.BATCH),
+    (kept.keep_due, kept.BATCH),
 )
 # Jobs run every so many seconds rather than on every pass.
 PERIODIC = (
@@ -169,19 +174,31 @@ def _mail_loop(app, stop: threading.Event) -> None:
                 stop.wait(interval)
 
 
+def _pdf_loop(app, stop: threading.Event) -> None:
+    """The PDFs of issued documents on their own thread, a batch (``kept.BATCH``) an
+    interval: a backlog (documents of an earlier release) is worked off at a bounded pace,
+    a few percent of a core, never all at once."""
+    interval = app.config["WEBHOOKS_POLL_INTERVAL"]
+    with app.app_context():
+        while not stop.is_set():
+            _guarded("PDF pass", kept.keep_due, stop=stop)
+            stop.wait(interval)
+
+
 def work(stop: threading.Event) -> None:
     """Run the worker until ``stop`` is set: webhooks (``shop/webhooks/pool.py``: bounded
-    threads, a per-origin limit) and mail each on their own thread, the periodic jobs on
-    this one, each checked every ``SHOP_WEBHOOKS_POLL_INTERVAL``. On stop, the webhook
-    attempts still running are cut and released, and mail stops after its current message
-    (the messages it claimed and did not try are released); the CLI's stop timeout
-    (``SHOP_WORKER_STOP_TIMEOUT``) bounds the whole.
+    threads, a per-origin limit), mail and the documents' PDFs each on their own thread,
+    the periodic jobs on this one, each checked every ``SHOP_WEBHOOKS_POLL_INTERVAL``. On
+    stop, the webhook attempts still running are cut and released, and mail stops after its
+    current message (the messages it claimed and did not try are released); the CLI's stop
+    timeout (``SHOP_WORKER_STOP_TIMEOUT``) bounds the whole.
     """
     app = current_app._get_current_object()
     interval = app.config["WEBHOOKS_POLL_INTERVAL"]
     threads = [
         threading.Thread(target=pool.Sender(app, stop).run, name="webhooks", daemon=True),
         threading.Thread(target=_mail_loop, args=(app, stop), name="mail", daemon=True),
+        threading.Thread(target=_pdf_loop, args=(app, stop), name="pdfs", daemon=True),
     ]
     for thread in threads:
         thread.start()

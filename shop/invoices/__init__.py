@@ -4,7 +4,7 @@ own transactions; nothing here imports orders or payments (an order comes in as 
 ``orders.lifecycle.load`` answers). Rules: docs/invoicing.md."""
 
 from shop import mail
-from shop.invoices import issuing, pdf
+from shop.invoices import issuing, kept
 from shop.site import settings as site
 
 # The e-mail of the move that invoices an order carries the invoice, when the shop says so
@@ -14,11 +14,12 @@ _CARRIES = {"paid": ("paid",), "shipment": ("partially_shipped", "shipped")}
 
 
 def _draw_invoice(order_id: str):
-    """The invoice of ``order_id`` as an e-mail attachment, drawn from its snapshot."""
-    invoice = issuing.of_order(order_id)
+    """The invoice of ``order_id`` as an e-mail attachment: its kept PDF (drawn and kept now
+    if the worker has not yet), the bytes every download serves."""
+    invoice = issuing.of_order(order_id, pdf=True)
     if invoice is None:
         return None
-    return f"{invoice['number']}.pdf", "application/pdf", pdf.render(invoice["snapshot"])
+    return f"{invoice['number']}.pdf", "application/pdf", kept.pdf_of(kept.INVOICES, invoice)
 
 
 def _with_order_mail(order: dict, settings: dict | None) -> str | None:

@@ -100,10 +100,11 @@ def _store(shot: dict, order_id: str, invoice_id: str, refund_id=None, edit_id=N
     return {**row, "snapshot": shot}
 
 
-def of_refund(order_id: str, refund_id: str) -> dict | None:
-    """A refund's credit note (its snapshot parsed), or None."""
+def of_refund(order_id: str, refund_id: str, pdf: bool = False) -> dict | None:
+    """A refund's credit note (its snapshot parsed), or None; ``pdf``: with its kept PDF."""
     row = db.one(
-        f"SELECT {COLUMNS} FROM credit_notes WHERE refund_id = :id AND order_id = :order_id",
+        f"SELECT {COLUMNS}{', pdf' if pdf else ''} FROM credit_notes"
+        " WHERE refund_id = :id AND order_id = :order_id",
         {"id": refund_id, "order_id": order_id},
     )
     return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
@@ -131,11 +132,11 @@ def _listed(row: dict) -> dict:
     }
 
 
-def find(order_id: str, key: str) -> dict | None:
+def find(order_id: str, key: str, pdf: bool = False) -> dict | None:
     """The order's credit note whose id or number is ``key`` (its snapshot parsed), or
-    None."""
+    None; ``pdf``: with its kept PDF."""
     row = db.one(
-        f"SELECT {COLUMNS} FROM credit_notes WHERE order_id = :order_id"
+        f"SELECT {COLUMNS}{', pdf' if pdf else ''} FROM credit_notes WHERE order_id = :order_id"
         " AND (id = :key OR number = :key)",
         {"order_id": order_id, "key": key},
     )

@@ -12,7 +12,7 @@ does not exist.
 from shop import db
 from shop.auth.caller import Caller, require
 from shop.errors import Conflict, NotFound, Unauthenticated
-from shop.invoices import credit_notes, issuing, pdf
+from shop.invoices import credit_notes, issuing, kept
 
 READ = "orders.read"  # orders.lifecycle.READ: the right to read any order
 
@@ -53,13 +53,13 @@ def invoice_pdf(order_id: str, caller: Caller | None, token: str | None = None) 
     """``(number, PDF bytes)`` of the order's invoice, for a caller who may read it; 409
     when the order has no invoice (yet)."""
     check_may_read(caller, _order(order_id), token)
-    invoice = issuing.of_order(order_id)
+    invoice = issuing.of_order(order_id, pdf=True)
     if invoice is None:
         raise Conflict(
             "This order has no invoice yet: it is invoiced when it becomes paid (or at its"
             " first shipment, by the shop's settings)."
         )
-    return invoice["number"], pdf.render(invoice["snapshot"])
+    return invoice["number"], kept.pdf_of(kept.INVOICES, invoice)
 
 
 def credit_note_pdf(
@@ -73,13 +73,13 @@ def credit_note_pdf(
         {"id": refund_id, "order_id": order_id},
     ):
         raise NotFound("Refund not found.")
-    note = credit_notes.of_refund(order_id, refund_id)
+    note = credit_notes.of_refund(order_id, refund_id, pdf=True)
     if note is None:
         raise Conflict(
             "This refund has no credit note: one is issued when a refund that gives money back"
             " succeeds."
         )
-    return note["number"], pdf.render(note["snapshot"])
+    return note["number"], kept.pdf_of(kept.CREDIT_NOTES, note)
 
 
 def _readable(order_id: str, caller: Caller | None, token: str | None) -> None:
@@ -88,10 +88,10 @@ def _readable(order_id: str, caller: Caller | None, token: str | None) -> None:
     check_may_read(caller, _order(order_id), token)
 
 
-def _one(found, what: str) -> tuple:
+def _one(found, table: str, what: str) -> tuple:
     if found is None:
         raise NotFound(f"{what} not found.")
-    return found["number"], pdf.render(found["snapshot"])
+    return found["number"], kept.pdf_of(table, found)
 
 
 # An id (24 characters) or a number (a prefix of up to 20, the year, six digits).
@@ -112,8 +112,8 @@ def credit_note_by(order_id: str, key: str, caller: Caller | None, token=None) -
     """``(number, PDF bytes)`` of the order's credit note whose id or number is ``key``;
     404 for none of this order."""
     _readable(order_id, caller, token)
-    found = credit_notes.find(order_id, key) if _key(key) else None
-    return _one(found, "Credit note")
+    found = credit_notes.find(order_id, key, pdf=True) if _key(key) else None
+    return _one(found, kept.CREDIT_NOTES, "Credit note")
 
 
 def invoices_of(order_id: str, caller: Caller | None, token: str | None = None) -> list:
@@ -126,5 +126,5 @@ def invoice_by(order_id: str, key: str, caller: Caller | None, token=None) -> tu
     """``(number, PDF bytes)`` of the order's invoice, current or superseded, whose id or
     number is ``key``; 404 for none of this order."""
     _readable(order_id, caller, token)
-    found = issuing.find(order_id, key) if _key(key) else None
-    return _one(found, "Invoice")
+    found = issuing.find(order_id, key, pdf=True) if _key(key) else None
+    return _one(found, kept.INVOICES, "Invoice")

@@ -53,10 +53,12 @@ def ensure(order_id: str, load) -> dict | None:
     return issue(order, site.current())
 
 
-def of_order(order_id: str) -> dict | None:
-    """The order's invoice row (its snapshot parsed), or None."""
+def of_order(order_id: str, pdf: bool = False) -> dict | None:
+    """The order's invoice row (its snapshot parsed), or None; ``pdf``: with its kept PDF
+    (``kept.pdf_of``), which no other read carries."""
     row = db.one(
-        f"SELECT {COLUMNS} FROM invoices WHERE order_id = :id AND superseded_at IS NULL",
+        f"SELECT {COLUMNS}{', pdf' if pdf else ''} FROM invoices"
+        " WHERE order_id = :id AND superseded_at IS NULL",
         {"id": order_id},
     )
     return None if row is None else {**row, "snapshot": json.loads(row["snapshot"])}
@@ -81,11 +83,11 @@ def all_of_order(order_id: str) -> list[dict]:
     return listed
 
 
-def find(order_id: str, key: str) -> dict | None:
+def find(order_id: str, key: str, pdf: bool = False) -> dict | None:
     """The order's invoice, current or superseded, whose id or number is ``key`` (its
-    snapshot parsed), or None."""
+    snapshot parsed), or None; ``pdf``: with its kept PDF."""
     row = db.one(
-        f"SELECT {COLUMNS} FROM invoices WHERE order_id = :order_id"
+        f"SELECT {COLUMNS}{', pdf' if pdf else ''} FROM invoices WHERE order_id = :order_id"
         " AND (id = :key OR number = :key)",
         {"order_id": order_id, "key": key},
     )

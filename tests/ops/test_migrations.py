@@ -496,3 +496,67 @@ def test_0044_builds_the_option_pairs_of_a_shop_with_options(make_app, migration
     # Three's red M is Wide only now: three names still ask one variant for all three
     assert ids("option.Size=M&option.Colour=Red&option.Fit=Slim") == []
     assert ids("option.Size=M&option.Colour=Red&option.Fit=Wide") == [three["id"]]
+
+
+# -- 0052: the documents of a shop that invoiced before, their PDFs kept from then on -----
+
+
+def test_0052_keeps_every_document_and_draws_their_pdfs_once_after_the_upgrade(
+    make_app, migrations_copy
+):
+    """A shop at the release before 0052 with an invoice and a credit note upgrades: every
+    row stays as it was, none has a PDF yet; the first download draws it (the bytes of a
+    fresh drawing of its snapshot) and keeps it, and the worker keeps the others."""
+    import json
+
+    from shop.auth.users import create_user
+    from shop.invoices import pdf
+    from tests.conftest import PASSWORD, login
+    from tests.orders_helpers import add_product, basket
+
+    for path in migrations_copy.glob("0052_*"):
+        path.unlink()
+    app = make_app(prepare=False)
+    assert _upgrade(app, migrations_copy).exit_code == 0  # the release before 0052
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
+    owner, customer = app.test_client(), app.test_client()
+    login(owner, "owner@example.com")
+    registered = customer.post(
+        "/auth/register",
+        json={"email": "customer@example.com", "password": PASSWORD, "name": "Casey Customer"},
+    )
+    assert registered.status_code == 201, registered.json
+    order = customer.post("/payments/checkout", json=basket((add_product(app), 2)))
+    assert order.status_code == 201, order.json
+    order_id = order.json["id"]
+    paid = owner.patch(f"/orders/{order_id}/status", json={"status": "paid"})
+    assert paid.status_code == 200, paid.json
+    refund = owner.post(f"/orders/{order_id}/refunds", json={"amount_cents": 500})
+    assert refund.status_code == 201, refund.json
+    tables = ("invoices", "credit_notes")
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        before = {t: database.query(f"SELECT * FROM {t}") for t in tables}
+    assert [len(before[t]) for t in tables] == [1, 1]
+
+    result = _upgrade(app, migrate.MIGRATIONS_DIR)
+    assert result.exit_code == 0 and "Applied 0052_kept_pdfs" in result.output, result.output
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        after = {t: database.query(f"SELECT * FROM {t}") for t in tables}
+    for table in tables:
+        assert [row.pop("pdf") for row in after[table]] == [None]  # nothing drawn yet
+        assert after[table] == before[table], table
+    [invoice], [note] = before["invoices"], before["credit_notes"]
+    downloaded = owner.get(f"/orders/{order_id}/invoice")
+    assert downloaded.status_code == 200
+    assert downloaded.data == pdf.render(json.loads(invoice["snapshot"]))
+    assert app.test_cli_runner().invoke(args=["jobs", "run", "--once"]).exit_code == 0
+    with app.app_context():
+        database = app.extensions["shop.db"]
+        kept = {t: database.query(f"SELECT id, pdf FROM {t}") for t in tables}
+    assert bytes(kept["invoices"][0]["pdf"]) == downloaded.data
+    assert bytes(kept["credit_notes"][0]["pdf"]) == pdf.render(json.loads(note["snapshot"]))
+    served = owner.get(f"/orders/{order_id}/refunds/{refund.json['id']}/credit-note")
+    assert served.status_code == 200 and served.data == bytes(kept["credit_notes"][0]["pdf"])
