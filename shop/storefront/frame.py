@@ -10,7 +10,7 @@ allow what the API would not.
 import hashlib
 import hmac
 
-from flask import Blueprint, current_app, g, render_template, request
+from flask import Blueprint, current_app, g, render_template, request, url_for
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
 from werkzeug.exceptions import HTTPException
 
@@ -204,6 +204,37 @@ def store_caller():
     """Who is browsing: a signed-in customer's caller, or None."""
     caller = getattr(g, "caller", None)
     return caller if caller is not None and caller.kind == "customer" else None
+
+
+# The frame's fixed addresses (``base.html``): name -> (endpoint, values).
+_FRAME_LINKS = {
+    "icon": ("favicon", {}),
+    "style": ("store.static", {"filename": "store.css"}),
+    "theme": ("store.theme", {}),
+    "home": ("store.home", {}),
+    "search": ("store.search", {}),
+    "products": ("store.products", {}),
+    "cart": ("store.cart", {}),
+    "account": ("store.account", {}),
+    "sign_in": ("store.account_sign_in", {}),
+}
+
+
+@bp.app_template_global()
+def frame_links() -> dict:
+    """The frame's fixed addresses by name, built once per app and script root: nine
+    ``url_for`` a page through the routing map were most of the frame's cost
+    (docs/performance.md, "Storefront pages' rendering")."""
+    built = current_app.extensions.setdefault("store_frame_links", {})
+    root = request.script_root
+    found = built.get(root)
+    if found is None:
+        if len(built) >= 64:  # a script root may come from a proxy's header: kept bounded
+            built.clear()
+        found = built[root] = {
+            name: url_for(endpoint, **values) for name, (endpoint, values) in _FRAME_LINKS.items()
+        }
+    return found
 
 
 def shop_settings() -> dict:

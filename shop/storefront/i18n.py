@@ -19,6 +19,7 @@ from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 from flask import current_app, g
 from jinja2 import pass_context
+from markupsafe import Markup
 
 from shop import money
 from shop.clock import parse
@@ -70,9 +71,18 @@ def install(app, locale_of) -> None:
         shop = context.get("shop")
         return shop["locale"] if shop else locale_of()
 
+    # jinja2.ext's newstyle gettext, called straight (not through its ``_`` alias): the
+    # string is a format (``%%`` is ``%``), marked safe where autoescaping; one without
+    # values is made once per catalogue (a page draws ~27; docs/performance.md,
+    # "Storefront pages' rendering").
     @pass_context
-    def _gettext(context, message: str) -> str:
-        return translations(page_locale(context)).gettext(message)
+    def _gettext(context, message: str, **values) -> str:
+        catalogue = translations(page_locale(context))
+        if not context.eval_ctx.autoescape:
+            return catalogue.gettext(message) % values
+        if values:
+            return Markup(catalogue.gettext(message)) % values  # noqa: S704 - our catalogue
+        return _marked(catalogue, message)
 
     @pass_context
     def ngettext(context, singular: str, plural: str, count: int) -> str:
@@ -88,10 +98,19 @@ def install(app, locale_of) -> None:
 
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.install_gettext_callables(_gettext, ngettext, newstyle=True)
+    # ``_gettext`` is newstyle itself: called straight, not through the extension's wrapper
+    # and its ``_`` alias (two more calls a string).
+    app.jinja_env.globals["gettext"] = app.jinja_env.globals["_"] = _gettext
     app.jinja_env.filters["price"] = price
     app.jinja_env.filters["day"] = day
     app.jinja_env.globals["html_lang"] = lambda: html_lang(locale_of())
     app.extensions["store_catalogue"] = catalogue
+
+
+@functools.lru_cache(maxsize=1024)
+def _marked(catalogue: NullTranslations, message: str) -> Markup:
+    """``message`` from ``catalogue`` as a template's ``_()`` without values gives it."""
+    return Markup(catalogue.gettext(message)) % {}  # noqa: S704 - our catalogue, as jinja2.ext
 
 
 def gettext(message: str, **values) -> str:

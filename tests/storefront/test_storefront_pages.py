@@ -216,6 +216,17 @@ def test_the_storefront_can_be_switched_off_or_moved(make_app, shop):
     assert moved.get("/store/products/sencha").status_code == 404
 
 
+def test_the_frames_links_follow_the_prefix_and_the_mount_point(make_app, client, shop):
+    # The frame's addresses are built once per app and mount point, then kept.
+    assert 'href="/store/cart"' in client.get("/store/").text
+    mounted = client.get("/store/", base_url="http://localhost/eu").text
+    assert 'href="/eu/store/cart"' in mounted and 'action="/eu/store/search"' in mounted
+    assert 'href="/store/cart"' in client.get("/store/products").text
+    moved = make_app(prepare=False, STOREFRONT_PREFIX="/shop").test_client()
+    page = moved.get("/shop/products").text
+    assert 'href="/shop/cart"' in page and 'href="/shop/theme.css"' in page
+
+
 def test_a_theme_folder_replaces_a_template_by_name(make_app, shop, tmp_path):
     (tmp_path / "page.html").write_text(
         '{% extends "store/base.html" %}{% block main %}<p>Themed: {{ page.title }}</p>'
