@@ -9,6 +9,7 @@ allow what the API would not.
 
 import hashlib
 import hmac
+import os
 
 from flask import Blueprint, current_app, g, render_template, request, url_for
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
@@ -28,6 +29,8 @@ root = Blueprint("store_root", __name__)
 # Anonymous pages may be kept by browsers and proxies this long (seconds); a visitor with a
 # cookie (a cart, a session) gets pages for them alone, revalidated by ETag.
 CACHE_SECONDS = 60
+# A theme's card template (docs/storefront.md): when its folder has one, each card is it.
+THEME_CARD = "_card.html"
 # Images: the shop's own, and a logo the owner may give as an https address.
 _HEADERS = page_headers(img_src="'self' data: https:")
 _HEADERS["Referrer-Policy"] = "strict-origin-when-cross-origin"
@@ -41,11 +44,16 @@ def register(app) -> None:
     if not app.config["STOREFRONT"]:
         return
     theme = app.config.get("THEME_DIR")
+    card = None
     if theme:
         # Only the storefront's templates ("store/...") can come from the theme folder.
         app.jinja_loader = ChoiceLoader(
             [PrefixLoader({"store": FileSystemLoader(theme)}), *filter(None, [app.jinja_loader])]
         )
+        if os.path.isfile(os.path.join(theme, THEME_CARD)):
+            card = f"store/{THEME_CARD}"
+    # A theme's own card, included once per product (the built-in cards are one inline loop).
+    app.jinja_env.globals["theme_card"] = card
     i18n.install(app, lambda: shop_settings()["locale"])
     app.register_blueprint(bp, url_prefix=app.config["STOREFRONT_PREFIX"])
     app.register_blueprint(root)

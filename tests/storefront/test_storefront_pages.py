@@ -237,6 +237,20 @@ def test_a_theme_folder_replaces_a_template_by_name(make_app, shop, tmp_path):
     assert "Sencha" in themed.get("/store/products/sencha").text  # the rest is built in
 
 
+def test_a_theme_card_is_each_card_of_a_list(make_app, shop, tmp_path):
+    """A theme's own ``_card.html`` (the extension point of earlier releases) is included once
+    per product, with the card's index; without one the built-in cards are drawn inline."""
+    (tmp_path / "_card.html").write_text(
+        '<li class="themed">{{ loop_index }}: {{ product["name"] }}</li>'
+    )
+    themed = make_app(prepare=False, THEME_DIR=str(tmp_path)).test_client()
+    page = themed.get("/store/products").text
+    assert '<li class="themed">0: ' in page and "Sencha &lt;Premium&gt;</li>" in page
+    assert '<li class="card">' not in page
+    plain = make_app(prepare=False).test_client().get("/store/products").text
+    assert '<li class="card">' in plain and "themed" not in plain
+
+
 def test_the_shops_colours_and_logo_come_from_settings(client, owner_client):
     assert "--brand: #1f5f4a" in client.get("/store/theme.css").text
     light = owner_client.patch("/settings", json={"brand_color": "#ffd700", "logo_url": None})
