@@ -425,6 +425,23 @@ def test_a_sqlite_migration_that_breaks_foreign_keys_is_rolled_back(app, migrati
         assert migrate.current_version(database) == migrate.latest()
 
 
+def _shop_before(number: str, make_app, migrations_copy):
+    """A shop at the release before migration ``number`` (its files left out of the copy),
+    and a client of its owner, signed in: ``(app, owner)``."""
+    from shop.auth.users import create_user
+    from tests.conftest import PASSWORD, login
+
+    for path in migrations_copy.glob(f"{number}_*"):
+        path.unlink()
+    app = make_app(prepare=False)
+    assert _upgrade(app, migrations_copy).exit_code == 0
+    with app.app_context():
+        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
+    owner = app.test_client()
+    login(owner, "owner@example.com")
+    return app, owner
+
+
 # -- 0044: the option pairs of a shop that had options before -------------------------------
 
 
@@ -432,18 +449,10 @@ def test_0044_builds_the_option_pairs_of_a_shop_with_options(make_app, migration
     """A shop at 0042 with products of two and three options upgrades: every row stays,
     option_pairs holds the pairs of the active variants (as the triggers would have made
     them), and the filters answer as they did, two names as one variant's values."""
-    from shop.auth.users import create_user
     from tests.catalogue_helpers import Catalogue, option_pairs_of_the_variants
-    from tests.conftest import PASSWORD, login
 
-    for path in migrations_copy.glob("0044_*"):
-        path.unlink()
-    app = make_app(prepare=False)
-    assert _upgrade(app, migrations_copy).exit_code == 0  # the release before 0044
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
-    owner, public = app.test_client(), app.test_client()
-    login(owner, "owner@example.com")
+    app, owner = _shop_before("0044", make_app, migrations_copy)
+    public = app.test_client()
     catalogue = Catalogue(owner)
     sizes = {"name": "Size", "values": ["S", "M"]}
     colours = {"name": "Colour", "values": ["Red", "Blue"]}
@@ -509,19 +518,12 @@ def test_0052_keeps_every_document_and_draws_their_pdfs_once_after_the_upgrade(
     fresh drawing of its snapshot) and keeps it, and the worker keeps the others."""
     import json
 
-    from shop.auth.users import create_user
     from shop.invoices import pdf
-    from tests.conftest import PASSWORD, login
+    from tests.conftest import PASSWORD
     from tests.orders_helpers import add_product, basket
 
-    for path in migrations_copy.glob("0052_*"):
-        path.unlink()
-    app = make_app(prepare=False)
-    assert _upgrade(app, migrations_copy).exit_code == 0  # the release before 0052
-    with app.app_context():
-        create_user("owner@example.com", "Owner", PASSWORD, "owner", [])
-    owner, customer = app.test_client(), app.test_client()
-    login(owner, "owner@example.com")
+    app, owner = _shop_before("0052", make_app, migrations_copy)
+    customer = app.test_client()
     registered = customer.post(
         "/auth/register",
         json={"email": "customer@example.com", "password": PASSWORD, "name": "Casey Customer"},
