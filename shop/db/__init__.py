@@ -9,11 +9,14 @@ One connection per thread. What a broken or silent database does (a retry, a 503
 statement time limit) is in docs/operations.md. Callers use ``from shop import db``.
 """
 
+import sqlite3
+
 from flask import current_app
 
 from shop.db.engine import Database
 from shop.db.ids import ID_PATTERN, ID_RE, hash_matches, new_id, sha256
 from shop.db.sql import for_sqlite, in_list, psycopg_errors, translate, unique_violation
+from shop.outages import Unavailable
 
 __all__ = [
     "ID_PATTERN",
@@ -38,6 +41,7 @@ __all__ = [
     "transaction",
     "translate",
     "unique_violation",
+    "unreachable_errors",
     "value",
 ]
 
@@ -57,6 +61,13 @@ def query(sql: str, params=None) -> list[dict]:
 def one(sql: str, params=None) -> dict | None:
     """The first row of a statement, or None."""
     return get_db().one(sql, params)
+
+
+def unreachable_errors() -> tuple[type[Exception], ...]:
+    """What a statement raises when the database cannot be reached or read, on either
+    engine, for a check that reports it rather than fails (readiness, the metrics, the
+    start-up's schema check): psycopg's only once a PostgreSQL database loaded it."""
+    return (Unavailable, sqlite3.Error, OSError, *psycopg_errors("Error"))
 
 
 def one_of(name: str, values) -> tuple[str, dict]:

@@ -4,13 +4,10 @@ Below the HTTP layer: ``shop/api/health.py`` answers with it, ``shop/metrics.py`
 it. Every check is one cheap statement; nothing here writes.
 """
 
-import sqlite3
-
 from prometheus_client.core import GaugeMetricFamily
 
 from shop import config, db
 from shop.clock import now, parse
-from shop.outages import Unavailable
 from shop.schema import migrate
 
 # What the worker has yet to send: deliveries waiting for an enabled endpoint (a disabled
@@ -54,7 +51,7 @@ def readiness(app) -> tuple[dict, list[str]]:
     checks = {"database": "ok", "schema": "ok", "redis": "not configured"}
     try:
         db.value("SELECT 1")
-    except (Unavailable, sqlite3.Error, OSError, *db.psycopg_errors("Error")) as error:
+    except db.unreachable_errors() as error:
         checks["database"] = f"cannot be reached ({type(error).__name__})"
         checks["schema"] = "unknown: the database cannot be reached"
     else:
@@ -161,7 +158,7 @@ class OutboxCollector:
             if not migrate.schema_ready(self.app):
                 return []
             return self._families()
-        except (Unavailable, sqlite3.Error, OSError, *db.psycopg_errors("Error")):
+        except db.unreachable_errors():
             return []
 
     def _families(self):

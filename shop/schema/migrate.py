@@ -15,8 +15,7 @@ from functools import cache, wraps
 from pathlib import Path
 
 from shop import clock
-from shop.db import Database, psycopg_errors, sha256
-from shop.errors import Unavailable
+from shop.db import Database, psycopg_errors, sha256, unreachable_errors
 
 log = logging.getLogger("shop")
 
@@ -420,7 +419,7 @@ def check_at_start(url: str, directory: Path = MIGRATIONS_DIR) -> str | None:
             version = current_version(database)
         finally:
             database.close_all()
-    except (sqlite3.Error, OSError, Unavailable, *psycopg_errors("Error")) as error:
+    except unreachable_errors() as error:
         return (
             f"could not read the schema version ({type(error).__name__}): starting anyway;"
             " requests check it once the database answers"
