@@ -32,14 +32,24 @@ class _Fallback(Exception):
 
 
 def compile_dump(schema: Schema):
-    """A ``dump(obj, many=None)`` equivalent to ``schema.dump``, or None if not worth it."""
+    """A ``dump(obj, many=None)`` equivalent to ``schema.dump``, or None if not worth it.
+
+    The function for one object is written at the first dump, not here: every response
+    schema is wrapped when its module is imported, and writing all of them (with their
+    nested schemas' instances) was a fifth of the app's import, paid again by every process
+    that starts it: a worker, each CLI command, a test's server. Two threads dumping first at
+    once each write the same function; one is kept.
+    """
     if schema._hooks.get("pre_dump") or schema._hooks.get("post_dump"):
         return None
-    one = _compile_one(schema)
     original = schema.dump
+    one = None
 
     def dump(obj, *, many=None):
         """``schema.dump``, compiled (see the module docstring)."""
+        nonlocal one
+        if one is None:
+            one = _compile_one(schema)
         many = schema.many if many is None else many
         try:
             return [one(item) for item in obj] if many else one(obj)
