@@ -86,6 +86,18 @@ class Clock:
         self.moment += timedelta(seconds=seconds)
 
 
+def schema_url(schema: str) -> str:
+    """The test PostgreSQL's URL with ``schema`` as the search path, and commits that do not
+    wait for the disk (``synchronous_commit=off``): a commit is still atomic and seen by every
+    later statement, only a crash of the server itself could lose the last few, and no test
+    crashes the shared server (the fault tests start their own, with ``fsync=off``). On this
+    VM a commit that waits for its WAL flush took 6.9 ms against 0.4 ms, and the suite's
+    PostgreSQL cases commit thousands of times."""
+    separator = "&" if "?" in PG_URL else "?"
+    options = f"-csearch_path={schema} -csynchronous_commit=off"
+    return f"{PG_URL}{separator}options={quote(options)}"
+
+
 @contextmanager
 def fresh_database(engine: str, folder):
     """A new, empty database of ``engine`` (a file in ``folder``, or a PostgreSQL schema)."""
@@ -99,8 +111,7 @@ def fresh_database(engine: str, folder):
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in PG_URL else "?"
-    url = f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+    url = schema_url(schema)
     pg_schemas.EMPTY[url] = schema
     try:
         yield url

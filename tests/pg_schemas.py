@@ -119,6 +119,7 @@ class SchemaPool:
     def _connect(self):
         conn = psycopg.connect(self.url, autocommit=True)
         conn.execute("SET lock_timeout = '30s'")  # a case that left a lock behind
+        conn.execute("SET synchronous_commit = off")  # as the cases' own (conftest.schema_url)
         return conn
 
     def _drop_queued(self, conn) -> None:

@@ -9,11 +9,10 @@ import secrets
 import threading
 import urllib.error
 import urllib.request
-from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import PASSWORD, PG_URL, REDIS_URL
+from tests.conftest import PASSWORD, PG_URL, REDIS_URL, schema_url
 from tests.live import LiveServer
 
 pytestmark = [
@@ -90,8 +89,7 @@ def shared_database():
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in PG_URL else "?"
-    url = f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+    url = schema_url(schema)
     app = create_app(
         {"DATABASE_URL": url, "PASSWORD_HASH_METHOD": "scrypt:1024:8:1", "REDIS_URL": None}
     )
