@@ -21,7 +21,7 @@ from flask import Flask, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
 from shop import db, metrics
-from shop.http import json_output
+from shop.http import json_output, routing
 from shop.http.context import ANONYMOUS_ENDPOINTS
 from shop.http.errors import abort
 from shop.schema import migrate
@@ -38,6 +38,7 @@ class App(Flask):
 
     KEPT = 4096
     json_provider_class = json_output.Provider  # orjson, the same bytes (shop/http/json_output)
+    url_rule_class = routing.Rule  # URL builders written on first use (shop/http/routing)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
