@@ -68,12 +68,16 @@ _LINES = (
     f" FROM {_LINES_FROM} WHERE l.cart_id = :id ORDER BY l.created_at, l.id"
 )
 # The cart's row and its lines in one statement (``find_with_lines``): a row per line (one
-# with null lines for an empty cart), the line's columns named ``line_*``.
+# with null lines for an empty cart), the line's columns named ``line_*``. Outer joins each
+# (a line always has its variant and product): a parenthesised join on the right of a LEFT
+# JOIN made SQLite join every line to its variant first (67 ms a read at 2,000 carts).
 _WITH_LINES = (
     f"SELECT {', '.join(f'c.{name}' for name in _NAMES)},"
     f" {settings.CURRENCY_SQL} AS shop_currency,"
     f" {', '.join(f'{sql} AS line_{name}' for name, sql in _LINE.items())}"
-    f" FROM carts c LEFT JOIN ({_LINES_FROM}) ON l.cart_id = c.id"
+    " FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id"
+    " LEFT JOIN product_variants v ON v.id = l.variant_id"
+    " LEFT JOIN products p ON p.id = v.product_id"
     " WHERE c.id = :id ORDER BY l.created_at, l.id"
 )
 NOT_FOUND = "Cart not found."
