@@ -100,7 +100,9 @@ def main(argv=None) -> int:
                 for label in order if number % 2 == 0 else reversed(order):
                     run = bare[scenario.name] if label == "R" else scenario
                     jobs = _Jobs(args, url, env, work, label, trees.get(label))
-                    with jobs:
+                    # The scenario's own data (the carts' rows: bench/carts.py), made for
+                    # each turn, as bench.run makes it for its run.
+                    with harness.data_of(env, run), jobs:
                         result = wrk.measure(args, servers[label], run, work)
                         if args.half:
                             jobs.note_backlog()

@@ -173,7 +173,13 @@ def _customer():
 
 
 def _shown(cart_id: str) -> dict:
-    return present.present(store.find(cart_id, _holder()), _customer())
+    row, lines = store.find_with_lines(cart_id, _holder())
+    return present.present(row, _customer(), rows=lines)
+
+
+def _present(row: dict) -> dict:
+    """The cart ``row`` (``store.find``'s, or a change's answer) as this caller sees it."""
+    return present.present(row, _customer())
 
 
 @blp.route("")
@@ -239,8 +245,7 @@ class CartLines(MethodView):
         A `variant_id`, or a `product_id` with one variant. The same variant again adds to
         its line. Answers the whole cart.
         """
-        store.add_line(cart_id, _holder(), data)
-        return _shown(cart_id)
+        return _present(store.add_line(cart_id, _holder(), data))
 
 
 @blp.route(f"/{CART}/lines/<id:line_id>")
@@ -251,8 +256,7 @@ class CartLine(MethodView):
     @blp.response(200, CartSchema)
     def patch(self, data, cart_id, line_id):
         """Change a line's quantity"""
-        store.change_line(cart_id, _holder(), line_id, data["quantity"])
-        return _shown(cart_id)
+        return _present(store.change_line(cart_id, _holder(), line_id, data["quantity"]))
 
     @blp.doc(operationId="deleteCartLine")
     @responds(409, e409="The cart is completed.")
@@ -262,8 +266,7 @@ class CartLine(MethodView):
 
         Answers the cart as it now stands.
         """
-        store.remove_line(cart_id, _holder(), line_id)
-        return _shown(cart_id)
+        return _present(store.remove_line(cart_id, _holder(), line_id))
 
 
 @blp.route(f"/{CART}/claim")

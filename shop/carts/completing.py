@@ -67,11 +67,10 @@ def complete(command: CompleteCart, holder: store.Holder, caller, actor: Actor) 
     shows it, a guest order's token (None for a customer's order and for a repeat) and
     whether it is new. ``caller``: the signed-in customer's Caller (the order is theirs),
     None for a guest (the order belongs to the cart's e-mail); ``actor`` names who acts."""
-    row = store.find(command.cart_id, holder)
+    row, rows = store.find_with_lines(command.cart_id, holder)
     if row["status"] == "completed":
         return orders.load(row["order_id"]), None, False
-    rows = store.lines(row["id"])
-    items = present.basket(rows)
+    items = present.basket(rows, products=True)
     if not rows:
         raise Invalid("lines: the cart is empty; add a line first.")
     if len(items) < len(rows):

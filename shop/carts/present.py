@@ -16,6 +16,7 @@ from shop import db
 from shop.carts import store
 from shop.checkout import quoting
 from shop.errors import Invalid
+from shop.pricing import baskets
 from shop.site import settings
 
 
@@ -29,9 +30,16 @@ def availability(line: dict) -> dict:
     return {"status": "in_stock", "available_quantity": None}
 
 
-def basket(rows: list[dict]) -> list[dict]:
-    """The lines a cart would order (those for sale), as the quote and checkout take them."""
-    return [{"variant_id": r["variant_id"], "quantity": r["quantity"]} for r in rows if r["active"]]
+def basket(rows: list[dict], products: bool = False) -> list[dict]:
+    """The lines a cart would order (those for sale), as the quote and checkout take them;
+    with ``products``, each with its product's id too (``of_product``: the checkout's lock
+    order needs it, ``placing._with_products``, and need not read it again)."""
+    return [
+        {"variant_id": r["variant_id"], "quantity": r["quantity"]}
+        | ({"of_product": r["product_id"]} if products else {})
+        for r in rows
+        if r["active"]
+    ]
 
 
 def priced(row: dict, rows: list[dict], caller=None) -> dict:
@@ -42,12 +50,26 @@ def priced(row: dict, rows: list[dict], caller=None) -> dict:
     if not items or address is None:
         return {"totals": None, "problems": []}
     try:
-        totals = quoting.quote(
-            items, address, row["shipping_method_id"], row["discount_code"], caller
-        )
+        totals = _quote(row, rows, items, address, caller)
     except Invalid as refusal:
         return {"totals": None, "problems": [str(refusal)]}
     return {"totals": totals, "problems": []}
+
+
+def _quote(row: dict, rows: list[dict], items: list[dict], address: dict, caller) -> dict:
+    """The quote of the cart ``row``'s ``items`` (``basket(rows)``) to ``address``, priced
+    from the variants its ``rows`` already read (not read again)."""
+    lines = [baskets.pricing_line(r, r["quantity"]) for r in rows if r["active"]]
+    return quoting.quote(
+        items, address, row["shipping_method_id"], row["discount_code"], caller, lines=lines
+    )
+
+
+def currency(row: dict) -> str:
+    """The shop's currency: read with the cart (``store.find``'s ``shop_currency``), or now."""
+    if "shop_currency" in row:
+        return settings.currency_of(row["shop_currency"])
+    return settings.current()["currency"]
 
 
 def check(caller=None):
@@ -57,17 +79,19 @@ def check(caller=None):
     def priced_or_refused(cart_id: str) -> None:
         row = db.one("SELECT * FROM carts WHERE id = :id", {"id": cart_id})
         address = json.loads(row["shipping_address"]) if row["shipping_address"] else None
-        items = basket(store.lines(cart_id))
+        rows = store.lines(cart_id)
+        items = basket(rows)
         if items and address is not None:
-            quoting.quote(items, address, row["shipping_method_id"], row["discount_code"], caller)
+            _quote(row, rows, items, address, caller)
 
     return priced_or_refused
 
 
-def present(row: dict, caller=None, with_id: bool = True) -> dict:
+def present(row: dict, caller=None, with_id: bool = True, rows: list[dict] | None = None) -> dict:
     """The cart as the API shows it (``CartSchema``); without ``with_id`` (an event's
-    payload), its id, the guest's capability, is null."""
-    rows = store.lines(row["id"])
+    payload), its id, the guest's capability, is null. ``rows``: its ``store.lines``, when
+    the caller has read them (``store.find_with_lines``)."""
+    rows = store.lines(row["id"]) if rows is None else rows
     lines = [
         {
             "id": r["id"],
@@ -106,7 +130,7 @@ def present(row: dict, caller=None, with_id: bool = True) -> dict:
         "lines": lines,
         "item_count": sum(line["quantity"] for line in lines),
         "subtotal_cents": sum(r["price_cents"] * r["quantity"] for r in rows if r["active"]),
-        "currency": settings.current()["currency"],
+        "currency": currency(row),
         **pricing,
         "order_id": row["order_id"],
         "created_at": row["created_at"],

@@ -18,14 +18,67 @@ from shop.customers import addresses
 from shop.discounts import codes as discounts
 from shop.errors import Conflict, Invalid, NotFound
 from shop.pricing import baskets
+from shop.site import settings
 
 MAX_LINES = 100
 MAX_QUANTITY = 10_000
 # The details a cart keeps, as ``PATCH /carts/{id}`` names them.
 DETAILS = ("email", "shipping_address", "shipping_method_id", "discount_code", "note", "reminders")
-_COLUMNS = (
-    "id, customer_id, status, email, shipping_address, shipping_method_id, discount_code,"
-    " note, reminders, reminded_at, order_id, created_at, updated_at"
+_NAMES = (
+    "id",
+    "customer_id",
+    "status",
+    "email",
+    "shipping_address",
+    "shipping_method_id",
+    "discount_code",
+    "note",
+    "reminders",
+    "reminded_at",
+    "order_id",
+    "created_at",
+    "updated_at",
+)
+# The cart's row as ``find`` and ``locked`` answer it: its columns and the shop's currency
+# (``shop_currency``, read by ``present.currency``), so showing it needs no other statement.
+_ROW = f"{', '.join(_NAMES)}, {settings.CURRENCY_SQL} AS shop_currency"
+# A line as ``lines`` answers it: what a reader needs of its variant (price, stock, whether
+# it is for sale) and what pricing needs (``baskets.pricing_line``).
+_LINE = {
+    "id": "l.id",
+    "variant_id": "l.variant_id",
+    "quantity": "l.quantity",
+    "product_id": "v.product_id",
+    "sku": "v.sku",
+    "options": "v.options",
+    "price_cents": "v.price_cents",
+    "stock": "v.stock",
+    "active": "v.active * p.active",
+    "name": "p.name",
+    "weight_grams": "v.weight_grams",
+    "tax_class": "p.tax_class",
+    "category_id": "p.category_id",
+}
+_LINES_FROM = (
+    "cart_lines l JOIN product_variants v ON v.id = l.variant_id"
+    " JOIN products p ON p.id = v.product_id"
+)
+_LINES = (
+    f"SELECT {', '.join(f'{sql} AS {name}' for name, sql in _LINE.items())}"
+    f" FROM {_LINES_FROM} WHERE l.cart_id = :id ORDER BY l.created_at, l.id"
+)
+# The cart's row and its lines in one statement (``find_with_lines``): a row per line (one
+# with null lines for an empty cart), the line's columns named ``line_*``. Outer joins each
+# (a line always has its variant and product): a parenthesised join on the right of a LEFT
+# JOIN made SQLite join every line to its variant first (67 ms a read at 2,000 carts).
+_WITH_LINES = (
+    f"SELECT {', '.join(f'c.{name}' for name in _NAMES)},"
+    f" {settings.CURRENCY_SQL} AS shop_currency,"
+    f" {', '.join(f'{sql} AS line_{name}' for name, sql in _LINE.items())}"
+    " FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id"
+    " LEFT JOIN product_variants v ON v.id = l.variant_id"
+    " LEFT JOIN products p ON p.id = v.product_id"
+    " WHERE c.id = :id ORDER BY l.created_at, l.id"
 )
 NOT_FOUND = "Cart not found."
 
@@ -54,57 +107,77 @@ def create(holder: Holder) -> str:
 
 
 def find(cart_id: str, holder: Holder) -> dict:
-    """The cart ``holder`` may reach, as stored; a 404 otherwise."""
+    """The cart ``holder`` may reach, as stored (and ``shop_currency``); a 404 otherwise."""
     row = None
     if 0 < len(cart_id) <= 64:
-        row = db.one(f"SELECT {_COLUMNS} FROM carts WHERE id = :id", {"id": cart_id})
+        row = db.one(f"SELECT {_ROW} FROM carts WHERE id = :id", {"id": cart_id})
     if row is None or row["customer_id"] not in (None, holder.customer_id):
         raise NotFound(NOT_FOUND)
     return row
 
 
 def locked(cart_id: str, holder: Holder) -> dict:
-    """Inside a transaction: the cart, locked, open; 404 as ``find``, 409 once completed."""
+    """Inside a transaction: the cart, locked, open, marked changed now (``updated_at``),
+    as ``find`` answers it; 404 as ``find``, 409 once completed. Every caller changes the
+    cart: the mark and the read are one statement (issue 42)."""
     db.lock(f"cart:{cart_id}")
-    row = find(cart_id, holder)
-    if row["status"] != "open":
+    row = db.one(
+        "UPDATE carts SET updated_at = :now WHERE id = :id AND status = 'open'"
+        f" AND (customer_id IS NULL OR customer_id = :customer) RETURNING {_ROW}",
+        {"now": now_iso(), "id": cart_id, "customer": holder.customer_id},
+    )
+    if row is None:  # unknown, another's (404) or completed (409): read again to tell
+        find(cart_id, holder)
         raise Conflict("This cart is completed: it is read-only. Start a new cart.")
     return row
 
 
-def touch(cart_id: str) -> None:
-    """Mark the cart changed now (in the caller's transaction)."""
-    db.execute(
-        "UPDATE carts SET updated_at = :now WHERE id = :id", {"now": now_iso(), "id": cart_id}
-    )
-
-
 def lines(cart_id: str) -> list[dict]:
-    """The cart's lines with what a reader needs of their variants: price, stock, and
-    whether it is for sale (``active``), in the order they were added."""
-    return db.query(
-        "SELECT l.id, l.variant_id, l.quantity, v.product_id, v.sku, v.options,"
-        " v.price_cents, v.stock, v.active * p.active AS active, p.name"
-        " FROM cart_lines l JOIN product_variants v ON v.id = l.variant_id"
-        " JOIN products p ON p.id = v.product_id"
-        " WHERE l.cart_id = :id ORDER BY l.created_at, l.id",
-        {"id": cart_id},
-    )
+    """The cart's lines (``_LINE``: with what readers and pricing need of their variants),
+    in the order they were added."""
+    return db.query(_LINES, {"id": cart_id})
 
 
-def _variant(item: dict) -> dict:
+def find_with_lines(cart_id: str, holder: Holder) -> tuple[dict, list[dict]]:
+    """``find(cart_id, holder)`` and the cart's ``lines``, read in one statement."""
+    rows = db.query(_WITH_LINES, {"id": cart_id}) if 0 < len(cart_id) <= 64 else []
+    if not rows or rows[0]["customer_id"] not in (None, holder.customer_id):
+        raise NotFound(NOT_FOUND)
+    first = rows[0]
+    row = {name: first[name] for name in (*_NAMES, "shop_currency")}
+    found = [{name: r[f"line_{name}"] for name in _LINE} for r in rows]
+    return row, found if first["line_id"] is not None else []
+
+
+# A variant a line names, with its line in the cart (if any) and the cart's count of lines:
+# by ``variant_id``, or every variant of ``product_id`` (a product with one is the line's).
+_VARIANT = (
+    "SELECT v.id, v.product_id, v.stock, v.active * p.active AS active, p.name,"
+    " l.id AS line_id, l.quantity AS line_quantity,"
+    " (SELECT COUNT(*) FROM cart_lines n WHERE n.cart_id = :cart) AS lines"
+    " FROM product_variants v JOIN products p ON p.id = v.product_id"
+    " LEFT JOIN cart_lines l ON l.cart_id = :cart AND l.variant_id = v.id"
+    " WHERE v.{field} = :named ORDER BY v.position, v.id"
+)
+_VARIANT_BY = {field: _VARIANT.format(field=field) for field in ("id", "product_id")}
+
+
+def _variant(cart_id: str, item: dict) -> dict:
     """The variant a line names (``variant_id``, or ``product_id`` of a one-variant
-    product), with its stock; a 400 naming the field when it is not for sale."""
+    product), with its stock, its line in the cart (``line_id``, ``line_quantity``) and the
+    cart's count of ``lines``, in one statement; a 400 naming the field when it is not for
+    sale."""
     field = "variant_id" if "variant_id" in item else "product_id"
-    try:
-        variant_id = baskets.with_variants([item])[0]["variant_id"]
-    except Invalid as refusal:  # the quote's words name its own field, items
-        raise Invalid(str(refusal).replace("items:", f"{field}:", 1)) from None
-    row = db.one(
-        "SELECT v.id, v.product_id, v.stock, v.active * p.active AS active, p.name"
-        " FROM product_variants v JOIN products p ON p.id = v.product_id WHERE v.id = :id",
-        {"id": variant_id},
+    rows = db.query(
+        _VARIANT_BY["id" if field == "variant_id" else "product_id"],
+        {"cart": cart_id, "named": item[field]},
     )
+    if field == "product_id" and len(rows) != 1:
+        try:  # the quote's rule and words (exactly one variant), its field named
+            baskets.with_variants([item])
+        except Invalid as refusal:
+            raise Invalid(str(refusal).replace("items:", f"{field}:", 1)) from None
+    row = rows[0] if len(rows) == 1 else None
     if (
         row is None
         or not row["active"]
@@ -124,29 +197,24 @@ def _check_stock(variant: dict, quantity: int) -> None:
         )
 
 
-def add_line(cart_id: str, holder: Holder, item: dict) -> None:
+def add_line(cart_id: str, holder: Holder, item: dict) -> dict:
     """Add ``item`` (``variant_id`` or ``product_id``, ``quantity``) to the cart; the same
-    variant again adds to its line."""
+    variant again adds to its line. Answer the cart's row (``find``'s) as it now stands."""
     with db.transaction():
-        locked(cart_id, holder)
-        variant = _variant(item)
-        line = db.one(
-            "SELECT id, quantity FROM cart_lines WHERE cart_id = :cart AND variant_id = :variant",
-            {"cart": cart_id, "variant": variant["id"]},
-        )
-        quantity = item["quantity"] + (line["quantity"] if line else 0)
+        row = locked(cart_id, holder)
+        variant = _variant(cart_id, item)
+        quantity = item["quantity"] + (variant["line_quantity"] or 0)
         if quantity > MAX_QUANTITY:
             raise Invalid(f"quantity: at most {MAX_QUANTITY} of one variant in a cart.")
         _check_stock(variant, quantity)
         moment = now_iso()
-        if line:
+        if variant["line_id"] is not None:
             db.execute(
                 "UPDATE cart_lines SET quantity = :quantity, updated_at = :now WHERE id = :id",
-                {"quantity": quantity, "now": moment, "id": line["id"]},
+                {"quantity": quantity, "now": moment, "id": variant["line_id"]},
             )
         else:
-            count = db.value("SELECT COUNT(*) FROM cart_lines WHERE cart_id = :id", {"id": cart_id})
-            if count >= MAX_LINES:
+            if variant["lines"] >= MAX_LINES:
                 raise Invalid(f"variant_id: a cart holds at most {MAX_LINES} lines.")
             db.execute(
                 "INSERT INTO cart_lines (id, cart_id, variant_id, quantity, created_at,"
@@ -159,7 +227,7 @@ def add_line(cart_id: str, holder: Holder, item: dict) -> None:
                     "now": moment,
                 },
             )
-        touch(cart_id)
+    return row
 
 
 def _line(cart_id: str, line_id: str) -> dict:
@@ -172,10 +240,10 @@ def _line(cart_id: str, line_id: str) -> dict:
     return row
 
 
-def change_line(cart_id: str, holder: Holder, line_id: str, quantity: int) -> None:
-    """Set a line's quantity (within the variant's stock)."""
+def change_line(cart_id: str, holder: Holder, line_id: str, quantity: int) -> dict:
+    """Set a line's quantity (within the variant's stock); answer the cart's row."""
     with db.transaction():
-        locked(cart_id, holder)
+        row = locked(cart_id, holder)
         line = _line(cart_id, line_id)
         variant = db.one(
             "SELECT v.id, v.stock, p.name FROM product_variants v"
@@ -188,16 +256,16 @@ def change_line(cart_id: str, holder: Holder, line_id: str, quantity: int) -> No
             "UPDATE cart_lines SET quantity = :quantity, updated_at = :now WHERE id = :id",
             {"quantity": quantity, "now": now_iso(), "id": line_id},
         )
-        touch(cart_id)
+    return row
 
 
-def remove_line(cart_id: str, holder: Holder, line_id: str) -> None:
-    """Take a line out of the cart."""
+def remove_line(cart_id: str, holder: Holder, line_id: str) -> dict:
+    """Take a line out of the cart; answer the cart's row."""
     with db.transaction():
-        locked(cart_id, holder)
+        row = locked(cart_id, holder)
         _line(cart_id, line_id)
         db.execute("DELETE FROM cart_lines WHERE id = :id", {"id": line_id})
-        touch(cart_id)
+    return row
 
 
 def check_code(code: str, guest: bool) -> None:

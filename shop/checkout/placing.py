@@ -403,9 +403,15 @@ def _stock_of(product_id: str) -> int:
 
 def _with_products(wanted: list[dict]) -> list[dict]:
     """The lines, each with its product's id in ``of_product`` (the lock order needs it):
-    lines naming only a variant read theirs, one statement for all; an unknown variant is
-    refused."""
-    named = sorted({item["variant_id"] for item in wanted if "product_id" not in item})
+    lines naming only a variant read theirs, one statement for all (unless they come with
+    it: a cart's lines); an unknown variant is refused."""
+    named = sorted(
+        {
+            item["variant_id"]
+            for item in wanted
+            if "product_id" not in item and "of_product" not in item
+        }
+    )
     found = {}
     if named:
         marks, params = db.in_list("v", named)
@@ -413,7 +419,7 @@ def _with_products(wanted: list[dict]) -> list[dict]:
         found = {row["id"]: row["product_id"] for row in rows}
     lines = []
     for item in wanted:
-        product_id = item.get("product_id", found.get(item["variant_id"]))
+        product_id = item.get("of_product") or item.get("product_id", found.get(item["variant_id"]))
         if product_id is None:
             _refuse(item)
         lines.append({**item, "of_product": product_id})

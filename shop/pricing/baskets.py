@@ -84,17 +84,23 @@ def product_lines(items: list[dict]) -> list[dict]:
                 else f"variant {item['variant_id']}"
             )
             raise Invalid(f"items: {named} does not exist or is not for sale.")
-        lines.append(
-            {
-                **{k: row[k] for k in ("product_id", "variant_id", "name", "sku", "tax_class")},
-                "options": json.loads(row["options"]),
-                "category_id": row["category_id"],
-                "unit_price_cents": row["price_cents"],
-                "quantity": item["quantity"],
-                "weight_grams": row["weight_grams"] or 0,
-            }
-        )
+        lines.append(pricing_line(row, item["quantity"]))
     return lines
+
+
+def pricing_line(row: dict, quantity: int) -> dict:
+    """The pricing line of ``quantity`` units of a variant's ``row`` (its ``variant_id``,
+    ``product_id``, ``sku``, ``options``, ``price_cents``, ``weight_grams`` and its
+    product's ``name``, ``tax_class``, ``category_id``): what ``product_lines`` answers, for
+    a caller that read the rows itself (a cart's lines)."""
+    return {
+        **{k: row[k] for k in ("product_id", "variant_id", "name", "sku", "tax_class")},
+        "options": json.loads(row["options"]),
+        "category_id": row["category_id"],
+        "unit_price_cents": row["price_cents"],
+        "quantity": quantity,
+        "weight_grams": row["weight_grams"] or 0,
+    }
 
 
 # What pricing reads of the shop, in one statement: the settings, the tax rates and the
