@@ -516,6 +516,10 @@ class Database:
             local.memos[name] = compute()
         return local.memos[name]
 
+    def forget_in_transaction(self, name: str) -> None:
+        """Drop what ``once_in_transaction`` kept under ``name`` (its source was written)."""
+        getattr(self._local, "memos", {}).pop(name, None)
+
     def lock(self, name: str) -> None:
         """Serialise transactions that take the same named lock, until the transaction ends.
 

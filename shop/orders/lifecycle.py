@@ -160,7 +160,17 @@ def load(order_id: str, customer_id: str | None = None) -> dict | None:
 # An order with its payment, which follows the order (``_follow_payment``).
 _WITH_PAYMENT = (
     "SELECT o.id, o.number, o.status, p.id AS payment_id, p.provider AS payment_provider,"
-    " p.status AS payment_status FROM orders o LEFT JOIN payments p ON p.order_id = o.id"
+    " p.status AS payment_status, o.payment_status AS order_payment_status,"
+    " o.fulfillment_status AS order_fulfillment_status"
+    " FROM orders o LEFT JOIN payments p ON p.order_id = o.id"
+)
+# The move itself, guarded by the status it expects; with the order's other two statuses
+# (``progress``) when the row read under the lock carries them: one write, one round trip.
+_MOVE = "UPDATE orders SET status = :status, updated_at = :now WHERE id = :id AND status = :current"
+_MOVE_WITH_PROGRESS = (
+    "UPDATE orders SET status = :status, updated_at = :now, payment_status = :paid,"
+    " fulfillment_status = :fulfilled WHERE id = :id AND status = :current"
+    " AND payment_status = :was_paid AND fulfillment_status = :was_fulfilled"
 )
 
 
@@ -259,15 +269,21 @@ def _move(row: dict, status: str, note: str | None, actor: Actor) -> bool:
     audit entry and the events happen only with the move.
     """
     order_id, moment = row["id"], now_iso()
-    moved = db.execute(
-        "UPDATE orders SET status = :status, updated_at = :now"
-        " WHERE id = :id AND status = :current",
-        {"status": status, "now": moment, "id": order_id, "current": row["status"]},
-    )
-    if not moved:
+    values = {"status": status, "now": moment, "id": order_id, "current": row["status"]}
+    kept = "order_payment_status" in row  # read with the order (``_WITH_PAYMENT``)
+    if kept:
+        was_paid, was_fulfilled = row["order_payment_status"], row["order_fulfillment_status"]
+        values.update(
+            paid=progress.payment_after(status, was_paid),
+            fulfilled=progress.fulfillment_after(status, was_fulfilled),
+            was_paid=was_paid,
+            was_fulfilled=was_fulfilled,
+        )
+    if not db.execute(_MOVE_WITH_PROGRESS if kept else _MOVE, values):
         return False
     record_history(order_id, status, note, moment, actor)
-    progress.follow(order_id, status)
+    if not kept:
+        progress.follow(order_id, status)
     _follow_payment(order_id, status, moment, row)
     invoices.on_move(order_id, status, load)  # the move that makes it due invoices it
     restocked = status in RESTOCKING and restocks.put_back_rest(order_id, moment)

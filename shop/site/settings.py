@@ -67,8 +67,17 @@ _ISO_4217 = """
 CURRENCIES = frozenset(_ISO_4217.split())
 
 
+_KEPT = "site.settings"  # the name ``current`` keeps them under in a transaction
+
+
 def current() -> dict:
-    """Every setting, stored values over defaults."""
+    """Every setting, stored values over defaults; read once per transaction (a status
+    move's invoice and mail both read them: on PostgreSQL one round trip less)."""
+    return dict(db.get_db().once_in_transaction(_KEPT, _read))
+
+
+def _read() -> dict:
+    """Every setting, read now."""
     return from_rows(db.query("SELECT key, value FROM settings"))
 
 
@@ -91,6 +100,7 @@ def currency_of(stored: str | None) -> str:
 def update(changes: dict) -> None:
     """Store the given settings (inside the caller's transaction)."""
     moment = now_iso()
+    db.get_db().forget_in_transaction(_KEPT)
     db.execute_many(
         "INSERT INTO settings (key, value, updated_at) VALUES (:key, :value, :now)"
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",

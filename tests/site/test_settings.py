@@ -64,3 +64,21 @@ def test_patch_needs_a_json_body(owner_client):
     assert form.status_code == 400
     assert set(form.json) == {"message"}
     assert owner_client.get("/settings").json["shop_name"] == "My Shop"
+
+
+def test_settings_read_once_in_a_transaction_follow_its_own_change(app):
+    """A transaction reads the settings once (a status move's invoice and mail share the
+    read, issue 42); a change written in it is what it reads next, and the next one reads
+    it too."""
+    from shop import db
+    from shop.site import settings as site
+
+    with app.app_context():
+        with db.transaction():
+            assert site.current()["shop_name"] != "Kept Tea"
+            first = site.current()
+            first["shop_name"] = "a caller's own copy"
+            assert site.current()["shop_name"] != "a caller's own copy"
+            site.update({"shop_name": "Kept Tea"})
+            assert site.current()["shop_name"] == "Kept Tea"
+        assert site.current()["shop_name"] == "Kept Tea"
