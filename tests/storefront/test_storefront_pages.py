@@ -115,10 +115,10 @@ def test_a_category_page_lists_its_tree_and_filters_by_plain_form(client, shop):
 
 
 def test_a_category_page_reads_its_trail_tree_settings_and_footer_once(client, shop, sql_count):
-    """A sub-category's page: its breadcrumb, its products and the footer's pages, in seven
-    statements: the category with its trail and tree, the count and the page, two facet
-    groups, the settings with the pages, the pictures (docs/performance.md, "The category
-    page's statements")."""
+    """A sub-category's page: its breadcrumb, its products and the footer's pages, in six
+    statements: the category with its trail and tree, the count and the page, the kept
+    facets (bands and option values), the settings with the pages, the pictures
+    (docs/performance.md, "The category page's statements")."""
     client.get("/store/categories/green-teas")  # compiled statements, caches
     with sql_count() as counted:
         page = client.get("/store/categories/green-teas")
@@ -132,7 +132,7 @@ def test_a_category_page_reads_its_trail_tree_settings_and_footer_once(client, s
     ]
     assert "Sencha &lt;Premium&gt;" in html and ">Mug<" not in html
     assert 'href="/store/pages/about"' in html and "/store/pages/draft" not in html
-    assert counted["statements"] == 7
+    assert counted["statements"] == 6
     assert client.get("/store/categories/no-such-category").status_code == 404
 
 
