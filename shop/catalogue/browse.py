@@ -4,9 +4,28 @@ every public address of the catalogue (for a sitemap). Only active products are 
 from shop import db
 from shop.catalogue import images
 from shop.catalogue.present import get_product
+from shop.catalogue.product_query import CATEGORY_TREE
 from shop.errors import NotFound
 
 _CATEGORY = "SELECT id, name, slug, description, parent_id FROM categories"
+# A category page's category by its slug, with its ancestors (``above`` = 1: its trail) and
+# the ids of it and every category below it (``above`` = 0: ``CATEGORY_TREE``'s answer).
+# UNION stops both walks on a cycle already stored.
+_CATEGORY_PAGE = """
+    WITH RECURSIVE up (id, name, slug, description, parent_id) AS (
+        SELECT id, name, slug, description, parent_id FROM categories WHERE slug = :slug
+        UNION
+        SELECT c.id, c.name, c.slug, c.description, c.parent_id
+        FROM categories c JOIN up ON c.id = up.parent_id
+    ),
+    down (id) AS (
+        SELECT id FROM categories WHERE slug = :slug
+        UNION
+        SELECT c.id FROM categories c JOIN down ON c.parent_id = down.id
+    )
+    SELECT 1 AS above, id, name, slug, description, parent_id FROM up
+    UNION ALL
+    SELECT 0 AS above, id, NULL, NULL, NULL, NULL FROM down"""
 _COLLECTION = "SELECT id, title, slug, description FROM collections"
 
 
@@ -20,12 +39,26 @@ def product_by_slug(slug: str) -> dict:
     return get_product(product_id, visible_only=True)
 
 
-def category_by_slug(slug: str) -> dict:
-    """The category at ``slug`` (NotFound else)."""
-    row = db.one(_CATEGORY + " WHERE slug = :slug", {"slug": slug})
-    if row is None:
+def category_page(slug: str) -> tuple[dict, list[dict], dict]:
+    """The category at ``slug`` (NotFound else), its ``trail`` and the ``trees`` of a
+    ``ProductQuery`` of its products (its tree's ids, as ``tree_ids`` keeps them), in one
+    statement: three to five on a category page before (docs/performance.md, "The category
+    page's statements")."""
+    rows = db.query(_CATEGORY_PAGE, {"slug": slug})
+    above = {row["id"]: row for row in rows if row["above"]}
+    found = next((row for row in above.values() if row["slug"] == slug), None)
+    if found is None:
         raise NotFound("Category not found.")
-    return row
+    steps, seen, step = [], set(), found
+    while step is not None and step["id"] not in seen:  # as ``trail`` walks it
+        seen.add(step["id"])
+        steps.append({key: step[key] for key in _TRAIL_KEYS})
+        step = above.get(step["parent_id"])
+    tree = sorted(row["id"] for row in rows if not row["above"])  # as CATEGORY_TREE orders it
+    return steps[0], steps[::-1], {(CATEGORY_TREE, "category_id", found["id"]): tree}
+
+
+_TRAIL_KEYS = ("id", "name", "slug", "description", "parent_id")
 
 
 def category_by_id(category_id: str | None) -> dict | None:

@@ -5,6 +5,7 @@ import json
 
 from shop import db
 from shop.errors import NotFound
+from shop.site import settings
 
 # The pages a storefront's footer links to, in this order, when they are published.
 FOOTER = ("about", "shipping", "terms", "privacy")
@@ -29,6 +30,28 @@ def published() -> list[dict]:
         " WHERE type = 'page' AND published = 1 ORDER BY key"
     )
     return [_present(row) for row in rows]
+
+
+# The settings' rows and the published pages', in one statement (``with_settings``).
+_WITH_SETTINGS = """
+    SELECT 0 AS page, key, value, NULL AS updated_at FROM settings
+    UNION ALL
+    SELECT 1 AS page, key, data, updated_at FROM content_entries
+    WHERE type = 'page' AND published = 1
+    ORDER BY page, key"""
+
+
+def with_settings() -> tuple[dict, list[dict]]:
+    """The shop's settings (``settings.current()``) and every published page by key
+    (``published()``), in one statement: a storefront page shows both (its frame and its
+    footer), a round trip each on PostgreSQL before (docs/performance.md, "The category
+    page's statements")."""
+    rows = db.query(_WITH_SETTINGS)
+    return settings.from_rows([row for row in rows if not row["page"]]), [
+        _present({"key": row["key"], "data": row["value"], "updated_at": row["updated_at"]})
+        for row in rows
+        if row["page"]
+    ]
 
 
 def _present(row: dict) -> dict:

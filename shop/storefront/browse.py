@@ -4,7 +4,7 @@ own functions (``shop/catalogue/listing.py`` is the API's list too)."""
 
 import re
 
-from flask import current_app, render_template, request, url_for
+from flask import current_app, g, render_template, request, url_for
 
 from shop.catalogue import browse, images
 from shop.catalogue.facet_counts import PRICE_BANDS
@@ -57,13 +57,14 @@ def products():
 @bp.get("/categories/<slug>")
 def category(slug: str):
     """A category's products (its sub-categories' too), filtered by the visitor's form."""
-    found = browse.category_by_slug(slug)
+    found, trail, trees = browse.category_page(slug)
     return _listing(
         "store/list.html",
         {"category_id": found["id"]},
         title=found["name"],
         description=found["description"],
-        trail=browse.trail(found),
+        trail=trail,
+        trees=trees,
     )
 
 
@@ -143,19 +144,24 @@ def page(key: str):
 
 @bp.app_template_global()
 def footer_pages() -> list[dict]:
-    """The published pages the footer links to, in ``pages.FOOTER`` order."""
-    found = {p["key"]: p for p in pages.published()}
+    """The published pages the footer links to, in ``pages.FOOTER`` order (read with the
+    page's settings, ``frame.shop_settings``)."""
+    published = g.get("store_pages")
+    if published is None:
+        published = pages.published()
+    found = {p["key"]: p for p in published}
     return [found[key] for key in pages.FOOTER if key in found]
 
 
-def _listing(template: str, fixed: dict, *, title, description="", trail=()):
-    """A list page: ``fixed`` (its category or collection) and the visitor's filters."""
+def _listing(template: str, fixed: dict, *, title, description="", trail=(), trees=None):
+    """A list page: ``fixed`` (its category or collection) and the visitor's filters;
+    ``trees``: its category's tree, when read already (``ProductQuery``)."""
     chosen = _filters()
     args = {**fixed, **chosen}
     sort = request.args.get("sort", "-created_at")
     if sort not in SORTS:
         raise Invalid(f"sort: choose one of {', '.join(SORTS)}.")
-    query = ProductQuery(args, only_active=True)
+    query = ProductQuery(args, only_active=True, trees=trees)
     found = list_page(query, {**_paging(request.args, PAGE_SIZE), "sort": sort})
     counted = facets(args, only_active=True, categories=False, trees=query.trees)  # none shown
     kept = {key: value for key, value in request.args.items(multi=True) if key != "cursor"}

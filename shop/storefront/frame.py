@@ -19,7 +19,7 @@ from shop.auth import sessions
 from shop.carts import store as carts
 from shop.http.errors import abort, error_response
 from shop.http.hooks import page_headers
-from shop.site import settings
+from shop.site import pages, settings
 from shop.storefront import i18n
 
 bp = Blueprint("store", __name__, template_folder="templates", static_folder="static")
@@ -246,10 +246,12 @@ def frame_links() -> dict:
 
 
 def shop_settings() -> dict:
-    """The shop's settings, read once for the page being drawn (its name, look, locale)."""
+    """The shop's settings, read once for the page being drawn (its name, look, locale),
+    with its published pages (``g.store_pages``, the footer's) in the same statement."""
     found = g.get("store_settings")  # one lookup through ``g``: every price on a page asks
     if found is None:
-        found = g.store_settings = settings.current()
+        found, g.store_pages = pages.with_settings()
+        g.store_settings = found
     return found
 
 

@@ -114,6 +114,28 @@ def test_a_category_page_lists_its_tree_and_filters_by_plain_form(client, shop):
     assert "Mug" in cheap.text and "Sencha" not in cheap.text
 
 
+def test_a_category_page_reads_its_trail_tree_settings_and_footer_once(client, shop, sql_count):
+    """A sub-category's page: its breadcrumb, its products and the footer's pages, in six
+    statements: the category with its trail and tree, the count and the page, the kept
+    facets (bands and option values), the settings with the pages, the pictures
+    (docs/performance.md, "The category page's statements")."""
+    client.get("/store/categories/green-teas")  # compiled statements, caches
+    with sql_count() as counted:
+        page = client.get("/store/categories/green-teas")
+    assert page.status_code == 200
+    html = page.text
+    trail = html.split('class="trail">', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'href="([^"]+)"', trail) == [
+        "/store/",
+        "/store/categories/teas",
+        "/store/categories/green-teas",
+    ]
+    assert "Sencha &lt;Premium&gt;" in html and ">Mug<" not in html
+    assert 'href="/store/pages/about"' in html and "/store/pages/draft" not in html
+    assert counted["statements"] == 6
+    assert client.get("/store/categories/no-such-category").status_code == 404
+
+
 def test_list_pages_page_by_cursor(client, owner_client):
     made = Catalogue(owner_client)
     for n in range(30):

@@ -63,7 +63,10 @@ def facets(
     kept = _Kept(only_active, {} if trees is None else trees)
     sample = Sample(cap or current_app.config["FACET_COUNT_CAP"])
     priced_args = _without(args, "min_price", "max_price")
-    if _kept(priced_args):
+    unfiltered = None  # the option values of a page with no price or option chosen
+    if _kept(args):  # both groups from the counts, by the same filters: one statement
+        bands, unfiltered = kept.bands_and_values(args)
+    elif _kept(priced_args):
         bands = kept.bands(priced_args)
     else:
         bands = sample.bands(kept.query(priced_args))
@@ -80,7 +83,7 @@ def facets(
         {"min_price": low, "max_price": high, "count": bands[i] or 0}
         for i, (low, high) in enumerate(PRICE_BANDS)
     ]
-    found["options"] = _option_facets(args, kept, sample)
+    found["options"] = _option_facets(args, kept, sample, unfiltered)
     found["counts_are_exact"] = sample.exact
     return found
 
@@ -123,14 +126,27 @@ class _Kept:
 
     def bands(self, args: dict) -> list:
         where = self._where(args)
-        found = {
-            row["low"]: row["n"]
-            for row in db.query(
+        return _banded(
+            db.query(
                 f"SELECT low, SUM(n) AS n FROM facet_prices{where.sql()} GROUP BY low",
                 where.params,
             )
-        }
-        return [found.get(low) for low, _ in PRICE_BANDS]
+        )
+
+    def bands_and_values(self, args: dict) -> tuple[list, list[dict]]:
+        """``bands(args)`` and ``values(args, "name IS NOT NULL", {})`` in one statement
+        (a category page's two groups, one round trip less on PostgreSQL)."""
+        bands, values = self._where(args), self._where(args)  # the same parameters
+        values.add("name IS NOT NULL")
+        rows = db.query(
+            f"SELECT 1 AS band, low, NULL AS name, NULL AS value, SUM(n) AS n"
+            f" FROM facet_prices{bands.sql()} GROUP BY low"
+            " UNION ALL"
+            f" SELECT 0 AS band, NULL AS low, name, value, SUM(n) AS n"
+            f" FROM facet_options{values.sql()} GROUP BY name, value HAVING SUM(n) > 0",
+            {**bands.params, **values.params},
+        )
+        return _banded([r for r in rows if r["band"]]), [r for r in rows if not r["band"]]
 
     def total(self, args: dict) -> int:
         return sum(n or 0 for n in self.bands(args))
@@ -155,10 +171,19 @@ class _Kept:
         )
 
 
-def _option_facets(args: dict, kept: _Kept, sample: Sample) -> list[dict]:
+def _banded(rows: list[dict]) -> list:
+    """Per band of ``PRICE_BANDS``, its products from ``rows`` (``low``, ``n``), or None."""
+    found = {row["low"]: row["n"] for row in rows}
+    return [found.get(low) for low, _ in PRICE_BANDS]
+
+
+def _option_facets(
+    args: dict, kept: _Kept, sample: Sample, unfiltered: list[dict] | None = None
+) -> list[dict]:
     """Per option name, per value, the products with an active variant of that value that
     also meets the other names' filters (the same variant) and every other filter; from the
-    kept counts when those filters are a category and the state alone, else from ``sample``."""
+    kept counts when those filters are a category and the state alone, else from ``sample``.
+    ``unfiltered``: the kept values of every name, read already (``bands_and_values``)."""
     chosen = args.get("options") or {}
     others = {**args, "options": {}}
     # The names without a filter of their own share one query; each filtered name has its own.
@@ -172,7 +197,9 @@ def _option_facets(args: dict, kept: _Kept, sample: Sample) -> list[dict]:
             names = f"name NOT IN {marks}" if chosen else "name IS NOT NULL"
         else:
             names, named = "name = :fown", {"fown": own}
-        if not applied and _kept(others):
+        if own is None and unfiltered is not None:
+            rows = unfiltered
+        elif not applied and _kept(others):
             rows = kept.values(others, names, named)
         else:
             query = kept.query({**others, "options": applied})
