@@ -96,29 +96,34 @@ FOR EACH ROW EXECUTE FUNCTION product_variants_stock();
 
 -- 0027: the facets' counts (schema.sql) kept by every write that moves one.
 -- Add _by to the count of a product in state _active, category _category, at price _price.
+-- PL/pgSQL, so that each statement's plan is kept for the session (a SQL function's is made
+-- again at every call: 0053).
 CREATE OR REPLACE FUNCTION facet_price(_by INTEGER, _active INTEGER, _category TEXT,
-    _price BIGINT) RETURNS void LANGUAGE sql AS $$
+    _price BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO facet_prices (active, category_id, low, n)
     SELECT _active, COALESCE(_category, ''), MAX(b.low), _by FROM facet_bands b
     WHERE b.low <= _price
-    ON CONFLICT (active, category_id, low) DO UPDATE SET n = facet_prices.n + excluded.n
-$$;
+    ON CONFLICT (active, category_id, low) DO UPDATE SET n = facet_prices.n + excluded.n;
+END $$;
 
 -- Add _by to the count of every value of the product _product's active variants.
 CREATE OR REPLACE FUNCTION facet_product_options(_by INTEGER, _product TEXT, _active INTEGER,
-    _category TEXT) RETURNS void LANGUAGE sql AS $$
+    _category TEXT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO facet_options (active, category_id, name, value, n)
     SELECT _active, COALESCE(_category, ''), o.name, o.value, _by
     FROM product_variants v JOIN variant_option_values o ON o.variant_id = v.id
     WHERE v.product_id = _product AND v.active = 1
     GROUP BY o.name, o.value
-    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n
-$$;
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n;
+END $$;
 
 -- Add _by to the count of each value of the variant _variant (or only _name = _value) that no
 -- other active variant of its product _product has.
 CREATE OR REPLACE FUNCTION facet_variant_options(_by INTEGER, _product TEXT, _variant TEXT,
-    _name TEXT, _value TEXT) RETURNS void LANGUAGE sql AS $$
+    _name TEXT, _value TEXT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO facet_options (active, category_id, name, value, n)
     SELECT p.active, COALESCE(p.category_id, ''), mine.name, mine.value, _by
     FROM products p, (
@@ -131,8 +136,8 @@ CREATE OR REPLACE FUNCTION facet_variant_options(_by INTEGER, _product TEXT, _va
         SELECT 1 FROM variant_option_values o JOIN product_variants v ON v.id = o.variant_id
         WHERE o.name = mine.name AND o.value = mine.value AND o.product_id = _product
             AND o.variant_id <> _variant AND v.active = 1)
-    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n
-$$;
+    ON CONFLICT (active, category_id, name, value) DO UPDATE SET n = facet_options.n + excluded.n;
+END $$;
 
 CREATE OR REPLACE FUNCTION facet_products() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -195,15 +195,28 @@ class Database:
                 self._connections.pop(threading.get_ident(), None)
             conn.close()
 
-    def plan_each_statement(self) -> None:
-        """Plan every statement of the open transaction for its own parameters (PostgreSQL).
+    def analyze_grown(self, tables: tuple[str, ...]) -> None:
+        """Between the transactions of a bulk write (PostgreSQL): ``ANALYZE`` each of
+        ``tables`` whose rows written since its last ``ANALYZE`` outnumber the rows it had
+        then, so at most once each time it doubles.
 
-        For a bulk write into tables it grows, where a generic plan costed on the tables'
-        statistics from before the transaction gets dearer with every row (docs/performance.md,
-        "Catalogue import: 10,000 rows in one request"). SQLite plans each statement anyway.
+        The plans PostgreSQL keeps for a session (psycopg's prepared statements, the
+        triggers' PL/pgSQL) may be generic ones, costed once on the statistics and size of
+        the moment; on a table that has grown tenfold since, a sequential scan chosen for a
+        few rows gets dearer with every row (docs/performance.md, "The PostgreSQL import").
+        ``ANALYZE`` gives the planner the new size and drops those plans. SQLite plans each
+        statement anyway.
         """
-        if self.engine == "postgresql":
-            self.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        if self.engine != "postgresql" or not tables:
+            return
+        marks, names = in_list("t", tables)
+        grown = self.query(
+            "SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
+            f" WHERE s.schemaname = current_schema() AND s.relname IN {marks}"
+            " AND s.n_mod_since_analyze > GREATEST(c.reltuples, 0)",
+            names,
+        )
+        self._analyze_each([row["relname"] for row in grown])
 
     def analyze(self, full: bool = False, tables: tuple[str, ...] = ()) -> None:
         """Refresh the query planner's statistics: after an upgrade or a bulk write.
@@ -225,8 +238,12 @@ class Database:
         marks, names = in_list("t", tables)
         if tables:
             sql += f" AND tablename IN {marks}"
-        for table in self.query(sql, names):
-            name = table["tablename"].replace('"', '""')  # a name from the catalogue, quoted
+        self._analyze_each([table["tablename"] for table in self.query(sql, names)])
+
+    def _analyze_each(self, tables: list[str]) -> None:
+        """``ANALYZE`` each table (PostgreSQL), each within the thread's time limit."""
+        for table in tables:
+            name = table.replace('"', '""')  # a name from the catalogue, quoted
             try:
                 self.execute(f'ANALYZE "{name}"')
             except Unavailable as error:  # after a committed write: stale statistics, no error

@@ -85,6 +85,36 @@ def test_a_batch_of_bumps_is_one_write_per_count(app, sql_count):
         assert db.value(totals.SQL[totals.PRODUCTS]) == before + 50
 
 
+def test_between_chunks_only_the_tables_that_doubled_are_analyzed(app, owner_client, sql_count):
+    """The import's ``ANALYZE`` between chunks (``analyze_grown``, instead of planning every
+    statement afresh): on PostgreSQL a table whose rows written since its last ``ANALYZE``
+    outnumber the rows it had then is analyzed, which drops the plans kept on its old size;
+    a table not grown is not. SQLite runs nothing (it plans each statement anyway)."""
+    database = app.extensions["shop.db"]
+    tables = ("products", "categories")
+    with app.app_context():
+        if database.engine == "sqlite":
+            with sql_count() as cost:
+                database.analyze_grown(tables)
+            assert cost["statements"] == 0
+            return
+        for table in tables:
+            db.execute(f"ANALYZE {table}")
+    for number in range(3):
+        made = owner_client.post("/products", json={"name": f"P{number}", "price_cents": 100})
+        assert made.status_code == 201, made.json
+    with app.app_context():
+        db.value("SELECT pg_stat_force_next_flush()")  # the writes' counts, to the statistics
+        count = (
+            "SELECT relname, analyze_count FROM pg_stat_user_tables"
+            " WHERE schemaname = current_schema() AND relname IN ('products', 'categories')"
+        )
+        before = {row["relname"]: row["analyze_count"] for row in db.query(count)}
+        database.analyze_grown(tables)
+        after = {row["relname"]: row["analyze_count"] for row in db.query(count)}
+    assert after == {"products": before["products"] + 1, "categories": before["categories"]}
+
+
 def test_a_file_over_the_row_cap_is_a_413_that_names_the_setting(make_app):
     app = make_app(IMPORT_MAX_ROWS=3)
     with app.app_context():

@@ -562,3 +562,52 @@ def test_0052_keeps_every_document_and_draws_their_pdfs_once_after_the_upgrade(
     assert bytes(kept["credit_notes"][0]["pdf"]) == pdf.render(json.loads(note["snapshot"]))
     served = owner.get(f"/orders/{order_id}/refunds/{refund.json['id']}/credit-note")
     assert served.status_code == 200 and served.data == bytes(kept["credit_notes"][0]["pdf"])
+
+
+# -- 0053: the facets' count functions in PL/pgSQL ------------------------------------------
+
+
+def test_0053_keeps_the_facet_counts_and_the_writes_after_it_count_as_before(
+    make_app, migrations_copy
+):
+    """A shop at 0052 with products of options and a category upgrades: the kept facet
+    counts stay as they were and equal a recount; then a variant switched off, a product's
+    category changed and a product with options created move them as a recount says (the
+    functions the triggers call, PL/pgSQL now on PostgreSQL, count as the SQL ones did)."""
+    from tests.catalogue.test_facet_counts import _assert_kept_equals_a_recount, _kept
+    from tests.catalogue_helpers import Catalogue
+
+    app, owner = _shop_before("0053", make_app, migrations_copy)
+    catalogue = Catalogue(owner)
+    shirts = catalogue.category(name="Shirts")
+    options = [{"name": "Size", "values": ["S", "M"]}, {"name": "Colour", "values": ["Red"]}]
+    shirt = catalogue.product(options=options, generate=True, category_id=shirts["id"])
+    catalogue.product(options=options, generate=True, price_cents=2500)
+    with app.app_context():
+        before = _kept()
+
+    result = _upgrade(app, migrate.MIGRATIONS_DIR)
+    assert result.exit_code == 0, result.output
+    assert "Applied 0053_facet_functions_kept_plans" in result.output, result.output
+    with app.app_context():
+        assert _kept() == before
+        database = app.extensions["shop.db"]
+        if database.engine == "postgresql":
+            languages = database.query(
+                "SELECT p.proname, l.lanname FROM pg_proc p"
+                " JOIN pg_language l ON l.oid = p.prolang"
+                " JOIN pg_namespace n ON n.oid = p.pronamespace"
+                " WHERE n.nspname = current_schema() AND p.proname LIKE 'facet%'"
+                " ORDER BY p.proname"
+            )
+            assert {row["lanname"] for row in languages} == {"plpgsql"}, languages
+    _assert_kept_equals_a_recount(app)
+    first = owner.get(f"/products/{shirt['id']}/variants").json["items"][0]
+    off = owner.patch(f"/products/{shirt['id']}/variants/{first['id']}", json={"active": False})
+    assert off.status_code == 200, off.json
+    moved = owner.patch(f"/products/{shirt['id']}", json={"category_id": None})
+    assert moved.status_code == 200, moved.json
+    catalogue.product(options=options, generate=True, category_id=shirts["id"])
+    with app.app_context():
+        assert _kept() != before
+    _assert_kept_equals_a_recount(app)
