@@ -36,11 +36,11 @@ def claim(cart_id: str, customer_id: str) -> None:
                 details[key] = details[key] if details[key] is not None else other[key]
             _merge_lines(cart_id, other["id"])
             db.execute("DELETE FROM carts WHERE id = :id", {"id": other["id"]})
-        db.execute(
+        db.execute(  # updated_at: marked by ``store.locked``
             "UPDATE carts SET customer_id = :customer, email = :email,"
             " shipping_address = :shipping_address, shipping_method_id = :shipping_method_id,"
-            " discount_code = :discount_code, note = :note, updated_at = :now WHERE id = :id",
-            {**details, "customer": customer_id, "now": now_iso(), "id": cart_id},
+            " discount_code = :discount_code, note = :note WHERE id = :id",
+            {**details, "customer": customer_id, "id": cart_id},
         )
 
 

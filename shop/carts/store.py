@@ -303,7 +303,7 @@ def update(cart_id: str, holder: Holder, changes: dict, check=None) -> None:
         db.execute(
             "UPDATE carts SET email = :email, shipping_address = :address,"
             " shipping_method_id = :method, discount_code = :code, note = :note,"
-            " reminders = :reminders, updated_at = :now WHERE id = :id",
+            " reminders = :reminders WHERE id = :id",  # updated_at: marked by ``locked``
             {
                 "email": values["email"],
                 "address": address,
@@ -311,7 +311,6 @@ def update(cart_id: str, holder: Holder, changes: dict, check=None) -> None:
                 "code": values["discount_code"],
                 "note": values["note"],
                 "reminders": 1 if values["reminders"] else 0,
-                "now": now_iso(),
                 "id": cart_id,
             },
         )

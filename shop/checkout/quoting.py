@@ -19,7 +19,7 @@ def quote(
     pricing; a signed-in customer's once-per-customer codes are checked against their orders
     (``actor``: the Caller, None for a guest), and ``shipping_address_id`` (instead of
     ``address``) names one of their saved addresses. ``lines``: the items' pricing lines
-    (``baskets.product_lines``'), when the caller has read them (a cart's)."""
+    (``baskets.product_lines``'s answer), when the caller has read them (a cart's)."""
     customer_id = actor.id if actor is not None and actor.kind == "customer" else None
     if shipping_address_id is not None:
         address = addresses.address_for_checkout(customer_id, shipping_address_id)
