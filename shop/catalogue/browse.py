@@ -7,7 +7,8 @@ from shop.catalogue.present import get_product
 from shop.catalogue.product_query import CATEGORY_TREE
 from shop.errors import NotFound
 
-_CATEGORY = "SELECT id, name, slug, description, parent_id FROM categories"
+_KEYS = ("id", "name", "slug", "description", "parent_id")  # a category, as pages show it
+_CATEGORY = f"SELECT {', '.join(_KEYS)} FROM categories"
 # A category page's category by its slug, with its ancestors (``above`` = 1: its trail) and
 # the ids of it and every category below it (``above`` = 0: ``CATEGORY_TREE``'s answer).
 # UNION stops both walks on a cycle already stored.
@@ -45,20 +46,13 @@ def category_page(slug: str) -> tuple[dict, list[dict], dict]:
     statement: three to five on a category page before (docs/performance.md, "The category
     page's statements")."""
     rows = db.query(_CATEGORY_PAGE, {"slug": slug})
-    above = {row["id"]: row for row in rows if row["above"]}
+    above = {row["id"]: {key: row[key] for key in _KEYS} for row in rows if row["above"]}
     found = next((row for row in above.values() if row["slug"] == slug), None)
     if found is None:
         raise NotFound("Category not found.")
-    steps, seen, step = [], set(), found
-    while step is not None and step["id"] not in seen:  # as ``trail`` walks it
-        seen.add(step["id"])
-        steps.append({key: step[key] for key in _TRAIL_KEYS})
-        step = above.get(step["parent_id"])
     tree = sorted(row["id"] for row in rows if not row["above"])  # as CATEGORY_TREE orders it
-    return steps[0], steps[::-1], {(CATEGORY_TREE, "category_id", found["id"]): tree}
-
-
-_TRAIL_KEYS = ("id", "name", "slug", "description", "parent_id")
+    trail = _trail(found, lambda step: above.get(step["parent_id"]))
+    return found, trail, {(CATEGORY_TREE, "category_id", found["id"]): tree}
 
 
 def category_by_id(category_id: str | None) -> dict | None:
@@ -89,11 +83,17 @@ def collections() -> list[dict]:
 
 def trail(category: dict | None) -> list[dict]:
     """``category`` and its parents, the top one first (a breadcrumb); a cycle ends it."""
+    return _trail(category, lambda step: category_by_id(step["parent_id"]))
+
+
+def _trail(category: dict | None, parent) -> list[dict]:
+    """``category`` and its parents (``parent(step)``: None above the top), the top one
+    first; a cycle ends it."""
     found, seen = [], set()
     while category is not None and category["id"] not in seen:
         seen.add(category["id"])
         found.append(category)
-        category = category_by_id(category["parent_id"])
+        category = parent(category)
     return found[::-1]
 
 

@@ -7,6 +7,7 @@ from shop import db
 from shop.errors import NotFound
 from shop.site import settings
 
+_PUBLISHED = "FROM content_entries WHERE type = 'page' AND published = 1"
 # The pages a storefront's footer links to, in this order, when they are published.
 FOOTER = ("about", "shipping", "terms", "privacy")
 
@@ -25,19 +26,15 @@ def page(key: str) -> dict:
 
 def published() -> list[dict]:
     """Every published page, by key."""
-    rows = db.query(
-        "SELECT key, data, updated_at FROM content_entries"
-        " WHERE type = 'page' AND published = 1 ORDER BY key"
-    )
+    rows = db.query(f"SELECT key, data, updated_at {_PUBLISHED} ORDER BY key")
     return [_present(row) for row in rows]
 
 
 # The settings' rows and the published pages', in one statement (``with_settings``).
-_WITH_SETTINGS = """
+_WITH_SETTINGS = f"""
     SELECT 0 AS page, key, value, NULL AS updated_at FROM settings
     UNION ALL
-    SELECT 1 AS page, key, data, updated_at FROM content_entries
-    WHERE type = 'page' AND published = 1
+    SELECT 1 AS page, key, data, updated_at {_PUBLISHED}
     ORDER BY page, key"""
 
 
